@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * x86_64: pure knowledge. Register indexes follow struct user_regs_struct, which is what
+ * PTRACE_GETREGSET(NT_PRSTATUS) returns; it is spelled out here so this file builds anywhere.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <string.h>
+
+#include "arch.h"
+
+enum {
+	X_R15, X_R14, X_R13, X_R12, X_RBP, X_RBX, X_R11, X_R10, X_R9, X_R8, X_RAX, X_RCX,
+	X_RDX, X_RSI, X_RDI, X_ORIG_RAX, X_RIP, X_CS, X_EFLAGS, X_RSP, X_SS,
+};
+
+enum { EMUL_JUMP = 1 };
+
+static size_t x86_bp_encode(uint64_t addr, uint8_t *buf)
+{
+	(void)addr;
+	buf[0] = 0xcc; /* int3 */
+	return 1;
+}
+
+static uint64_t x86_code_addr(uint64_t sym)
+{
+	return sym;
+}
+
+/* int3 traps with rip after it. */
+static uint64_t x86_bp_addr_from_pc(uint64_t pc)
+{
+	return pc - 1;
+}
+
+static uint64_t x86_get_pc(const struct arch_regs *r)
+{
+	return r->w64[X_RIP];
+}
+
+static void x86_set_pc(struct arch_regs *r, uint64_t pc)
+{
+	r->w64[X_RIP] = pc;
+}
+
+static uint64_t x86_get_sp(const struct arch_regs *r)
+{
+	return r->w64[X_RSP];
+}
+
+static uint64_t x86_get_arg(const struct arch_regs *r, unsigned n)
+{
+	static const int slot[] = { X_RDI, X_RSI, X_RDX, X_RCX, X_R8, X_R9 };
+
+	return n < 6 ? r->w64[slot[n]] : 0;
+}
+
+static uint64_t x86_get_retval(const struct arch_regs *r)
+{
+	return r->w64[X_RAX];
+}
+
+static uint64_t x86_get_ret_reg(const struct arch_regs *r)
+{
+	(void)r;
+	return 0; /* the return address is on the stack */
+}
+
+static void x86_set_ret_reg(struct arch_regs *r, uint64_t v)
+{
+	(void)r;
+	(void)v;
+}
+
+/*
+ * A small length decoder for the instructions that start functions: legacy prefixes, REX,
+ * one- and two-byte opcodes with ModRM, SIB, displacement and immediate. Anything it does not
+ * know is refused rather than guessed (breakpoints.md §5).
+ */
+struct x86_insn {
+	size_t len;
+	size_t disp_off; /* offset of a RIP-relative disp32, 0 if none */
+	int opcode; /* 0x0fXX for two-byte opcodes */
+	int rel_size; /* bytes of a relative branch target (jmp rel8/rel32) */
+};
+
+enum { M = 1, I8 = 2, I32 = 4, IV = 8, BAD = 16, REL8 = 32, REL32 = 64, I16 = 128 };
+
+static int op1_flags(uint8_t op, uint8_t reg)
+{
+	if (op < 0x40) {
+		unsigned lo = op & 7;
+
+		if ((op & 0xf0) <= 0x30 && lo <= 3)
+			return M; /* ALU r/m forms */
+		if (lo == 4)
+			return I8;
+		if (lo == 5)
+			return IV;
+		return BAD; /* segment pushes, prefixes, BCD: not in 64-bit function prologues */
+	}
+	if (op >= 0x50 && op <= 0x5f)
+		return 0; /* push/pop r64 */
+	if (op >= 0x91 && op <= 0x97)
+		return 0; /* xchg */
+	if (op >= 0xb0 && op <= 0xb7)
+		return I8;
+	if (op >= 0xb8 && op <= 0xbf)
+		return IV; /* imm64 with REX.W, handled by the caller */
+	switch (op) {
+	case 0x63: case 0x84: case 0x85: case 0x86: case 0x87:
+	case 0x88: case 0x89: case 0x8a: case 0x8b: case 0x8d:
+		return M;
+	case 0x68: return IV;
+	case 0x6a: return I8;
+	case 0x69: return M | IV;
+	case 0x6b: case 0x80: case 0x83: case 0xc0: case 0xc1: case 0xc6:
+		return M | I8;
+	case 0x81: case 0xc7: return M | IV;
+	case 0x90: case 0x98: case 0x99: case 0xc3: case 0xc9:
+		return 0;
+	case 0xd1: case 0xd3: return M;
+	case 0xe9: return REL32;
+	case 0xeb: return REL8;
+	case 0xf6: return reg == 0 ? M | I8 : M;
+	case 0xf7: return reg == 0 ? M | IV : M;
+	case 0xfe: return M;
+	case 0xff: return (reg == 0 || reg == 1 || reg == 4 || reg == 6) ? M : BAD;
+	}
+	return BAD; /* jcc, call, loop, int, string ops... */
+}
+
+static int op2_flags(uint8_t op)
+{
+	if (op >= 0x40 && op <= 0x4f)
+		return M; /* cmovcc */
+	if (op >= 0x90 && op <= 0x9f)
+		return M; /* setcc */
+	switch (op) {
+	case 0x10: case 0x11: case 0x1e: case 0x1f: case 0x28: case 0x29: case 0x6f: case 0x7f:
+	case 0xaf: case 0xb6: case 0xb7: case 0xbe: case 0xbf: case 0xd6: case 0xef:
+		return M;
+	}
+	return BAD;
+}
+
+/* Return 0 and fill *d, or -ENOTSUP. */
+static int x86_decode(const uint8_t *p, size_t n, struct x86_insn *d)
+{
+	size_t i = 0;
+	bool opsize16 = false, rexw = false;
+	int flags;
+	uint8_t op;
+
+	memset(d, 0, sizeof(*d));
+	while (i < n && i < 4) {
+		uint8_t b = p[i];
+
+		if (b == 0x66)
+			opsize16 = true;
+		else if (!(b == 0xf2 || b == 0xf3 || b == 0x2e || b == 0x3e || b == 0x26 ||
+			   b == 0x36 || b == 0x64 || b == 0x65))
+			break;
+		i++;
+	}
+	if (i < n && (p[i] & 0xf0) == 0x40) {
+		rexw = p[i] & 8;
+		i++;
+	}
+	if (i >= n)
+		return -ENOTSUP;
+	op = p[i++];
+	if (op == 0x0f) {
+		if (i >= n)
+			return -ENOTSUP;
+		op = p[i++];
+		d->opcode = 0x0f00 | op;
+		flags = op2_flags(op);
+	} else {
+		d->opcode = op;
+		flags = op1_flags(op, i < n ? (p[i] >> 3) & 7 : 0);
+	}
+	if (flags & BAD)
+		return -ENOTSUP;
+	if (flags & M) {
+		uint8_t modrm, mod, rm;
+
+		if (i >= n)
+			return -ENOTSUP;
+		modrm = p[i++];
+		mod = modrm >> 6;
+		rm = modrm & 7;
+		if (mod != 3 && rm == 4) {
+			if (i >= n)
+				return -ENOTSUP;
+			if (mod == 0 && (p[i] & 7) == 5)
+				mod = 2; /* SIB with no base: disp32 */
+			i++;
+		} else if (mod == 0 && rm == 5) {
+			d->disp_off = i; /* RIP-relative */
+			mod = 2;
+		}
+		i += mod == 1 ? 1 : mod == 2 ? 4 : 0;
+		/* re-read the reg field for opcodes whose immediate depends on it */
+		if (d->opcode == 0xf6 || d->opcode == 0xf7)
+			flags = op1_flags(d->opcode, (modrm >> 3) & 7);
+	}
+	if (flags & I8)
+		i += 1;
+	if (flags & IV)
+		i += (op >= 0xb8 && op <= 0xbf && d->opcode < 0x100 && rexw) ? 8 : opsize16 ? 2 : 4;
+	if (flags & REL8) {
+		d->rel_size = 1;
+		i += 1;
+	}
+	if (flags & REL32) {
+		d->rel_size = 4;
+		i += 4;
+	}
+	if (i > n || i > 15)
+		return -ENOTSUP;
+	d->len = i;
+	return 0;
+}
+
+static int32_t rd32(const uint8_t *p)
+{
+	int32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static int x86_displace(uint64_t addr, const uint8_t *insn, size_t len, uint64_t slot_addr,
+			uint8_t *slot, struct arch_emul *em)
+{
+	struct x86_insn d;
+	uint64_t next;
+	int ret = x86_decode(insn, len, &d);
+
+	if (ret < 0)
+		return ret;
+	next = addr + d.len;
+	if (d.rel_size) { /* jmp rel8/rel32: the new PC is known now */
+		int64_t rel = d.rel_size == 1 ? (int8_t)insn[d.len - 1] : rd32(insn + d.len - 4);
+
+		em->kind = EMUL_JUMP;
+		em->target = next + rel;
+		return STEP_EMULATE;
+	}
+	if (d.opcode == 0x0f1e && len >= 4 && insn[0] == 0xf3 && insn[3] == 0xfa) {
+		em->kind = EMUL_JUMP; /* endbr64: nothing to do but move on */
+		em->target = next;
+		return STEP_EMULATE;
+	}
+	memset(slot, 0xcc, ARCH_SLOT_SIZE);
+	memcpy(slot, insn, d.len);
+	if (d.disp_off) {
+		int64_t target = (int64_t)next + rd32(insn + d.disp_off);
+		int64_t ndisp = target - (int64_t)(slot_addr + d.len);
+		int32_t n32 = (int32_t)ndisp;
+
+		if (ndisp != n32)
+			return -ERANGE;
+		memcpy(slot + d.disp_off, &n32, 4);
+	}
+	/* jmp *0(%rip); .quad next */
+	slot[d.len] = 0xff;
+	slot[d.len + 1] = 0x25;
+	memset(slot + d.len + 2, 0, 4);
+	memcpy(slot + d.len + 6, &next, 8);
+	return STEP_XOL;
+}
+
+static int x86_emulate(const struct arch_emul *em, struct arch_regs *r)
+{
+	if (em->kind != EMUL_JUMP)
+		return -EINVAL;
+	r->w64[X_RIP] = em->target;
+	return 0;
+}
+
+static size_t x86_tramp_encode(uint8_t *buf)
+{
+	buf[0] = 0xcc;
+	return 1;
+}
+
+static const uint8_t x86_syscall_insn[] = { 0x0f, 0x05 };
+
+static void x86_syscall_setup(struct arch_regs *r, uint64_t insn_addr, long nr,
+			      const uint64_t a[6])
+{
+	r->w64[X_RIP] = insn_addr;
+	r->w64[X_RAX] = nr;
+	/* -1: no syscall-restart logic may rewrite rip/rax of the injected call */
+	r->w64[X_ORIG_RAX] = (uint64_t)-1;
+	r->w64[X_RDI] = a[0];
+	r->w64[X_RSI] = a[1];
+	r->w64[X_RDX] = a[2];
+	r->w64[X_R10] = a[3];
+	r->w64[X_R8] = a[4];
+	r->w64[X_R9] = a[5];
+}
+
+static int64_t x86_syscall_result(const struct arch_regs *r)
+{
+	return (int64_t)r->w64[X_RAX];
+}
+
+static bool x86_syscall_restart(struct arch_regs *r)
+{
+	int64_t ret = (int64_t)r->w64[X_RAX];
+
+	if ((int64_t)r->w64[X_ORIG_RAX] < 0 || ret < -516 || ret > -512 || ret == -515)
+		return false;
+	/* ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND: again; ERESTART_RESTARTBLOCK: restart_syscall */
+	r->w64[X_RAX] = ret == -516 ? 219 : r->w64[X_ORIG_RAX];
+	r->w64[X_RIP] -= 2;
+	return true;
+}
+
+const struct arch_ops arch_x86_64_ops = {
+	.name = "x86_64",
+	.elf_machine = EM_X86_64,
+	.elf_class = ELFCLASS64,
+	.word_size = 8,
+	.insn_align = 1,
+	.bp_encode = x86_bp_encode,
+	.code_addr = x86_code_addr,
+	.bp_addr_from_pc = x86_bp_addr_from_pc,
+	.get_pc = x86_get_pc,
+	.set_pc = x86_set_pc,
+	.get_sp = x86_get_sp,
+	.get_arg = x86_get_arg,
+	.get_retval = x86_get_retval,
+	.ret_on_stack = true,
+	.get_ret_reg = x86_get_ret_reg,
+	.set_ret_reg = x86_set_ret_reg,
+	.ret_sp_adjust = 8,
+	.displace = x86_displace,
+	.emulate = x86_emulate,
+	.tramp_encode = x86_tramp_encode,
+	.syscall_insn = x86_syscall_insn,
+	.syscall_insn_len = sizeof(x86_syscall_insn),
+	.nr_mmap = 9,
+	.nr_munmap = 11,
+	.syscall_setup = x86_syscall_setup,
+	.syscall_result = x86_syscall_result,
+	.syscall_restart = x86_syscall_restart,
+};

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef HEAPTRACE_ARCH_H
+#define HEAPTRACE_ARCH_H
+
+/*
+ * The per-architecture seam. Each arch/<arch>/arch.c fills one struct arch_ops with pure
+ * knowledge (no ptrace), so that every architecture's encodings can be unit tested on any
+ * host; arch/<arch>/regs.c (host only) moves a register snapshot in and out of a thread and
+ * sets `arch`, the ops of the architecture heaptrace was built for.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A thread's general registers exactly as PTRACE_GETREGSET(NT_PRSTATUS) lays them out. */
+struct arch_regs {
+	union {
+		uint64_t w64[64];
+		uint32_t w32[128];
+	};
+	size_t size; /* bytes valid, as returned by the kernel */
+};
+
+/* How a hit breakpoint is stepped over without removing it (breakpoints.md §3). */
+enum arch_step {
+	STEP_XOL = 1, /* run the copied instruction in a scratch slot that jumps back */
+	STEP_EMULATE, /* the tracer computes the effect (arch_ops.emulate) */
+};
+
+/* What emulation needs to know about the displaced instruction. */
+struct arch_emul {
+	int kind; /* arch specific */
+	uint64_t target; /* new PC for branches, next PC for skipped instructions */
+	uint64_t imm; /* arch specific operand */
+};
+
+#define ARCH_MAX_INSN 16 /* bytes read at a breakpoint address to decode */
+#define ARCH_SLOT_SIZE 32 /* bytes of scratch page per displaced instruction */
+
+struct arch_ops {
+	const char *name;
+	int elf_machine; /* EM_X86_64, EM_AARCH64, EM_ARM, EM_MIPS */
+	int elf_class; /* ELFCLASS64 or ELFCLASS32 */
+	unsigned word_size; /* bytes in a pointer of the traced process */
+	unsigned insn_align; /* instructions start at multiples of this (x86_64: 1) */
+
+	/* Write the breakpoint instruction for code address addr into buf; return its length.
+	 * addr is a symbol value (arm: bit 0 set = Thumb). */
+	size_t (*bp_encode)(uint64_t addr, uint8_t *buf);
+	/* Code address of a symbol value (arm clears the Thumb bit). */
+	uint64_t (*code_addr)(uint64_t sym);
+	/* Breakpoint address from the PC reported at its SIGTRAP (x86_64: pc - 1). */
+	uint64_t (*bp_addr_from_pc)(uint64_t pc);
+
+	uint64_t (*get_pc)(const struct arch_regs *r);
+	void (*set_pc)(struct arch_regs *r, uint64_t pc);
+	uint64_t (*get_sp)(const struct arch_regs *r);
+	/* Integer argument n (0-based) at a function's entry. */
+	uint64_t (*get_arg)(const struct arch_regs *r, unsigned n);
+	uint64_t (*get_retval)(const struct arch_regs *r);
+
+	/* Where the return address lives at a function's first instruction: on the stack at sp
+	 * (ret_on_stack, x86_64) or in a register (get_ret_reg/set_ret_reg). */
+	bool ret_on_stack;
+	uint64_t (*get_ret_reg)(const struct arch_regs *r);
+	void (*set_ret_reg)(struct arch_regs *r, uint64_t v);
+	/* sp after the callee returned, minus sp at its entry (x86_64: 8, the popped address). */
+	unsigned ret_sp_adjust;
+
+	/*
+	 * Decide how to step over a breakpoint placed on the instruction at addr, whose bytes
+	 * (at least ARCH_MAX_INSN, fewer at the end of a mapping) are in insn. For STEP_XOL fill
+	 * slot (ARCH_SLOT_SIZE bytes, to be placed at slot_addr) with the relocated instruction
+	 * followed by a jump back to the next one; for STEP_EMULATE fill *em. Return the step
+	 * kind, or -ENOTSUP for an instruction this arch cannot yet displace safely, or -ERANGE
+	 * when the slot is too far away for a PC-relative operand.
+	 */
+	int (*displace)(uint64_t addr, const uint8_t *insn, size_t len, uint64_t slot_addr,
+			uint8_t *slot, struct arch_emul *em);
+	/* Apply an emulated instruction to the registers. Return 0 or -errno. */
+	int (*emulate)(const struct arch_emul *em, struct arch_regs *r);
+	/* Bytes of the trampoline breakpoint placed at the start of the scratch page; returns
+	 * its length. Returns land at that address (arm: with the mode of the caller). */
+	size_t (*tramp_encode)(uint8_t *buf);
+
+	/* Syscall injection: the instruction, and how to set up a call and read its result. */
+	const uint8_t *syscall_insn;
+	size_t syscall_insn_len;
+	long nr_mmap, nr_munmap;
+	void (*syscall_setup)(struct arch_regs *r, uint64_t insn_addr, long nr,
+			      const uint64_t args[6]);
+	/* Result of the injected call: a value, or -errno. */
+	int64_t (*syscall_result)(const struct arch_regs *r);
+	/* If r was saved while a system call was interrupted with a restart code (-ERESTART*),
+	 * make r restart it as the kernel would for a signal without a handler: the injected
+	 * call in between makes the kernel forget. Return true if r was changed. */
+	bool (*syscall_restart)(struct arch_regs *r);
+};
+
+/* Every architecture's ops, for the unit tests; only one is linked into the tool. */
+extern const struct arch_ops arch_x86_64_ops;
+
+/* The architecture heaptrace runs on (set by arch/<arch>/regs.c). */
+extern const struct arch_ops *const arch;
+
+/* Host only (regs.c). Return 0 or -errno. */
+int arch_get_regs(pid_t tid, struct arch_regs *r);
+int arch_set_regs(pid_t tid, const struct arch_regs *r);
+/* Map a libunwind register number to its value in a snapshot; return 0 or -EINVAL. */
+int arch_unwind_reg(const struct arch_regs *r, int unw_regnum, uint64_t *val);
+
+#endif

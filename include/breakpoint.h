@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef HEAPTRACE_BREAKPOINT_H
+#define HEAPTRACE_BREAKPOINT_H
+
+/*
+ * Software breakpoints that stay in place while threads run through them: a hit is stepped
+ * over by running a relocated copy of the displaced instruction in a scratch page injected
+ * into the tracee (XOL), or by emulating it. The same page holds the return trampoline.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch.h"
+#include "maps.h"
+
+enum bp_kind {
+	BP_HOOK, /* entry of a malloc-family function */
+	BP_LDSO, /* the dynamic linker's _dl_debug_state: libraries were (un)loaded */
+};
+
+struct bp {
+	uint64_t addr; /* code address */
+	uint8_t saved[ARCH_MAX_INSN]; /* original bytes under the breakpoint */
+	uint8_t len; /* breakpoint length */
+	enum bp_kind kind;
+	int hook; /* enum hook_id for BP_HOOK */
+	int step; /* STEP_XOL or STEP_EMULATE */
+	uint64_t slot; /* XOL slot address */
+	struct arch_emul emul;
+};
+
+struct bpset {
+	struct bp *v;
+	size_t n, cap;
+	uint64_t page; /* scratch page in the tracee, 0 until injected */
+	uint64_t page_size;
+	unsigned slots_used;
+	uint64_t tramp; /* return trampoline address */
+};
+
+/*
+ * Map the scratch page in the process of stopped thread tid with an injected mmap, close
+ * to hint (PC-relative operands must reach their targets from the slots), and put the
+ * trampoline in it. maps are the process's mappings, searched for a syscall instruction.
+ * Return 0 or -errno; *pending_sig gets a signal that arrived meanwhile.
+ */
+int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_t n,
+		   uint64_t hint, int *pending_sig);
+
+/* Place a breakpoint at code address addr. Return 0, -EEXIST, or -errno (-ENOTSUP: its
+ * first instruction cannot be stepped over safely). */
+int bp_insert(struct bpset *s, pid_t pid, uint64_t addr, enum bp_kind kind, int hook);
+
+struct bp *bp_find(struct bpset *s, uint64_t addr);
+
+/* Set regs so that the thread, resumed, executes the displaced instruction and goes on. */
+int bp_step(const struct bp *b, struct arch_regs *regs);
+
+/* Put the original bytes back everywhere in pid's memory (detach, or a forked child's copy).
+ * Return 0 or the first -errno. */
+int bp_remove_all(const struct bpset *s, pid_t pid);
+
+/* Forget every breakpoint and the page without touching memory (after execve). */
+void bp_forget(struct bpset *s);
+
+/* Give a child the same breakpoints (its memory is a copy of the parent's). */
+void bp_copy(struct bpset *dst, const struct bpset *src);
+
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef HEAPTRACE_REMOTE_H
+#define HEAPTRACE_REMOTE_H
+
+/* Tracee memory and injected system calls. The thread must be in a ptrace-stop. */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Read len bytes at addr: process_vm_readv, falling back to PTRACE_PEEKDATA.
+ * Return the number of bytes read (short at an unmapped page) or -errno. */
+ssize_t remote_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+
+/* Write len bytes at addr with PTRACE_POKEDATA (works on read-only code pages).
+ * Return 0 or -errno. */
+int remote_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
+
+/* Read one pointer-sized word (word_size bytes) at addr. Return 0 or -errno. */
+int remote_read_word(pid_t pid, uint64_t addr, unsigned word_size, uint64_t *val);
+int remote_write_word(pid_t pid, uint64_t addr, unsigned word_size, uint64_t val);
+
+/*
+ * Run one system call in stopped thread tid by pointing it at a syscall instruction at
+ * insn_addr, then put its registers back. A signal that arrives meanwhile is returned in
+ * *pending_sig (0 if none) for the caller to deliver. Return the call's result (a value or
+ * -errno from the tracee), or a negative errno from ptrace in *err (0 on success).
+ */
+int64_t remote_syscall(pid_t tid, uint64_t insn_addr, long nr, const uint64_t args[6],
+		       int *pending_sig, int *err);
+
+#endif

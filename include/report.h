@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef HEAPTRACE_REPORT_H
+#define HEAPTRACE_REPORT_H
+
+/* Sorting, filtering and printing the table: text, JSON and folded stacks. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "table.h"
+
+enum report_format { FMT_TEXT, FMT_JSON, FMT_FOLDED };
+enum report_sort { SORT_SIZE, SORT_COUNT, SORT_PEAK_SIZE, SORT_PEAK_COUNT, SORT_AGE };
+
+struct report_opts {
+	enum report_format format;
+	enum report_sort sort;
+	unsigned top; /* text report only; 0 = all */
+	uint64_t older_ns; /* only blocks at least this old; 0 = all */
+	uint64_t min_size; /* only blocks with min_size <= size <= max_size */
+	uint64_t max_size; /* UINT64_MAX = no limit */
+};
+
+/* One symbolised frame. NULL / 0 / -1 fields are unknown. Strings stay owned by the resolver. */
+struct sym_frame {
+	const char *function;
+	uint64_t offset; /* pc - start of function (valid when function != NULL) */
+	const char *module;
+	const char *file; /* base name of the source file */
+	int line; /* -1 when unknown */
+};
+
+/* Symbolise pcs[index] of a backtrace (index 0 is the allocation function's entry;
+ * the others are return addresses). */
+typedef void (*report_resolve_fn)(void *ctx, uint64_t pc, unsigned index, struct sym_frame *out);
+
+struct report_info {
+	int pid;
+	const char *command; /* argv joined by spaces */
+	bool exited; /* exit_status is known */
+	int exit_status; /* exit code, or 128+signal */
+	bool has_statm;
+	uint64_t statm_vss, statm_rss, statm_shared; /* bytes */
+	uint64_t now_ns; /* time of the report, for ages */
+	uint64_t elapsed_ns; /* since tracing started */
+	report_resolve_fn resolve;
+	void *resolve_ctx;
+};
+
+/* Parse a --sort key; return 0 or -EINVAL. */
+int report_parse_sort(const char *s, enum report_sort *out);
+
+/* Write one report. JSON is one line (JSON Lines) ending with '\n'.
+ * Return 0 or -errno from the stream. */
+int report_write(FILE *f, const struct table *t, const struct report_opts *o,
+		 const struct report_info *ri);
+
+#endif

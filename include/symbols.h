@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef HEAPTRACE_SYMBOLS_H
+#define HEAPTRACE_SYMBOLS_H
+
+/*
+ * ELF facts with libelf (hooked symbols, load segments, interpreter) and, at report time,
+ * pc -> function, offset, module, source file and line with libdwfl, cached per pc.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hooks.h"
+#include "maps.h"
+#include "report.h"
+
+struct elf_info {
+	int type; /* ET_EXEC, ET_DYN */
+	int machine; /* EM_* */
+	int elf_class; /* ELFCLASS32 / ELFCLASS64 */
+	uint64_t entry;
+	uint64_t first_load_vaddr; /* p_vaddr of the first PT_LOAD, page aligned */
+	bool has_interp; /* PT_INTERP: dynamically linked */
+};
+
+/* Return 0, -ENOEXEC if path is not ELF, or -errno. */
+int sym_elf_info(const char *path, struct elf_info *info);
+
+/*
+ * Find the malloc family in the symbol tables (.symtab and .dynsym) of the ELF file at path.
+ * addrs[i] receives the file's symbol value of hook i (0 if not defined there). Return the
+ * number found, or -errno.
+ */
+int sym_find_hooks(const char *path, uint64_t addrs[HOOK_COUNT]);
+
+/* Value of a defined function symbol in path, or 0. */
+uint64_t sym_lookup(const char *path, const char *name);
+
+struct symbolizer;
+
+/* A symbolizer over the modules of one process; it keeps its own copy of what it needs. */
+struct symbolizer *sym_open(const struct modlist *ml);
+void sym_close(struct symbolizer *s);
+
+/* Symbolise pc; a return address (is_return) is looked up at pc - 1, the call site. */
+void sym_resolve(struct symbolizer *s, uint64_t pc, bool is_return, struct sym_frame *out);
+
+#endif

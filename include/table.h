@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef HEAPTRACE_TABLE_H
+#define HEAPTRACE_TABLE_H
+
+/*
+ * The heap as heaptrace sees it, kept in heaptrace's own memory: live blocks by pointer
+ * (open addressing, O(1) expected) and the distinct backtraces they were allocated from.
+ * Pure bookkeeping, no ptrace: the counting rules of interface.md live here.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct bt {
+	uint32_t pcs_off; /* index of the first PC in table.pcs */
+	uint32_t depth; /* number of PCs; pcs[0] is the allocation function */
+	uint64_t hash;
+	uint64_t count, peak_count; /* live blocks now, and their highest value */
+	uint64_t size, peak_size; /* live bytes now, and their highest value */
+	uint64_t total_count, total_size; /* every allocation ever made from here */
+	uint64_t first_ns; /* time of the first allocation */
+};
+
+struct block {
+	uint64_t ptr; /* 0 marks an empty slot */
+	uint64_t size;
+	uint64_t time_ns;
+	uint32_t bt;
+};
+
+struct table_summary {
+	uint64_t alloc_calls, free_calls, unknown_frees;
+	uint64_t live_blocks, live_bytes;
+	uint64_t peak_live_blocks, peak_live_bytes;
+	uint64_t total_allocated_bytes;
+};
+
+struct table {
+	struct bt *bts;
+	uint32_t nbts, bts_cap;
+	uint32_t *bt_slots; /* hash index into bts, UINT32_MAX = empty */
+	uint32_t bt_slots_cap; /* power of two */
+	uint64_t *pcs;
+	uint32_t npcs, pcs_cap;
+	struct block *blocks;
+	uint64_t nblocks, blocks_cap; /* power of two */
+	struct table_summary sum;
+};
+
+void table_init(struct table *t);
+void table_destroy(struct table *t);
+/* dst becomes a deep copy of src (a forked child's heap starts as its parent's). */
+void table_copy(struct table *dst, const struct table *src);
+/* Forget everything (the image was replaced by execve). */
+void table_reset(struct table *t);
+
+/* Return the index of the backtrace with these PCs, adding it if new. depth >= 1. */
+uint32_t table_intern(struct table *t, const uint64_t *pcs, uint32_t depth);
+
+/* Record an allocation of size bytes at ptr (non-zero) from backtrace bt at time now.
+ * A ptr already live (its free was missed) is replaced without counting a free. */
+void table_alloc(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint64_t now);
+
+/* Record the release of ptr. Return true if it was live; false (and unknown_frees++)
+ * if heaptrace never saw it allocated. ptr == 0 counts nothing and returns false. */
+bool table_free(struct table *t, uint64_t ptr);
+
+/*
+ * realloc in two steps, so that no other thread's allocation at the old address can be
+ * taken for it while the call runs: table_take removes a live block from the counts at the
+ * call's entry (true if it was live; nothing is counted yet); table_put_back undoes that when
+ * the call failed; table_count_release counts the release when it succeeded (a free if the
+ * block was known, else an unknown free).
+ */
+bool table_take(struct table *t, uint64_t ptr, struct block *out);
+void table_put_back(struct table *t, const struct block *blk);
+void table_count_release(struct table *t, bool known);
+
+/* Look up a live block; NULL if none. */
+const struct block *table_find(const struct table *t, uint64_t ptr);
+
+static inline const uint64_t *table_bt_pcs(const struct table *t, const struct bt *b)
+{
+	return t->pcs + b->pcs_off;
+}
+
+#endif

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef HEAPTRACE_TRACER_H
+#define HEAPTRACE_TRACER_H
+
+/* Launch or attach, the ptrace event loop, and detaching. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "report.h"
+
+struct tracer_opts {
+	char *const *argv; /* program to launch (argv[0] resolved to a path in path) */
+	const char *path;
+	pid_t pid; /* attach to this process instead */
+	unsigned depth; /* frames kept per backtrace */
+	bool follow_fork;
+	double duration; /* seconds; 0 = until the end */
+	double interval; /* seconds between periodic reports; 0 = none */
+	unsigned count; /* periodic reports at most; 0 = unlimited */
+	struct report_opts report;
+	FILE *out;
+};
+
+/* Exit statuses (also in main.c and the man page). */
+#define EXIT_USAGE 1
+#define EXIT_START 2
+
+/*
+ * Trace until the program ends, --duration passes, or SIGINT/SIGTERM. Return the status
+ * heaptrace exits with: the launched program's (128+signal if killed), 0 after --pid, or
+ * EXIT_START when tracing could not start (the reason was printed).
+ */
+int tracer_run(const struct tracer_opts *o);
+
+#endif

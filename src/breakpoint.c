@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Breakpoints stepped over out of line or by emulation: never removed while threads run. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define PR_DOMAIN "bp"
+#include "breakpoint.h"
+#include "log.h"
+#include "remote.h"
+#include "util.h"
+
+/* Find the arch's syscall instruction in an executable mapping. Return its address or 0. */
+static uint64_t find_syscall_insn(pid_t pid, const struct mapping *maps, size_t n)
+{
+	static uint8_t buf[1 << 16];
+
+	for (size_t i = 0; i < n; i++) {
+		if (!(maps[i].prot & MAP_X) || !strcmp(maps[i].path, "[vsyscall]"))
+			continue;
+		for (uint64_t at = maps[i].start; at < maps[i].end; at += sizeof(buf)) {
+			size_t len = maps[i].end - at < sizeof(buf) ? maps[i].end - at : sizeof(buf);
+			ssize_t got = remote_read(pid, at, buf, len);
+			size_t il = arch->syscall_insn_len;
+
+			if (got < (ssize_t)il)
+				break;
+			for (size_t k = 0; k + il <= (size_t)got; k += arch->insn_align)
+				if (!memcmp(buf + k, arch->syscall_insn, il))
+					return at + k;
+		}
+	}
+	return 0;
+}
+
+int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_t n,
+		   uint64_t hint, int *pending_sig)
+{
+	uint64_t insn = find_syscall_insn(tid, maps, n), args[6];
+	uint8_t tramp[ARCH_MAX_INSN];
+	size_t tlen;
+	int64_t ret;
+	int err;
+
+	*pending_sig = 0;
+	if (!insn) {
+		pr_err("no system call instruction found in process %d to map a scratch page", tid);
+		return -ENOENT;
+	}
+	s->page_size = 4096;
+	args[0] = hint & ~(s->page_size - 1);
+	args[1] = s->page_size;
+	args[2] = PROT_READ | PROT_EXEC; /* ptrace writes it anyway */
+	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
+	args[4] = (uint64_t)-1;
+	args[5] = 0;
+	ret = remote_syscall(tid, insn, arch->nr_mmap, args, pending_sig, &err);
+	if (err)
+		return err;
+	if (ret < 0 && ret > -4096) {
+		pr_err("mmap in process %d: %s", tid, strerror((int)-ret));
+		return (int)ret;
+	}
+	s->page = (uint64_t)ret;
+	s->slots_used = 1; /* slot 0 holds the trampoline */
+	tlen = arch->tramp_encode(tramp);
+	s->tramp = s->page;
+	pr_dbg(0, "scratch page at %#llx (hint %#llx)", (unsigned long long)s->page,
+	       (unsigned long long)hint);
+	return remote_write(tid, s->tramp, tramp, tlen);
+}
+
+struct bp *bp_find(struct bpset *s, uint64_t addr)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].addr == addr)
+			return &s->v[i];
+	return NULL;
+}
+
+int bp_insert(struct bpset *s, pid_t pid, uint64_t addr, enum bp_kind kind, int hook)
+{
+	uint8_t code[ARCH_MAX_INSN], slot[ARCH_SLOT_SIZE], trap[ARCH_MAX_INSN];
+	struct bp b = { .addr = arch->code_addr(addr), .kind = kind, .hook = hook };
+	ssize_t got;
+	int ret;
+
+	if (bp_find(s, b.addr))
+		return -EEXIST;
+	if (!s->page)
+		return -EINVAL;
+	got = remote_read(pid, b.addr, code, sizeof(code));
+	if (got <= 0)
+		return got < 0 ? (int)got : -EFAULT;
+	if ((s->slots_used + 1) * ARCH_SLOT_SIZE > s->page_size)
+		return -ENOSPC;
+	b.slot = s->page + s->slots_used * ARCH_SLOT_SIZE;
+	ret = arch->displace(b.addr, code, got, b.slot, slot, &b.emul);
+	if (ret < 0)
+		return ret;
+	b.step = ret;
+	if (b.step == STEP_XOL) {
+		ret = remote_write(pid, b.slot, slot, ARCH_SLOT_SIZE);
+		if (ret)
+			return ret;
+		s->slots_used++;
+	}
+	b.len = arch->bp_encode(addr, trap);
+	memcpy(b.saved, code, sizeof(b.saved));
+	ret = remote_write(pid, b.addr, trap, b.len);
+	if (ret)
+		return ret;
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 16;
+		s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
+	}
+	s->v[s->n++] = b;
+	pr_dbg(0, "breakpoint at %#llx (%s)", (unsigned long long)b.addr,
+	       b.step == STEP_XOL ? "out of line" : "emulated");
+	return 0;
+}
+
+int bp_step(const struct bp *b, struct arch_regs *regs)
+{
+	if (b->step == STEP_EMULATE)
+		return arch->emulate(&b->emul, regs);
+	arch->set_pc(regs, b->slot);
+	return 0;
+}
+
+int bp_remove_all(const struct bpset *s, pid_t pid)
+{
+	int first = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		int ret = remote_write(pid, s->v[i].addr, s->v[i].saved, s->v[i].len);
+
+		if (ret && !first)
+			first = ret;
+	}
+	return first;
+}
+
+void bp_forget(struct bpset *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+void bp_copy(struct bpset *dst, const struct bpset *src)
+{
+	*dst = *src;
+	dst->v = xmalloc((src->cap ? src->cap : 1) * sizeof(*src->v));
+	memcpy(dst->v, src->v, src->n * sizeof(*src->v));
+}

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * heaptrace: options and exit codes. The only place that exits.
+ *
+ * Exit status: the traced program's own (128+signal when a signal killed it) when heaptrace
+ * launched it; 0 after a clean --pid session; 1 on a usage error; 2 when tracing could not
+ * start (no such program or process, permission denied, no allocator symbols found).
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "arch.h"
+#include "log.h"
+#include "symbols.h"
+#include "tracer.h"
+#include "util.h"
+
+#ifndef HEAPTRACE_DEPTH
+#define HEAPTRACE_DEPTH 8
+#endif
+#ifndef HEAPTRACE_VERSION
+#define HEAPTRACE_VERSION "0.0.0"
+#endif
+#define MAX_DEPTH 256
+
+enum {
+	OPT_DURATION = 256, OPT_TOP, OPT_OUTFILE, OPT_FLAME, OPT_FORMAT, OPT_INTERVAL, OPT_COUNT,
+	OPT_OLDER, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_VERSION,
+};
+
+/* One table: struct option, the short-option string and --help all come from it. */
+static const struct opt_desc {
+	const char *name;
+	int val; /* short letter, or OPT_* */
+	const char *arg; /* NULL: no argument */
+	const char *help;
+} opt_table[] = {
+	{ "pid", 'p', "PID", "attach to a running process and all its threads" },
+	{ "duration", OPT_DURATION, "SECS", "stop tracing after SECS (fractions allowed)" },
+	{ "depth", 'd', "N", "backtrace depth kept per allocation (default " "%d" ")" },
+	{ "sort", 's', "KEY", "size (default), count, peak-size, peak-count, age" },
+	{ "top", OPT_TOP, "NUM", "backtraces shown by the text report (default 10)" },
+	{ "outfile", OPT_OUTFILE, "FILE", "write the report to FILE instead of stderr" },
+	{ "flame-graph", OPT_FLAME, NULL, "write folded stacks for flamegraph.pl" },
+	{ "format", OPT_FORMAT, "FMT", "text (default), json, folded" },
+	{ "follow-fork", 'f', NULL, "also trace children made by fork, vfork and clone" },
+	{ "interval", OPT_INTERVAL, "SECS", "print the report every SECS while tracing" },
+	{ "count", OPT_COUNT, "N", "at most N periodic reports" },
+	{ "older", OPT_OLDER, "MS", "report only allocations at least MS milliseconds old" },
+	{ "min-size", OPT_MIN_SIZE, "N", "report only allocations of at least N bytes" },
+	{ "max-size", OPT_MAX_SIZE, "N", "report only allocations of at most N bytes" },
+	{ "verbose", 'v', NULL, "more diagnostics (repeat for debug output)" },
+	{ "help", 'h', NULL, "show this help and exit" },
+	{ "version", OPT_VERSION, NULL, "show the version and exit" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: heaptrace [OPTION...] [--] PROGRAM [ARG...]\n"
+		   "       heaptrace [OPTION...] -p PID\n\n"
+		   "Trace the heap of a program from outside with ptrace: live blocks and bytes\n"
+		   "per allocation backtrace.\n\nOptions:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(opt_table); i++) {
+		const struct opt_desc *o = &opt_table[i];
+		char left[64], help[128];
+
+		if (o->val < 256) /* "-p, --pid=PID" */
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->val, o->name,
+				 o->arg ? "=" : "", o->arg ? o->arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? "=" : "",
+				 o->arg ? o->arg : "");
+		snprintf(help, sizeof(help), o->help, HEAPTRACE_DEPTH);
+		fprintf(f, "  %-22s %s\n", left, help);
+	}
+	fprintf(f, "\nSignals: SIGUSR1 prints the report by size, SIGUSR2 by count; SIGINT and\n"
+		   "SIGTERM print the final report and detach.\n"
+		   "Exit status: the program's own (128+signal if killed), 0 after --pid,\n"
+		   "1 on a usage error, 2 when tracing could not start.\n");
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fputs("heaptrace: ", stderr);
+	fprintf(stderr, fmt, arg);
+	fputs(" (see heaptrace --help)\n", stderr);
+	return EXIT_USAGE;
+}
+
+static bool parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool parse_secs(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !(v > 0) || v > 1e9)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* Find PROGRAM like a shell does: a name with a slash as is, otherwise along PATH. */
+static char *find_program(const char *name, int *err)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+	int first_err = ENOENT;
+
+	if (strchr(name, '/')) {
+		*err = access(name, F_OK) ? errno : access(name, X_OK) ? errno : 0;
+		return *err ? NULL : xstrdup(name);
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+		struct stat st;
+
+		snprintf(buf, sizeof(buf), "%.*s%s%s", (int)len, path, len ? "/" : "", name);
+		if (!stat(buf, &st) && S_ISREG(st.st_mode)) {
+			if (!access(buf, X_OK)) {
+				*err = 0;
+				return xstrdup(buf);
+			}
+			first_err = EACCES;
+		}
+		path += len + (path[len] == ':');
+	}
+	*err = first_err;
+	return NULL;
+}
+
+/* Check what exec would run. Return 0 or the exit status after printing why not. */
+static int check_program(const char *name, const char *path)
+{
+	struct elf_info info;
+	uint64_t hooks[HOOK_COUNT];
+	struct stat st;
+	char head[4] = { 0 };
+	FILE *f;
+	int ret;
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+		pr_err("%s: not a regular file", name);
+		return EXIT_START;
+	}
+	f = fopen(path, "re");
+	if (!f) {
+		pr_err("%s: %s", name, strerror(errno));
+		return EXIT_START;
+	}
+	ret = fread(head, 1, sizeof(head), f);
+	fclose(f);
+	if (ret >= 2 && head[0] == '#' && head[1] == '!')
+		return 0; /* a script: its interpreter is checked when it is executed */
+	if (ret < 4 || memcmp(head, ELFMAG, SELFMAG)) {
+		pr_err("%s: not an ELF executable or a #! script", name);
+		return EXIT_START;
+	}
+	ret = sym_elf_info(path, &info);
+	if (ret) {
+		pr_err("%s: cannot read ELF headers: %s", name, strerror(-ret));
+		return EXIT_START;
+	}
+	if (info.machine != arch->elf_machine || info.elf_class != arch->elf_class) {
+		pr_err("%s: ELF for another architecture (machine %d); this heaptrace traces %s",
+		       name, info.machine, arch->name);
+		return EXIT_START;
+	}
+	if (info.type != ET_EXEC && info.type != ET_DYN) {
+		pr_err("%s: not an executable ELF file", name);
+		return EXIT_START;
+	}
+	if (!info.has_interp && sym_find_hooks(path, hooks) <= 0) {
+		pr_err("%s: no allocator symbols found (a static executable without a symbol "
+		       "table: rebuild it without stripping, or use an unstripped copy)", name);
+		return EXIT_START;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct option longopts[ARRAY_SIZE(opt_table) + 1];
+	char shortopts[64] = "+";
+	struct tracer_opts o = {
+		.depth = HEAPTRACE_DEPTH,
+		.report = { .format = FMT_TEXT, .sort = SORT_SIZE, .top = 10, .max_size = UINT64_MAX },
+	};
+	const char *outfile = NULL;
+	uint64_t v;
+	int c, ret;
+
+	for (size_t i = 0, k = 1; i < ARRAY_SIZE(opt_table); i++) {
+		longopts[i] = (struct option){ opt_table[i].name,
+					       opt_table[i].arg ? required_argument : no_argument,
+					       NULL, opt_table[i].val };
+		if (opt_table[i].val < 256) {
+			shortopts[k++] = opt_table[i].val;
+			if (opt_table[i].arg)
+				shortopts[k++] = ':';
+		}
+	}
+	memset(&longopts[ARRAY_SIZE(opt_table)], 0, sizeof(longopts[0]));
+	opterr = 0;
+
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (!parse_u64(optarg, &v) || !v || v > INT32_MAX)
+				return usage_error("invalid process id '%s'", optarg);
+			o.pid = (pid_t)v;
+			break;
+		case OPT_DURATION:
+			if (!parse_secs(optarg, &o.duration))
+				return usage_error("invalid duration '%s'", optarg);
+			break;
+		case 'd':
+			if (!parse_u64(optarg, &v) || !v || v > MAX_DEPTH)
+				return usage_error("invalid depth '%s' (1 to 256)", optarg);
+			o.depth = v;
+			break;
+		case 's':
+			if (report_parse_sort(optarg, &o.report.sort))
+				return usage_error("invalid sort key '%s' (size, count, peak-size, "
+						   "peak-count, age)", optarg);
+			break;
+		case OPT_TOP:
+			if (!parse_u64(optarg, &v) || v > UINT32_MAX)
+				return usage_error("invalid --top '%s'", optarg);
+			o.report.top = v;
+			break;
+		case OPT_OUTFILE:
+			outfile = optarg;
+			break;
+		case OPT_FLAME:
+			o.report.format = FMT_FOLDED;
+			break;
+		case OPT_FORMAT:
+			if (!strcmp(optarg, "text"))
+				o.report.format = FMT_TEXT;
+			else if (!strcmp(optarg, "json"))
+				o.report.format = FMT_JSON;
+			else if (!strcmp(optarg, "folded"))
+				o.report.format = FMT_FOLDED;
+			else
+				return usage_error("invalid format '%s' (text, json, folded)", optarg);
+			break;
+		case 'f':
+			o.follow_fork = true;
+			break;
+		case OPT_INTERVAL:
+			if (!parse_secs(optarg, &o.interval))
+				return usage_error("invalid interval '%s'", optarg);
+			break;
+		case OPT_COUNT:
+			if (!parse_u64(optarg, &v) || !v || v > UINT32_MAX)
+				return usage_error("invalid count '%s'", optarg);
+			o.count = v;
+			break;
+		case OPT_OLDER:
+			if (!parse_u64(optarg, &v) || v > UINT64_MAX / 1000000)
+				return usage_error("invalid --older '%s' (milliseconds)", optarg);
+			o.report.older_ns = v * 1000000;
+			break;
+		case OPT_MIN_SIZE:
+			if (!parse_u64(optarg, &o.report.min_size))
+				return usage_error("invalid --min-size '%s'", optarg);
+			break;
+		case OPT_MAX_SIZE:
+			if (!parse_u64(optarg, &o.report.max_size))
+				return usage_error("invalid --max-size '%s'", optarg);
+			break;
+		case 'v':
+			log_level++;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case OPT_VERSION:
+			printf("heaptrace %s (%s)\n", HEAPTRACE_VERSION, arch->name);
+			return 0;
+		case ':':
+			return usage_error("option '%s' needs an argument", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (o.report.min_size > o.report.max_size)
+		return usage_error("%s", "--min-size is larger than --max-size");
+	if (o.pid && optind < argc)
+		return usage_error("%s", "give either --pid or a program, not both");
+	if (!o.pid && optind >= argc)
+		return usage_error("%s", "no program to trace");
+	if (o.count && !o.interval)
+		return usage_error("%s", "--count needs --interval");
+
+	if (!o.pid) {
+		int err;
+		char *path = find_program(argv[optind], &err);
+
+		if (!path) {
+			pr_err("%s: %s", argv[optind],
+			       err == ENOENT && !strchr(argv[optind], '/') ? "command not found" :
+									      strerror(err));
+			return EXIT_START;
+		}
+		ret = check_program(argv[optind], path);
+		if (ret)
+			return ret;
+		o.path = path;
+		o.argv = argv + optind;
+	}
+	if (outfile) {
+		o.out = fopen(outfile, "we");
+		if (!o.out) {
+			pr_err("cannot open --outfile %s: %s", outfile, strerror(errno));
+			return EXIT_START;
+		}
+	} else {
+		o.out = stderr;
+	}
+	ret = tracer_run(&o);
+	if (o.out != stderr && fclose(o.out)) {
+		pr_err("writing %s: %s", outfile, strerror(errno));
+		if (!ret)
+			ret = EXIT_START;
+	}
+	return ret;
+}

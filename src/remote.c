@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Tracee memory: process_vm_readv first (one syscall for a whole range), ptrace as fallback. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#define PR_DOMAIN "remote"
+#include "arch.h"
+#include "log.h"
+#include "remote.h"
+
+static ssize_t peek_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	size_t done = 0;
+	uint64_t base = addr & ~(uint64_t)(sizeof(long) - 1);
+
+	while (done < len) {
+		uint64_t at = base + ((addr + done - base) & ~(uint64_t)(sizeof(long) - 1));
+		size_t skip = addr + done - at, n;
+		long word;
+
+		errno = 0;
+		word = ptrace(PTRACE_PEEKDATA, pid, (void *)at, NULL);
+		if (errno)
+			return done ? (ssize_t)done : -errno;
+		n = sizeof(long) - skip;
+		if (n > len - done)
+			n = len - done;
+		memcpy((char *)buf + done, (char *)&word + skip, n);
+		done += n;
+	}
+	return done;
+}
+
+ssize_t remote_read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	if (n >= 0)
+		return n;
+	if (errno == ESRCH)
+		return -ESRCH;
+	/* EFAULT on a partially mapped range, EPERM/ENOSYS on odd kernels: go word by word */
+	return peek_read(pid, addr, buf, len);
+}
+
+int remote_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	const size_t w = sizeof(long);
+	size_t done = 0;
+
+	while (done < len) {
+		uint64_t at = (addr + done) & ~(uint64_t)(w - 1);
+		size_t skip = addr + done - at, n = w - skip;
+		long word;
+
+		if (n > len - done)
+			n = len - done;
+		if (n != w) {
+			errno = 0;
+			word = ptrace(PTRACE_PEEKDATA, pid, (void *)at, NULL);
+			if (errno)
+				return -errno;
+		}
+		memcpy((char *)&word + skip, (const char *)buf + done, n);
+		if (ptrace(PTRACE_POKEDATA, pid, (void *)at, (void *)word) < 0)
+			return -errno;
+		done += n;
+	}
+	return 0;
+}
+
+int remote_read_word(pid_t pid, uint64_t addr, unsigned word_size, uint64_t *val)
+{
+	uint32_t v32;
+	ssize_t n;
+
+	if (word_size == 8) {
+		n = remote_read(pid, addr, val, 8);
+		return n == 8 ? 0 : n < 0 ? (int)n : -EFAULT;
+	}
+	n = remote_read(pid, addr, &v32, 4);
+	*val = v32;
+	return n == 4 ? 0 : n < 0 ? (int)n : -EFAULT;
+}
+
+int remote_write_word(pid_t pid, uint64_t addr, unsigned word_size, uint64_t val)
+{
+	uint32_t v32 = (uint32_t)val;
+
+	return word_size == 8 ? remote_write(pid, addr, &val, 8) : remote_write(pid, addr, &v32, 4);
+}
+
+/* Resume with PTRACE_SYSCALL until the next syscall stop of tid; stash other signals. */
+static int to_syscall_stop(pid_t tid, int *pending_sig)
+{
+	int status;
+
+	for (;;) {
+		if (ptrace(PTRACE_SYSCALL, tid, 0, 0) < 0)
+			return -errno;
+		if (waitpid(tid, &status, __WALL) < 0)
+			return -errno;
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return -ESRCH;
+		if (!WIFSTOPPED(status))
+			continue;
+		if (WSTOPSIG(status) == (SIGTRAP | 0x80))
+			return 0;
+		if (status >> 16)
+			continue; /* an event stop (e.g. PTRACE_EVENT_STOP): nothing to deliver */
+		*pending_sig = WSTOPSIG(status); /* delivered after the call */
+	}
+}
+
+int64_t remote_syscall(pid_t tid, uint64_t insn_addr, long nr, const uint64_t args[6],
+		       int *pending_sig, int *err)
+{
+	struct arch_regs saved, regs;
+	int ret;
+
+	*pending_sig = 0;
+	*err = arch_get_regs(tid, &saved);
+	if (*err)
+		return -1;
+	regs = saved;
+	arch->syscall_setup(&regs, insn_addr, nr, args);
+	ret = arch_set_regs(tid, &regs);
+	if (!ret)
+		ret = to_syscall_stop(tid, pending_sig); /* entry */
+	if (!ret)
+		ret = to_syscall_stop(tid, pending_sig); /* exit */
+	if (!ret)
+		ret = arch_get_regs(tid, &regs);
+	if (ret != -ESRCH) {
+		arch->syscall_restart(&saved);
+		arch_set_regs(tid, &saved);
+	}
+	*err = ret;
+	pr_dbg(1, "injected syscall %ld in %d: %lld", nr, tid,
+	       ret ? 0LL : (long long)arch->syscall_result(&regs));
+	return ret ? -1 : arch->syscall_result(&regs);
+}

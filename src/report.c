@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Reports: pick the backtraces with live blocks (optionally counting only the blocks that pass
+ * the size/age filters), sort them, and print text, JSON Lines or folded stacks. This is the
+ * only place that symbolises PCs, through the resolver in struct report_info.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "util.h"
+
+#ifndef HEAPTRACE_VERSION
+#define HEAPTRACE_VERSION "0.0.0"
+#endif
+
+struct entry {
+	uint32_t bt;
+	uint64_t count, size; /* live, after filters */
+	uint64_t key; /* ascending sort key */
+};
+
+static const char *const sort_names[] = {
+	[SORT_SIZE] = "size",
+	[SORT_COUNT] = "count",
+	[SORT_PEAK_SIZE] = "peak-size",
+	[SORT_PEAK_COUNT] = "peak-count",
+	[SORT_AGE] = "age",
+};
+
+int report_parse_sort(const char *s, enum report_sort *out)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(sort_names); i++) {
+		if (!strcmp(s, sort_names[i])) {
+			*out = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static uint64_t since(uint64_t now, uint64_t then)
+{
+	return now > then ? now - then : 0;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->bt < y->bt ? -1 : x->bt > y->bt;
+}
+
+/* Return the sorted list of backtraces to report (caller frees) and its length in *n. */
+static struct entry *select_bts(const struct table *t, const struct report_opts *o,
+				const struct report_info *ri, uint32_t *n)
+{
+	bool filtered = o->older_ns || o->min_size || o->max_size != UINT64_MAX;
+	struct entry *e = xmalloc((t->nbts ? t->nbts : 1) * sizeof(*e));
+	uint32_t i, k = 0;
+
+	for (i = 0; i < t->nbts; i++) {
+		e[i].bt = i;
+		e[i].count = filtered ? 0 : t->bts[i].count;
+		e[i].size = filtered ? 0 : t->bts[i].size;
+	}
+	for (uint64_t s = 0; filtered && s < t->blocks_cap; s++) {
+		const struct block *blk = &t->blocks[s];
+
+		if (!blk->ptr || blk->size < o->min_size || blk->size > o->max_size ||
+		    since(ri->now_ns, blk->time_ns) < o->older_ns)
+			continue;
+		e[blk->bt].count++;
+		e[blk->bt].size += blk->size;
+	}
+
+	for (i = 0; i < t->nbts; i++) {
+		const struct bt *b = &t->bts[i];
+		uint64_t v;
+
+		if (!e[i].count)
+			continue;
+		switch (o->sort) {
+		case SORT_COUNT:
+			v = e[i].count;
+			break;
+		case SORT_PEAK_SIZE:
+			v = b->peak_size;
+			break;
+		case SORT_PEAK_COUNT:
+			v = b->peak_count;
+			break;
+		case SORT_AGE:
+			v = ~b->first_ns; /* oldest first: smallest first_ns */
+			break;
+		default:
+			v = e[i].size;
+			break;
+		}
+		e[k] = e[i];
+		e[k++].key = ~v; /* largest first */
+	}
+	qsort(e, k, sizeof(*e), entry_cmp);
+	*n = k;
+	return e;
+}
+
+static void resolve(const struct report_info *ri, uint64_t pc, unsigned idx, struct sym_frame *sf)
+{
+	*sf = (struct sym_frame){ .line = -1 };
+	if (ri->resolve)
+		ri->resolve(ri->resolve_ctx, pc, idx, sf);
+}
+
+/* Decimal units, as classic heaptrace; the thresholds keep "1000.000 MB" from appearing. */
+static const char *fmt_size(char *buf, size_t len, uint64_t n)
+{
+	if (n < 1000)
+		snprintf(buf, len, "%" PRIu64 " bytes", n);
+	else if (n < 1000000)
+		snprintf(buf, len, "%.3f KB", n / 1e3);
+	else if (n < 999999500)
+		snprintf(buf, len, "%.3f MB", n / 1e6);
+	else
+		snprintf(buf, len, "%.3f GB", n / 1e9);
+	return buf;
+}
+
+static const char *fmt_age(char *buf, size_t len, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, len, "%" PRIu64 " ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, len, "%.3f us", ns / 1e3);
+	else if (ns < 999999500)
+		snprintf(buf, len, "%.3f ms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3f sec", ns / 1e9);
+	return buf;
+}
+
+static uint64_t live_bts(const struct table *t)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < t->nbts; i++)
+		n += t->bts[i].count > 0;
+	return n;
+}
+
+/* A name on one text line: control characters (never in real symbols) become '?'. */
+static void text_name(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 ? '?' : *s, f);
+}
+
+static void write_text(FILE *f, const struct table *t, const struct report_opts *o,
+		       const struct report_info *ri, const struct entry *e, uint32_t n)
+{
+	char b1[32], b2[32], b3[32];
+
+	if (!n)
+		return; /* like classic heaptrace: a clean heap prints nothing */
+	if (o->top && n > o->top)
+		n = o->top;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct bt *b = &t->bts[e[i].bt];
+		const uint64_t *pcs = table_bt_pcs(t, b);
+
+		fprintf(f, "=== backtrace #%u === [count/peak: %" PRIu64 "/%" PRIu64 "] ", i + 1,
+			e[i].count, b->peak_count);
+		fprintf(f, "[size/peak: %s/%s] [age: %s]\n", fmt_size(b1, sizeof(b1), e[i].size),
+			fmt_size(b2, sizeof(b2), b->peak_size),
+			fmt_age(b3, sizeof(b3), since(ri->now_ns, b->first_ns)));
+		for (uint32_t d = 0; d < b->depth; d++) {
+			struct sym_frame sf;
+
+			resolve(ri, pcs[d], d, &sf);
+			snprintf(b1, sizeof(b1), "0x%" PRIx64, pcs[d]);
+			fprintf(f, "%2u [%14s] ", d, b1);
+			if (sf.function) {
+				text_name(f, sf.function);
+				fprintf(f, " +0x%" PRIx64, sf.offset);
+			} else {
+				fputs("??", f);
+			}
+			if (sf.file && sf.line > 0) {
+				fputs(" (", f);
+				text_name(f, sf.file);
+				fprintf(f, ":%d)", sf.line);
+			}
+			fputc('\n', f);
+		}
+		fputc('\n', f);
+	}
+	fprintf(f, "[heaptrace] heap traced num of backtrace : %" PRIu64 "\n", live_bts(t));
+	fprintf(f, "[heaptrace] heap traced allocation size  : %s\n",
+		fmt_size(b1, sizeof(b1), t->sum.live_bytes));
+	if (ri->has_statm)
+		fprintf(f, "[heaptrace] statm info (VSS/RSS/shared)  : %s / %s / %s\n",
+			fmt_size(b1, sizeof(b1), ri->statm_vss),
+			fmt_size(b2, sizeof(b2), ri->statm_rss),
+			fmt_size(b3, sizeof(b3), ri->statm_shared));
+}
+
+/*
+ * Folded stacks, outermost frame first. A frame without a name is "[module basename]" as
+ * stackcollapse-perf.pl writes it (the resolver gives no module offset), or "??" without a
+ * module. ';' separates frames and newlines end records, so both become '_' inside names;
+ * spaces stay (C++ signatures), since flamegraph.pl splits the count off at the last space.
+ */
+static void folded_name(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc(*s == ';' || *s == '\n' || *s == '\r' ? '_' : *s, f);
+}
+
+static void write_folded(FILE *f, const struct table *t, const struct report_info *ri,
+			 const struct entry *e, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct bt *b = &t->bts[e[i].bt];
+		const uint64_t *pcs = table_bt_pcs(t, b);
+
+		for (uint32_t d = b->depth; d-- > 0;) {
+			struct sym_frame sf;
+			const char *base;
+
+			resolve(ri, pcs[d], d, &sf);
+			if (sf.function) {
+				folded_name(f, sf.function);
+			} else if (sf.module) {
+				base = strrchr(sf.module, '/');
+				fputc('[', f);
+				folded_name(f, base ? base + 1 : sf.module);
+				fputc(']', f);
+			} else {
+				fputs("??", f);
+			}
+			if (d)
+				fputc(';', f);
+		}
+		fprintf(f, " %" PRIu64 "\n", e[i].size);
+	}
+}
+
+/* A JSON string, or null for NULL. */
+static void json_str(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+/* Compact JSON (no spaces after ':' or ','), one object on one line: JSON Lines. */
+static void write_json(FILE *f, const struct table *t, const struct report_info *ri,
+		       const struct entry *e, uint32_t n)
+{
+	const struct table_summary *s = &t->sum;
+
+	fputs("{\"version\":", f);
+	json_str(f, HEAPTRACE_VERSION);
+	fprintf(f, ",\"pid\":%d,\"command\":", ri->pid);
+	json_str(f, ri->command);
+	if (ri->exited)
+		fprintf(f, ",\"exit_status\":%d", ri->exit_status);
+	else
+		fputs(",\"exit_status\":null", f);
+	fprintf(f,
+		",\"summary\":{\"alloc_calls\":%" PRIu64 ",\"free_calls\":%" PRIu64
+		",\"unknown_frees\":%" PRIu64 ",\"live_blocks\":%" PRIu64 ",\"live_bytes\":%" PRIu64
+		",\"peak_live_blocks\":%" PRIu64 ",\"peak_live_bytes\":%" PRIu64
+		",\"total_allocated_bytes\":%" PRIu64 ",\"backtraces\":%" PRIu64
+		",\"total_backtraces\":%" PRIu32 ",\"elapsed_ns\":%" PRIu64 "}",
+		s->alloc_calls, s->free_calls, s->unknown_frees, s->live_blocks, s->live_bytes,
+		s->peak_live_blocks, s->peak_live_bytes, s->total_allocated_bytes, live_bts(t),
+		t->nbts, ri->elapsed_ns);
+	if (ri->has_statm)
+		fprintf(f, ",\"statm\":{\"vss\":%" PRIu64 ",\"rss\":%" PRIu64
+			   ",\"shared\":%" PRIu64 "}",
+			ri->statm_vss, ri->statm_rss, ri->statm_shared);
+	fputs(",\"backtraces\":[", f);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct bt *b = &t->bts[e[i].bt];
+		const uint64_t *pcs = table_bt_pcs(t, b);
+
+		fprintf(f,
+			"%s{\"count\":%" PRIu64 ",\"peak_count\":%" PRIu64 ",\"size\":%" PRIu64
+			",\"peak_size\":%" PRIu64 ",\"age_ns\":%" PRIu64 ",\"total_count\":%" PRIu64
+			",\"total_size\":%" PRIu64 ",\"frames\":[",
+			i ? "," : "", e[i].count, b->peak_count, e[i].size, b->peak_size,
+			since(ri->now_ns, b->first_ns), b->total_count, b->total_size);
+		for (uint32_t d = 0; d < b->depth; d++) {
+			struct sym_frame sf;
+
+			resolve(ri, pcs[d], d, &sf);
+			fprintf(f, "%s{\"address\":\"0x%" PRIx64 "\",\"function\":", d ? "," : "",
+				pcs[d]);
+			json_str(f, sf.function);
+			if (sf.function)
+				fprintf(f, ",\"offset\":%" PRIu64, sf.offset);
+			else
+				fputs(",\"offset\":null", f);
+			fputs(",\"module\":", f);
+			json_str(f, sf.module);
+			fputs(",\"file\":", f);
+			json_str(f, sf.file);
+			if (sf.line > 0)
+				fprintf(f, ",\"line\":%d}", sf.line);
+			else
+				fputs(",\"line\":null}", f);
+		}
+		fputs("]}", f);
+	}
+	fputs("]}\n", f);
+}
+
+int report_write(FILE *f, const struct table *t, const struct report_opts *o,
+		 const struct report_info *ri)
+{
+	uint32_t n;
+	struct entry *e = select_bts(t, o, ri, &n);
+
+	switch (o->format) {
+	case FMT_JSON:
+		write_json(f, t, ri, e, n);
+		break;
+	case FMT_FOLDED:
+		write_folded(f, t, ri, e, n);
+		break;
+	default:
+		write_text(f, t, o, ri, e, n);
+		break;
+	}
+	free(e);
+	if (fflush(f) || ferror(f))
+		return errno ? -errno : -EIO;
+	return 0;
+}

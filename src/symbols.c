@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* libelf for the hooked symbols; libdwfl for symbolisation at report time. */
+#define _GNU_SOURCE
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PR_DOMAIN "symbols"
+#include "log.h"
+#include "symbols.h"
+#include "util.h"
+
+/* From libstdc++ (linked with -lstdc++): demangles C++ names. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+static Elf *elf_open_path(const char *path, int *fd_out)
+{
+	Elf *e;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		if (e)
+			elf_end(e);
+		close(fd);
+		errno = ENOEXEC;
+		return NULL;
+	}
+	*fd_out = fd;
+	return e;
+}
+
+int sym_elf_info(const char *path, struct elf_info *info)
+{
+	GElf_Ehdr eh;
+	size_t nph;
+	int fd;
+	Elf *e = elf_open_path(path, &fd);
+	bool first = true;
+
+	if (!e)
+		return -errno;
+	memset(info, 0, sizeof(*info));
+	if (!gelf_getehdr(e, &eh) || elf_getphdrnum(e, &nph) < 0) {
+		elf_end(e);
+		close(fd);
+		return -ENOEXEC;
+	}
+	info->type = eh.e_type;
+	info->machine = eh.e_machine;
+	info->elf_class = eh.e_ident[EI_CLASS];
+	info->entry = eh.e_entry;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, i, &ph))
+			continue;
+		if (ph.p_type == PT_INTERP)
+			info->has_interp = true;
+		if (ph.p_type == PT_LOAD && first) {
+			info->first_load_vaddr = (ph.p_vaddr - ph.p_offset) & ~(uint64_t)0xfff;
+			first = false;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return 0;
+}
+
+/* Call fn for every defined function symbol of .symtab and .dynsym. */
+static int for_each_func(const char *path, void (*fn)(void *ctx, const char *name, uint64_t v),
+			 void *ctx)
+{
+	Elf_Scn *scn = NULL;
+	int fd;
+	Elf *e = elf_open_path(path, &fd);
+
+	if (!e)
+		return -errno;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !sh.sh_entsize)
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    !sym.st_value || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (name)
+				fn(ctx, name, sym.st_value);
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return 0;
+}
+
+static void hook_cb(void *ctx, const char *name, uint64_t v)
+{
+	uint64_t *addrs = ctx;
+	int h = hook_lookup(name);
+
+	if (h >= 0 && !addrs[h])
+		addrs[h] = v;
+}
+
+int sym_find_hooks(const char *path, uint64_t addrs[HOOK_COUNT])
+{
+	int n = 0, ret;
+
+	memset(addrs, 0, HOOK_COUNT * sizeof(*addrs));
+	ret = for_each_func(path, hook_cb, addrs);
+	if (ret < 0)
+		return ret;
+	for (int i = 0; i < HOOK_COUNT; i++)
+		n += addrs[i] != 0;
+	return n;
+}
+
+struct lookup_ctx {
+	const char *name;
+	uint64_t value;
+};
+
+static void lookup_cb(void *ctx, const char *name, uint64_t v)
+{
+	struct lookup_ctx *l = ctx;
+
+	if (!l->value && !strcmp(name, l->name))
+		l->value = v;
+}
+
+uint64_t sym_lookup(const char *path, const char *name)
+{
+	struct lookup_ctx l = { name, 0 };
+
+	for_each_func(path, lookup_cb, &l);
+	return l.value;
+}
+
+/* Symbolisation cache: open addressing on (pc, is_return). */
+struct sym_entry {
+	uint64_t key; /* pc << 1 | is_return, 0 = empty */
+	struct sym_frame f;
+};
+
+struct symbolizer {
+	Dwfl *dwfl;
+	struct sym_entry *cache;
+	size_t cap, n;
+	char **strings; /* interned names we own */
+	size_t nstrings, strings_cap;
+};
+
+static char *own(struct symbolizer *s, char *str)
+{
+	if (s->nstrings == s->strings_cap) {
+		s->strings_cap = s->strings_cap ? s->strings_cap * 2 : 256;
+		s->strings = xrealloc(s->strings, s->strings_cap * sizeof(char *));
+	}
+	s->strings[s->nstrings++] = str;
+	return str;
+}
+
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+struct symbolizer *sym_open(const struct modlist *ml)
+{
+	struct symbolizer *s = xcalloc(1, sizeof(*s));
+
+	s->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (s->dwfl) {
+		dwfl_report_begin(s->dwfl);
+		for (size_t i = 0; i < ml->n; i++) {
+			const struct module *m = &ml->v[i];
+
+			if (!m->bias_known)
+				continue;
+			if (!dwfl_report_elf(s->dwfl, m->path, m->path, -1, m->bias, false))
+				pr_dbg(1, "dwfl_report_elf %s: %s", m->path, dwfl_errmsg(-1));
+		}
+		dwfl_report_end(s->dwfl, NULL, NULL);
+	}
+	s->cap = 1024;
+	s->cache = xcalloc(s->cap, sizeof(*s->cache));
+	return s;
+}
+
+void sym_close(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	for (size_t i = 0; i < s->nstrings; i++)
+		free(s->strings[i]);
+	free(s->strings);
+	free(s->cache);
+	free(s);
+}
+
+static void lookup(struct symbolizer *s, uint64_t pc, bool is_return, struct sym_frame *f)
+{
+	uint64_t at = is_return ? pc - 1 : pc;
+	Dwfl_Module *mod;
+	GElf_Sym sym;
+	GElf_Off off;
+	const char *name, *mname, *file;
+	Dwfl_Line *line;
+	int lineno;
+
+	memset(f, 0, sizeof(*f));
+	f->line = -1;
+	if (!s->dwfl || !(mod = dwfl_addrmodule(s->dwfl, at)))
+		return;
+	mname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	f->module = mname;
+	name = dwfl_module_addrinfo(mod, at, &off, &sym, NULL, NULL, NULL);
+	if (name) {
+		int status = -1;
+		char *dm = name[0] == '_' && name[1] == 'Z' ?
+				   __cxa_demangle(name, NULL, NULL, &status) : NULL;
+
+		f->function = status == 0 && dm ? own(s, dm) : name;
+		if (status != 0)
+			free(dm);
+		f->offset = off + (pc - at);
+	}
+	line = dwfl_module_getsrc(mod, at);
+	if (line && (file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL)) && lineno > 0) {
+		const char *slash = strrchr(file, '/');
+
+		f->file = slash ? slash + 1 : file;
+		f->line = lineno;
+	}
+}
+
+void sym_resolve(struct symbolizer *s, uint64_t pc, bool is_return, struct sym_frame *out)
+{
+	uint64_t key = pc << 1 | is_return;
+	size_t i;
+
+	if (!key)
+		key = 2;
+	if (s->n * 4 >= s->cap * 3) {
+		struct sym_entry *old = s->cache;
+		size_t oldcap = s->cap;
+
+		s->cap *= 2;
+		s->cache = xcalloc(s->cap, sizeof(*s->cache));
+		for (size_t j = 0; j < oldcap; j++) {
+			if (!old[j].key)
+				continue;
+			i = hash64(old[j].key) & (s->cap - 1);
+			while (s->cache[i].key)
+				i = (i + 1) & (s->cap - 1);
+			s->cache[i] = old[j];
+		}
+		free(old);
+	}
+	i = hash64(key) & (s->cap - 1);
+	while (s->cache[i].key && s->cache[i].key != key)
+		i = (i + 1) & (s->cap - 1);
+	if (!s->cache[i].key) {
+		s->cache[i].key = key;
+		lookup(s, pc, is_return, &s->cache[i].f);
+		s->n++;
+	}
+	*out = s->cache[i].f;
+}

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Heap bookkeeping. Live blocks sit in one open-addressing table keyed by pointer: power-of-two
+ * capacity, linear probing, growth at 3/4 load and backward-shift deletion, so there are no
+ * tombstones and a long run of malloc/free never degrades lookups. Backtraces are interned once
+ * by their PCs and never removed: their counters outlive their blocks (peaks, totals, age).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "table.h"
+#include "util.h"
+
+#define BLOCKS_MIN_CAP 1024u
+#define BT_SLOTS_MIN_CAP 256u
+#define BT_EMPTY UINT32_MAX
+
+void table_init(struct table *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void table_destroy(struct table *t)
+{
+	free(t->bts);
+	free(t->bt_slots);
+	free(t->pcs);
+	free(t->blocks);
+	table_init(t);
+}
+
+/* dst is overwritten as if uninitialised: it must own no memory (fresh, or table_destroy()ed). */
+void table_copy(struct table *dst, const struct table *src)
+{
+	*dst = *src;
+	dst->bts = NULL;
+	dst->bt_slots = NULL;
+	dst->pcs = NULL;
+	dst->blocks = NULL;
+	if (src->bts_cap) {
+		dst->bts = xmalloc(src->bts_cap * sizeof(*src->bts));
+		memcpy(dst->bts, src->bts, src->nbts * sizeof(*src->bts));
+	}
+	if (src->bt_slots_cap) {
+		dst->bt_slots = xmalloc(src->bt_slots_cap * sizeof(*src->bt_slots));
+		memcpy(dst->bt_slots, src->bt_slots, src->bt_slots_cap * sizeof(*src->bt_slots));
+	}
+	if (src->pcs_cap) {
+		dst->pcs = xmalloc(src->pcs_cap * sizeof(*src->pcs));
+		memcpy(dst->pcs, src->pcs, src->npcs * sizeof(*src->pcs));
+	}
+	if (src->blocks_cap) {
+		dst->blocks = xmalloc(src->blocks_cap * sizeof(*src->blocks));
+		memcpy(dst->blocks, src->blocks, src->blocks_cap * sizeof(*src->blocks));
+	}
+}
+
+void table_reset(struct table *t)
+{
+	/* Release the memory too: the new image's heap may be far smaller. */
+	table_destroy(t);
+}
+
+static uint64_t bt_hash(const uint64_t *pcs, uint32_t depth)
+{
+	uint64_t h = hash64(depth);
+
+	for (uint32_t i = 0; i < depth; i++)
+		h = hash64(h ^ pcs[i]);
+	return h;
+}
+
+static void bt_slots_grow(struct table *t)
+{
+	uint32_t cap = t->bt_slots_cap ? t->bt_slots_cap * 2 : BT_SLOTS_MIN_CAP;
+	uint32_t mask = cap - 1;
+
+	free(t->bt_slots);
+	t->bt_slots = xmalloc(cap * sizeof(*t->bt_slots));
+	memset(t->bt_slots, 0xff, cap * sizeof(*t->bt_slots));
+	t->bt_slots_cap = cap;
+	for (uint32_t i = 0; i < t->nbts; i++) {
+		uint32_t s = t->bts[i].hash & mask;
+
+		while (t->bt_slots[s] != BT_EMPTY)
+			s = (s + 1) & mask;
+		t->bt_slots[s] = i;
+	}
+}
+
+uint32_t table_intern(struct table *t, const uint64_t *pcs, uint32_t depth)
+{
+	uint64_t h = bt_hash(pcs, depth);
+	uint32_t mask, s;
+	struct bt *b;
+
+	if ((uint64_t)(t->nbts + 1) * 4 > (uint64_t)t->bt_slots_cap * 3)
+		bt_slots_grow(t);
+	mask = t->bt_slots_cap - 1;
+	for (s = h & mask; t->bt_slots[s] != BT_EMPTY; s = (s + 1) & mask) {
+		b = &t->bts[t->bt_slots[s]];
+		if (b->hash == h && b->depth == depth &&
+		    !memcmp(table_bt_pcs(t, b), pcs, depth * sizeof(*pcs)))
+			return t->bt_slots[s];
+	}
+
+	if (t->nbts == t->bts_cap) {
+		t->bts_cap = t->bts_cap ? t->bts_cap * 2 : 64;
+		t->bts = xrealloc(t->bts, t->bts_cap * sizeof(*t->bts));
+	}
+	while (t->npcs + depth > t->pcs_cap) {
+		t->pcs_cap = t->pcs_cap ? t->pcs_cap * 2 : 512;
+		t->pcs = xrealloc(t->pcs, t->pcs_cap * sizeof(*t->pcs));
+	}
+	b = &t->bts[t->nbts];
+	memset(b, 0, sizeof(*b));
+	b->pcs_off = t->npcs;
+	b->depth = depth;
+	b->hash = h;
+	memcpy(t->pcs + t->npcs, pcs, depth * sizeof(*pcs));
+	t->npcs += depth;
+	t->bt_slots[s] = t->nbts;
+	return t->nbts++;
+}
+
+static inline uint64_t block_home(uint64_t ptr, uint64_t mask)
+{
+	return hash64(ptr) & mask;
+}
+
+/* Slot of ptr, or of the empty slot where it would go. The table must have capacity. */
+static uint64_t block_slot(const struct table *t, uint64_t ptr)
+{
+	uint64_t mask = t->blocks_cap - 1;
+	uint64_t s = block_home(ptr, mask);
+
+	while (t->blocks[s].ptr && t->blocks[s].ptr != ptr)
+		s = (s + 1) & mask;
+	return s;
+}
+
+static void blocks_grow(struct table *t)
+{
+	struct block *old = t->blocks;
+	uint64_t old_cap = t->blocks_cap;
+
+	t->blocks_cap = old_cap ? old_cap * 2 : BLOCKS_MIN_CAP;
+	t->blocks = xcalloc(t->blocks_cap, sizeof(*t->blocks));
+	for (uint64_t i = 0; i < old_cap; i++)
+		if (old[i].ptr)
+			t->blocks[block_slot(t, old[i].ptr)] = old[i];
+	free(old);
+}
+
+/* Remove the block in slot s: move later members of its probe run back so no hole breaks it. */
+static void block_remove(struct table *t, uint64_t s)
+{
+	uint64_t mask = t->blocks_cap - 1;
+	uint64_t hole = s;
+
+	for (uint64_t j = (s + 1) & mask; t->blocks[j].ptr; j = (j + 1) & mask) {
+		uint64_t home = block_home(t->blocks[j].ptr, mask);
+
+		/* Movable unless its home lies cyclically in (hole, j]. */
+		if (((j - home) & mask) >= ((j - hole) & mask)) {
+			t->blocks[hole] = t->blocks[j];
+			hole = j;
+		}
+	}
+	memset(&t->blocks[hole], 0, sizeof(t->blocks[hole]));
+	t->nblocks--;
+}
+
+/* Take a live block out of the counts (not of the table). */
+static void block_unaccount(struct table *t, const struct block *blk)
+{
+	struct bt *b = &t->bts[blk->bt];
+
+	b->count--;
+	b->size -= blk->size;
+	t->sum.live_blocks--;
+	t->sum.live_bytes -= blk->size;
+}
+
+static inline void raise_to(uint64_t *peak, uint64_t v)
+{
+	if (v > *peak)
+		*peak = v;
+}
+
+void table_alloc(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint64_t now)
+{
+	struct block *blk;
+	struct bt *b;
+	uint64_t s;
+
+	if (!ptr)
+		return; /* 0 marks an empty slot; a NULL return is no allocation anyway */
+	if ((t->nblocks + 1) * 4 > t->blocks_cap * 3)
+		blocks_grow(t);
+	s = block_slot(t, ptr);
+	blk = &t->blocks[s];
+	if (blk->ptr) {
+		/* Its free went unseen: drop it first so the peaks never count both. */
+		block_unaccount(t, blk);
+	} else {
+		t->nblocks++;
+	}
+	blk->ptr = ptr;
+	blk->size = size;
+	blk->time_ns = now;
+	blk->bt = bt;
+
+	b = &t->bts[bt];
+	b->count++;
+	b->size += size;
+	b->total_count++;
+	b->total_size += size;
+	raise_to(&b->peak_count, b->count);
+	raise_to(&b->peak_size, b->size);
+	if (!b->first_ns)
+		b->first_ns = now ? now : 1;
+
+	t->sum.alloc_calls++;
+	t->sum.live_blocks++;
+	t->sum.live_bytes += size;
+	t->sum.total_allocated_bytes += size;
+	raise_to(&t->sum.peak_live_blocks, t->sum.live_blocks);
+	raise_to(&t->sum.peak_live_bytes, t->sum.live_bytes);
+}
+
+bool table_free(struct table *t, uint64_t ptr)
+{
+	uint64_t s;
+
+	if (!ptr)
+		return false;
+	if (!t->blocks_cap || !t->blocks[s = block_slot(t, ptr)].ptr) {
+		t->sum.unknown_frees++;
+		return false;
+	}
+	block_unaccount(t, &t->blocks[s]);
+	block_remove(t, s);
+	t->sum.free_calls++;
+	return true;
+}
+
+const struct block *table_find(const struct table *t, uint64_t ptr)
+{
+	uint64_t s;
+
+	if (!ptr || !t->blocks_cap)
+		return NULL;
+	s = block_slot(t, ptr);
+	return t->blocks[s].ptr ? &t->blocks[s] : NULL;
+}
+
+bool table_take(struct table *t, uint64_t ptr, struct block *out)
+{
+	uint64_t s;
+
+	if (!ptr || !t->blocks_cap || !t->blocks[s = block_slot(t, ptr)].ptr)
+		return false;
+	*out = t->blocks[s];
+	block_unaccount(t, &t->blocks[s]);
+	block_remove(t, s);
+	return true;
+}
+
+void table_put_back(struct table *t, const struct block *blk)
+{
+	struct bt *b = &t->bts[blk->bt];
+	uint64_t s;
+
+	if ((t->nblocks + 1) * 4 > t->blocks_cap * 3)
+		blocks_grow(t);
+	s = block_slot(t, blk->ptr);
+	if (t->blocks[s].ptr)
+		return; /* the address was handed out again meanwhile: the old block is gone */
+	t->blocks[s] = *blk;
+	t->nblocks++;
+	b->count++;
+	b->size += blk->size;
+	t->sum.live_blocks++;
+	t->sum.live_bytes += blk->size;
+	/* back to a level seen before: peaks cannot rise */
+}
+
+void table_count_release(struct table *t, bool known)
+{
+	if (known)
+		t->sum.free_calls++;
+	else
+		t->sum.unknown_frees++;
+}

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* libunwind-ptrace, with our own register and memory accessors (see unwind.h). */
+#include <errno.h>
+#include <libunwind-ptrace.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PR_DOMAIN "unwind"
+#include "log.h"
+#include "remote.h"
+#include "unwind.h"
+#include "util.h"
+
+#define LINE_SHIFT 9 /* 512-byte blocks of tracee memory */
+#define LINES 16
+
+struct unwinder {
+	unw_addr_space_t as;
+	void *upt; /* _UPT context: libunwind's find_proc_info needs it */
+	pid_t pid;
+};
+
+/* The thread being unwound. heaptrace is single-threaded, so one is enough. */
+static struct {
+	pid_t tid;
+	const struct arch_regs *regs;
+	uint64_t tag[LINES]; /* block address | 1 when valid */
+	uint8_t data[LINES][1 << LINE_SHIFT];
+} cur;
+
+static int read_cached(uint64_t addr, unw_word_t *val)
+{
+	uint64_t blk = addr >> LINE_SHIFT << LINE_SHIFT;
+	unsigned off = addr - blk, line = (blk >> LINE_SHIFT) % LINES;
+
+	if (off + sizeof(*val) > (1u << LINE_SHIFT)) /* straddles two blocks */
+		return remote_read(cur.tid, addr, val, sizeof(*val)) == sizeof(*val) ? 0 : -1;
+	if (cur.tag[line] != (blk | 1)) {
+		ssize_t n = remote_read(cur.tid, blk, cur.data[line], 1 << LINE_SHIFT);
+
+		if (n != 1 << LINE_SHIFT) {
+			cur.tag[line] = 0;
+			return remote_read(cur.tid, addr, val, sizeof(*val)) == sizeof(*val) ? 0 : -1;
+		}
+		cur.tag[line] = blk | 1;
+	}
+	memcpy(val, cur.data[line] + off, sizeof(*val));
+	return 0;
+}
+
+static int acc_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg)
+{
+	(void)as;
+	(void)arg;
+	if (write)
+		return -UNW_EINVAL; /* unwinding never writes the tracee */
+	return read_cached(addr, val) ? -UNW_EINVAL : 0;
+}
+
+static int acc_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write, void *arg)
+{
+	uint64_t v;
+
+	(void)as;
+	(void)arg;
+	if (write || arch_unwind_reg(cur.regs, reg, &v))
+		return -UNW_EBADREG;
+	*val = v;
+	return 0;
+}
+
+static unw_accessors_t accessors;
+
+struct unwinder *unwind_new(pid_t pid)
+{
+	struct unwinder *u = xcalloc(1, sizeof(*u));
+
+	if (!accessors.find_proc_info) {
+		accessors = _UPT_accessors;
+		accessors.access_mem = acc_mem;
+		accessors.access_reg = acc_reg;
+	}
+	u->pid = pid;
+	u->as = unw_create_addr_space(&accessors, 0);
+	if (u->as)
+		unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
+	u->upt = _UPT_create(pid);
+	return u;
+}
+
+void unwind_destroy(struct unwinder *u)
+{
+	if (!u)
+		return;
+	if (u->upt)
+		_UPT_destroy(u->upt);
+	if (u->as)
+		unw_destroy_addr_space(u->as);
+	free(u);
+}
+
+void unwind_flush(struct unwinder *u)
+{
+	if (u->as)
+		unw_flush_cache(u->as, 0, 0);
+	/* _UPT keeps the last ELF image it read: start afresh after a mapping change */
+	if (u->upt) {
+		_UPT_destroy(u->upt);
+		u->upt = _UPT_create(u->pid);
+	}
+}
+
+unsigned unwind_capture(struct unwinder *u, pid_t tid, const struct arch_regs *regs,
+			uint64_t *pcs, unsigned max)
+{
+	unw_cursor_t c;
+	unsigned n = 0;
+
+	pcs[n++] = arch->get_pc(regs);
+	if (max <= 1 || !u->as || !u->upt)
+		return n;
+	cur.tid = tid;
+	cur.regs = regs;
+	memset(cur.tag, 0, sizeof(cur.tag));
+	if (unw_init_remote(&c, u->as, u->upt) < 0)
+		return n;
+	while (n < max) {
+		unw_word_t ip;
+		int ret = unw_step(&c);
+
+		if (ret <= 0)
+			break;
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip)
+			break;
+		pcs[n++] = ip;
+	}
+	return n;
+}

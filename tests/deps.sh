@@ -1,0 +1,18 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# Install what heaptrace needs to build and test, when it is missing (Debian/Ubuntu).
+set -e
+need=""
+pkg-config --exists libunwind-ptrace 2>/dev/null || need="$need libunwind-dev"
+pkg-config --exists libdw libelf 2>/dev/null || need="$need libdw-dev libelf-dev"
+command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
+command -v gcc >/dev/null 2>&1 || need="$need gcc"
+command -v g++ >/dev/null 2>&1 || need="$need g++"
+command -v make >/dev/null 2>&1 || need="$need make"
+command -v python3 >/dev/null 2>&1 || need="$need python3"
+[ -z "$need" ] && exit 0
+echo "heaptrace: installing build dependencies:$need"
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends $need
