@@ -242,7 +242,14 @@ static void lookup(struct symbolizer *s, uint64_t pc, bool is_return, struct sym
 		char *dm = name[0] == '_' && name[1] == 'Z' ?
 				   __cxa_demangle(name, NULL, NULL, &status) : NULL;
 
-		f->function = status == 0 && dm ? own(s, dm) : name;
+		const char *ver = strchr(name, '@');
+
+		if (status == 0 && dm)
+			f->function = own(s, dm);
+		else if (ver) /* drop the symbol version: __libc_start_main@@GLIBC_2.34 */
+			f->function = own(s, strndup(name, ver - name));
+		else
+			f->function = name;
 		if (status != 0)
 			free(dm);
 		f->offset = off + (pc - at);
