@@ -54,6 +54,16 @@ $(BUILD)/unit/%: tests/unit/%.c $(PURE) $(UNIT_ARCHES) tests/unit/unittest.h
 	@mkdir -p $(dir $@)
 	$(CC) -Wall -Wextra -std=gnu11 -g -O1 -Iinclude -Itests/unit -o $@ $< $(PURE) $(UNIT_ARCHES)
 
+# Symbol lookup needs libelf/libdw and a fixture library to read.
+$(BUILD)/unit/fixture_alloc.so: tests/unit/fixture_alloc.c
+	@mkdir -p $(dir $@)
+	$(CC) -shared -fPIC -O1 -fno-builtin -o $@ $<
+
+$(BUILD)/unit/test_symbols: tests/unit/test_symbols.c src/symbols.c $(PURE) $(BUILD)/unit/fixture_alloc.so
+	@mkdir -p $(dir $@)
+	$(CC) -Wall -Wextra -std=gnu11 -g -O0 -Iinclude -Itests/unit $(PKG_CFLAGS) \
+		-DFIXTURE=\"$(abspath $(BUILD)/unit/fixture_alloc.so)\" -o $@ $< src/symbols.c $(PURE) $(LDLIBS) -ldl
+
 unit: $(UNIT_BINS)
 
 targets:

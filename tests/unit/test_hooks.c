@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* What each malloc-family call amounts to (interface.md "What is counted"). */
+#include <stdint.h>
+
+#include "hooks.h"
+#include "unittest.h"
+
+static struct hook_effect run(enum hook_id id, uint64_t a0, uint64_t a1, uint64_t a2,
+			      uint64_t ret, uint64_t memptr)
+{
+	struct hook_call c = { id, { a0, a1, a2 } };
+	struct hook_effect e;
+
+	hook_effect(&c, ret, memptr, &e);
+	return e;
+}
+
+#define CHECK_EFFECT(e, fr, al, sz)                                                                \
+	do {                                                                                       \
+		CHECK_EQ((e).freed, fr);                                                           \
+		CHECK_EQ((e).allocated, al);                                                       \
+		CHECK_EQ((e).size, sz);                                                            \
+	} while (0)
+
+TEST_CASE(lookup_names)
+{
+	CHECK_EQ(hook_lookup("malloc"), HOOK_MALLOC);
+	CHECK_EQ(hook_lookup("pvalloc"), HOOK_PVALLOC);
+	CHECK_EQ(hook_lookup("aligned_alloc"), HOOK_ALIGNED_ALLOC);
+	CHECK_EQ(hook_lookup("__libc_malloc"), -1);
+	CHECK(hook_table[HOOK_FREE].at_entry_only);
+	CHECK(!hook_table[HOOK_MALLOC].at_entry_only);
+}
+
+TEST_CASE(plain_allocations)
+{
+	CHECK_EFFECT(run(HOOK_MALLOC, 100, 0, 0, 0x1000, 0), 0, 0x1000, 100);
+	CHECK_EFFECT(run(HOOK_MALLOC, 100, 0, 0, 0, 0), 0, 0, 0); /* failed */
+	CHECK_EFFECT(run(HOOK_CALLOC, 10, 12, 0, 0x2000, 0), 0, 0x2000, 120);
+	CHECK_EFFECT(run(HOOK_ALIGNED_ALLOC, 64, 200, 0, 0x3000, 0), 0, 0x3000, 200);
+	CHECK_EFFECT(run(HOOK_MEMALIGN, 4096, 10, 0, 0x4000, 0), 0, 0x4000, 10);
+	CHECK_EFFECT(run(HOOK_VALLOC, 5000, 0, 0, 0x5000, 0), 0, 0x5000, 5000);
+	CHECK_EFFECT(run(HOOK_PVALLOC, 5000, 0, 0, 0x6000, 0), 0, 0x6000, 5000);
+}
+
+TEST_CASE(calloc_overflow_is_no_allocation)
+{
+	CHECK_EFFECT(run(HOOK_CALLOC, UINT64_MAX / 2, 4, 0, 0, 0), 0, 0, 0);
+}
+
+TEST_CASE(posix_memalign_reads_memptr)
+{
+	struct hook_call c = { HOOK_POSIX_MEMALIGN, { 0x7ffd00, 64, 128 } };
+
+	CHECK(hook_needs_memptr(&c, 0));
+	CHECK(!hook_needs_memptr(&c, 12)); /* ENOMEM */
+	CHECK_EFFECT(run(HOOK_POSIX_MEMALIGN, 0x7ffd00, 64, 128, 0, 0x9000), 0, 0x9000, 128);
+	CHECK_EFFECT(run(HOOK_POSIX_MEMALIGN, 0x7ffd00, 64, 128, 22, 0x9000), 0, 0, 0);
+}
+
+TEST_CASE(realloc_cases)
+{
+	/* realloc(NULL, n): an allocation only */
+	CHECK_EFFECT(run(HOOK_REALLOC, 0, 50, 0, 0x1000, 0), 0, 0x1000, 50);
+	/* moved or grown in place: one free and one allocation, same pointer or not */
+	CHECK_EFFECT(run(HOOK_REALLOC, 0x1000, 500, 0, 0x2000, 0), 0x1000, 0x2000, 500);
+	CHECK_EFFECT(run(HOOK_REALLOC, 0x1000, 500, 0, 0x1000, 0), 0x1000, 0x1000, 500);
+	/* realloc(p, 0) that freed p and returned NULL */
+	CHECK_EFFECT(run(HOOK_REALLOC, 0x1000, 0, 0, 0, 0), 0x1000, 0, 0);
+	/* failure: p stays live */
+	CHECK_EFFECT(run(HOOK_REALLOC, 0x1000, 1 << 30, 0, 0, 0), 0, 0, 0);
+}
+
+TEST_CASE(reallocarray_cases)
+{
+	CHECK_EFFECT(run(HOOK_REALLOCARRAY, 0, 4, 8, 0x1000, 0), 0, 0x1000, 32);
+	CHECK_EFFECT(run(HOOK_REALLOCARRAY, 0x1000, 10, 8, 0x2000, 0), 0x1000, 0x2000, 80);
+	CHECK_EFFECT(run(HOOK_REALLOCARRAY, 0x1000, 0, 8, 0, 0), 0x1000, 0, 0);
+	/* overflow: ENOMEM, nothing released */
+	CHECK_EFFECT(run(HOOK_REALLOCARRAY, 0x1000, UINT64_MAX, 2, 0, 0), 0, 0, 0);
+}
+
+TEST_CASE(free_cases)
+{
+	CHECK_EFFECT(run(HOOK_FREE, 0x1000, 0, 0, 0, 0), 0x1000, 0, 0);
+	CHECK_EFFECT(run(HOOK_FREE, 0, 0, 0, 0, 0), 0, 0, 0);
+}
