@@ -479,6 +479,16 @@ static int setup_image(struct proc *p, struct thread *t, uint64_t near, bool att
 	int ret, sig;
 
 	read_exe(p);
+	if (p->exe) {
+		struct elf_info info;
+
+		if (!sym_elf_info(p->exe, &info) &&
+		    (info.machine != arch->elf_machine || info.elf_class != arch->elf_class)) {
+			pr_warn("%s (process %d) is not a %s program: it runs on untraced", p->exe,
+				p->pid, arch->name);
+			return -EXDEV;
+		}
+	}
 	p->unw = unwind_new(p->pid);
 	n = maps_read(p->pid, &maps);
 	if (n < 0) {
@@ -663,6 +673,7 @@ static void on_sigtrap(struct thread *t)
 	struct arch_regs regs;
 	uint64_t pc, addr;
 	struct bp *b;
+	int ret;
 
 	if (arch_get_regs(t->tid, &regs)) {
 		resume(t, 0);
@@ -675,7 +686,13 @@ static void on_sigtrap(struct thread *t)
 		p->start_bp = 0;
 		arch->set_pc(&regs, addr);
 		arch_set_regs(t->tid, &regs);
-		if (setup_image(p, t, addr, false)) {
+		ret = setup_image(p, t, addr, false);
+		if (ret == -EXDEV) {
+			ptrace(PTRACE_DETACH, t->tid, 0, 0);
+			proc_free(p);
+			return;
+		}
+		if (ret) {
 			fatal_stop(p);
 			return;
 		}
