@@ -56,6 +56,7 @@ struct arch_ops {
 	uint64_t (*get_pc)(const struct arch_regs *r);
 	void (*set_pc)(struct arch_regs *r, uint64_t pc);
 	uint64_t (*get_sp)(const struct arch_regs *r);
+	void (*set_sp)(struct arch_regs *r, uint64_t sp);
 	/* Integer argument n (0-based) at a function's entry. */
 	uint64_t (*get_arg)(const struct arch_regs *r, unsigned n);
 	uint64_t (*get_retval)(const struct arch_regs *r);

@@ -14,6 +14,7 @@ struct tracer_opts {
 	const char *path;
 	pid_t pid; /* attach to this process instead */
 	unsigned depth; /* frames kept per backtrace */
+	unsigned sample; /* unwind every sample-th allocation; the others keep frames 0 and 1 */
 	bool follow_fork;
 	double duration; /* seconds; 0 = until the end */
 	double interval; /* seconds between periodic reports; 0 = none */

@@ -34,7 +34,7 @@
 
 enum {
 	OPT_DURATION = 256, OPT_TOP, OPT_OUTFILE, OPT_FLAME, OPT_FORMAT, OPT_INTERVAL, OPT_COUNT,
-	OPT_OLDER, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_VERSION,
+	OPT_OLDER, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_VERSION, OPT_SAMPLE,
 };
 
 /* One table: struct option, the short-option string and --help all come from it. */
@@ -58,6 +58,7 @@ static const struct opt_desc {
 	{ "older", OPT_OLDER, "MS", "report only allocations at least MS milliseconds old" },
 	{ "min-size", OPT_MIN_SIZE, "N", "report only allocations of at least N bytes" },
 	{ "max-size", OPT_MAX_SIZE, "N", "report only allocations of at most N bytes" },
+	{ "sample", OPT_SAMPLE, "N", "unwind every N-th allocation only; counts stay exact" },
 	{ "verbose", 'v', NULL, "more diagnostics (repeat for debug output)" },
 	{ "help", 'h', NULL, "show this help and exit" },
 	{ "version", OPT_VERSION, NULL, "show the version and exit" },
@@ -212,6 +213,7 @@ int main(int argc, char **argv)
 	char shortopts[64] = "+";
 	struct tracer_opts o = {
 		.depth = HEAPTRACE_DEPTH,
+		.sample = 1,
 		.report = { .format = FMT_TEXT, .sort = SORT_SIZE, .top = 10, .max_size = UINT64_MAX },
 	};
 	const char *outfile = NULL;
@@ -297,6 +299,11 @@ int main(int argc, char **argv)
 		case OPT_MAX_SIZE:
 			if (!parse_u64(optarg, &o.report.max_size))
 				return usage_error("invalid --max-size '%s'", optarg);
+			break;
+		case OPT_SAMPLE:
+			if (!parse_u64(optarg, &v) || !v || v > UINT32_MAX)
+				return usage_error("invalid --sample '%s'", optarg);
+			o.sample = v;
 			break;
 		case 'v':
 			log_level++;

@@ -93,6 +93,7 @@ struct proc {
 	uint64_t start_ns;
 	bool launched;
 	unsigned nthreads;
+	uint64_t unwind_seq; /* allocations seen, for --sample */
 };
 
 static const struct tracer_opts *opts;
@@ -605,7 +606,29 @@ static void on_entry(struct thread *t, struct arch_regs *regs, const struct bp *
 	f->took_old = false;
 	if ((b->hook == HOOK_REALLOC || b->hook == HOOK_REALLOCARRAY) && f->call.args[0])
 		f->took_old = table_take(&p->table, f->call.args[0], &f->old);
-	f->npcs = unwind_capture(p->unw, t->tid, regs, f->pcs, opts->depth);
+	if (opts->sample > 1 && p->unwind_seq++ % opts->sample) {
+		/* not sampled: the allocation function and its caller, known without unwinding */
+		f->pcs[0] = arch->get_pc(regs);
+		f->pcs[1] = ret;
+		f->npcs = opts->depth < 2 ? 1 : 2;
+	} else {
+		/*
+		 * At the entry the caller's frame is exact: pc = return address, sp above it, the
+		 * other registers untouched. Unwinding from there needs no unwind information for
+		 * the allocator's first instruction, and frame pointers lead the right way even in
+		 * a static program without .eh_frame_hdr.
+		 */
+		struct arch_regs caller = *regs;
+
+		f->pcs[0] = arch->get_pc(regs);
+		f->npcs = 1;
+		if (opts->depth > 1) {
+			arch->set_pc(&caller, ret);
+			arch->set_sp(&caller, sp + arch->ret_sp_adjust);
+			f->npcs += unwind_capture(p->unw, t->tid, &caller, f->pcs + 1,
+						  opts->depth - 1);
+		}
+	}
 	if (arch->ret_on_stack) {
 		if (remote_write_word(t->tid, sp, arch->word_size, p->bps.tramp)) {
 			t->nframes--;

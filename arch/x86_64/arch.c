@@ -49,6 +49,11 @@ static uint64_t x86_get_sp(const struct arch_regs *r)
 	return r->w64[X_RSP];
 }
 
+static void x86_set_sp(struct arch_regs *r, uint64_t sp)
+{
+	r->w64[X_RSP] = sp;
+}
+
 static uint64_t x86_get_arg(const struct arch_regs *r, unsigned n)
 {
 	static const int slot[] = { X_RDI, X_RSI, X_RDX, X_RCX, X_R8, X_R9 };
@@ -333,6 +338,7 @@ const struct arch_ops arch_x86_64_ops = {
 	.get_pc = x86_get_pc,
 	.set_pc = x86_set_pc,
 	.get_sp = x86_get_sp,
+	.set_sp = x86_set_sp,
 	.get_arg = x86_get_arg,
 	.get_retval = x86_get_retval,
 	.ret_on_stack = true,

@@ -1,0 +1,50 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""fork, vfork, system and popen (tests/targets/forker.c). Without --follow-fork the children run
+untraced (a breakpoint left in a child would kill it with SIGTRAP: the target then exits non-zero)
+and there is one report, the parent's. With --follow-fork there is one report per process (JSON
+Lines): five, each with exit_status 0; the fork child's table starts as a copy of the parent's."""
+
+from helpers import (OPTS, check_sites, expect_rc, heaptrace, records, site_records, target,
+                     variants)
+
+
+@variants(*OPTS)
+def test_fork_not_followed(opt):
+    r = heaptrace(target("forker", opt), name="forker-" + opt)
+    expect_rc(r, 0)
+    if len(r.reports) != 1:
+        r.fail("%d reports without --follow-fork, expected 1" % len(r.reports))
+    rep = r.report
+    if rep.get("exit_status") != 0:
+        r.fail("exit_status %r, expected 0" % rep.get("exit_status"))
+    check_sites(r, rep, site_records(r))
+
+
+@variants(*OPTS)
+def test_fork_followed(opt):
+    r = heaptrace(target("forker", opt), opts=["--follow-fork"], name="forker-f-" + opt)
+    expect_rc(r, 0)
+    reps = r.reports
+    if len(reps) != 5:
+        r.fail("%d reports with --follow-fork, expected 5 (parent, fork child, vfork child, "
+               "system's and popen's shells)" % len(reps))
+    pids = [rep.get("pid") for rep in reps]
+    if len(set(pids)) != len(pids):
+        r.fail("reports with the same pid: %s" % pids)
+    bad = [(rep.get("pid"), rep.get("exit_status")) for rep in reps if rep.get("exit_status") != 0]
+    if bad:
+        r.fail("processes whose exit_status is not 0 (pid, status): %s" % bad)
+
+    def has(rep, fn):
+        return any(any(f.get("function") == fn for f in bt.get("frames", []))
+                   for bt in rep.get("backtraces", []))
+
+    parents = [rep for rep in reps if has(rep, "parent_leak_after")]
+    children = [rep for rep in reps if has(rep, "child_leak")]
+    if len(parents) != 1 or len(children) != 1:
+        r.fail("expected one report with parent_leak_after and one with child_leak, got %d and %d"
+               % (len(parents), len(children)))
+    if parents[0] is children[0]:
+        r.fail("the parent's and the child's blocks are in one report")
+    check_sites(r, parents[0], site_records(r))
+    check_sites(r, children[0], records(r, "site", "child"))

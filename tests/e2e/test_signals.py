@@ -1,0 +1,79 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Reports while tracing goes on (tests/targets/checkpoint.c): SIGUSR1 (by size) and SIGUSR2 (by
+count) print a report and tracing continues; SIGINT/SIGTERM print the final report and detach, and
+heaptrace then waits for the program and exits with its status; --interval/--count; --duration.
+The target itself signals heaptrace and waits (polling) for the report line to appear in the
+--outfile: no sleeps here. Reports before the final one, and after a detach, have exit_status
+null."""
+
+from helpers import check_sites, expect_rc, heaptrace, site_records, sites, target
+
+FIRST = ("malloc", "first_leak,main")
+SECOND = ("malloc", "second_leak,main")
+
+
+def keys(rep):
+    return [(s.fn, ",".join(s.chain)) for s in sites(rep) if s.reaches_main]
+
+
+def test_sigusr1_sigusr2():
+    r = heaptrace(target("checkpoint"), args=["usr"], name="usr")
+    expect_rc(r, 0)
+    reps = r.reports
+    if len(reps) != 3:
+        r.fail("%d reports, expected 3 (SIGUSR1, SIGUSR2, final)" % len(reps))
+    want = [[FIRST], [SECOND, FIRST], [FIRST, SECOND]]
+    for i, (rep, w) in enumerate(zip(reps, want), 1):
+        if keys(rep) != w:
+            r.fail("report %d lists %s, expected %s" % (i, keys(rep), w))
+    if [rep.get("exit_status") for rep in reps] != [None, None, 0]:
+        r.fail("exit_status of the reports: %s, expected [None, None, 0]"
+               % [rep.get("exit_status") for rep in reps])
+    check_sites(r, reps[-1], site_records(r))
+
+
+def sig_final(mode):
+    r = heaptrace(target("checkpoint"), args=[mode], name=mode)
+    expect_rc(r, 5)
+    if len(r.reports) != 1:
+        r.fail("%d reports, expected 1" % len(r.reports))
+    rep = r.report
+    if rep.get("exit_status") is not None:
+        r.fail("exit_status %r after the detach, expected null" % rep.get("exit_status"))
+    if FIRST not in keys(rep):
+        r.fail("first_leak is not in the report: %s" % keys(rep))
+
+
+def test_sigint():
+    """SIGINT: final report, detach; the program runs on untraced (no SIGTRAP) and exits 5."""
+    sig_final("int")
+
+
+def test_sigterm():
+    sig_final("term")
+
+
+def test_interval_count():
+    """--interval=0.05 --count=2: two periodic reports, then the final one."""
+    r = heaptrace(target("checkpoint"), args=["wait", 2], opts=["--interval=0.05", "--count=2"],
+                  name="interval")
+    expect_rc(r, 0)
+    st = [rep.get("exit_status") for rep in r.reports]
+    if st != [None, None, 0]:
+        r.fail("reports' exit_status %s, expected [None, None, 0]" % st)
+    for i, rep in enumerate(r.reports, 1):
+        if FIRST not in keys(rep):
+            r.fail("report %d does not list first_leak" % i)
+
+
+def test_duration():
+    """--duration=1: one report when the time is up, then the program runs on untraced; heaptrace
+    waits for it and exits with its status (0)."""
+    r = heaptrace(target("checkpoint"), args=["wait", 1], opts=["--duration=1"], name="duration")
+    expect_rc(r, 0)
+    if len(r.reports) != 1:
+        r.fail("%d reports, expected 1" % len(r.reports))
+    if r.report.get("exit_status") is not None:
+        r.fail("exit_status %r after the detach, expected null" % r.report.get("exit_status"))
+    if FIRST not in keys(r.report):
+        r.fail("first_leak is not in the report: %s" % keys(r.report))

@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Threads (tests/targets/threads.c): 8 threads x 100000 malloc/free pairs, each keeping 10 blocks
+of 48 bytes, all running at once; exact counts. glibc's own work for thread start and exit does
+not depend on the number of iterations once a thread has called malloc at all: each thread's DTV
+(calloc in pthread_create, some freed when the stack cache overflows), and at thread exit two
+frees per thread of blocks glibc made without calling malloc (its per-thread cache: unknown
+frees). So it is measured by a run with the same number of threads, 1 iteration and 0 kept blocks
+(its report minus the program's own record of that run), and added. Compared by counts and
+totals, never by order."""
+
+from helpers import (OPTS, check_consistency, check_sites, expect_rc, heaptrace, site_records,
+                     summary_record, target, unrecorded, variants)
+
+KEYS = ["alloc_calls", "free_calls", "unknown_frees", "live_blocks", "live_bytes"]
+
+
+def threads_run(opt, nthreads, iterations, keep, timeout):
+    prog = target("threads", opt)
+    base = heaptrace(prog, args=[nthreads, 1, 0], name="threads-base-%s" % opt)
+    expect_rc(base, 0)
+    check_consistency(base, base.report)
+    base_prog = summary_record(base)
+    glibc = {k: base.report["summary"][k] - base_prog[k] for k in KEYS}
+    r = heaptrace(prog, args=[nthreads, iterations, keep], timeout=timeout,
+                  name="threads-%s" % opt)
+    expect_rc(r, 0)
+    rep = r.report
+    check_consistency(r, rep)
+    recs = site_records(r)
+    check_sites(r, rep, recs, exhaustive=False)
+    # everything else live is glibc's thread bookkeeping (DTVs from pthread_create), as in the
+    # base run
+    if unrecorded(rep, recs) != unrecorded(base.report, []):
+        r.fail("live blocks besides keep_block's differ from the 0-iteration run: %s vs %s"
+               % (unrecorded(rep, recs), unrecorded(base.report, [])))
+    want = summary_record(r)
+    errors = []
+    for k in KEYS:
+        exp = want[k] + glibc[k]
+        if rep["summary"][k] != exp:
+            errors.append("summary.%s = %s, expected %s (program %s + glibc's %s)"
+                          % (k, rep["summary"][k], exp, want[k], glibc[k]))
+    if errors:
+        r.fail("; ".join(errors))
+
+
+@variants(*OPTS)
+def test_threads_stress(opt):
+    threads_run(opt, 8, 100000, 10, timeout=900)
+
+
+def test_threads_many():
+    """More threads than cores, each short-lived."""
+    threads_run("O0", 32, 1000, 3, timeout=300)

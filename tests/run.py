@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""heaptrace's test runner (standard library only).
+
+    python3 tests/run.py --build build [-k PATTERN]... [-v] [--heaptrace PATH]
+
+Runs (a) every unit-test binary BUILD/unit/test_* (TAP: "ok N - name", "not ok N - name"; each
+line is one test; a binary that crashes or exits non-zero without a "not ok" line, or runs fewer
+tests than its "1..N" plan, counts as one more failure), then (b) the end-to-end tests: every
+function test_* of every tests/e2e/test_*.py, in source order (see tests/e2e/helpers.py).
+
+Prints "PASS name", "FAIL name: reason" or "SKIP name: reason" for each test, and last the line
+"N passed, M failed" (", K skipped" when K > 0). Details of each failure (the command, heaptrace's
+exit status, stderr and report) are written to BUILD/test-logs/NAME.log, and printed with -v.
+Exit status 0 if and only if nothing failed.
+"""
+
+import argparse
+import fnmatch
+import importlib.util
+import inspect
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+UNIT_TIMEOUT = 120
+
+
+class Results:
+    def __init__(self, log_dir, verbose):
+        self.passed = self.failed = self.skipped = 0
+        self.log_dir = log_dir
+        self.verbose = verbose
+
+    def _log(self, name, text):
+        if not text:
+            return None
+        os.makedirs(self.log_dir, exist_ok=True)
+        path = os.path.join(self.log_dir, re.sub(r"[^\w.\[\]-]+", "_", name) + ".log")
+        with open(path, "w") as f:
+            f.write(text if text.endswith("\n") else text + "\n")
+        return path
+
+    def ok(self, name):
+        self.passed += 1
+        print("PASS %s" % name, flush=True)
+
+    def fail(self, name, reason, details=""):
+        self.failed += 1
+        reason = " ".join(str(reason).split()) or "failed"
+        if len(reason) > 400:
+            reason = reason[:400] + "..."
+        print("FAIL %s: %s" % (name, reason), flush=True)
+        self._log(name, "FAIL %s: %s\n\n%s" % (name, reason, details))
+        if self.verbose and details:
+            for line in details.rstrip("\n").splitlines():
+                print("    " + line)
+            sys.stdout.flush()
+
+    def skip(self, name, reason):
+        self.skipped += 1
+        print("SKIP %s: %s" % (name, " ".join(str(reason).split()) or "skipped"), flush=True)
+
+    def final_line(self):
+        line = "%d passed, %d failed" % (self.passed, self.failed)
+        if self.skipped:
+            line += ", %d skipped" % self.skipped
+        return line
+
+
+def selected(name, patterns):
+    if not patterns:
+        return True
+    for p in patterns:
+        if any(c in p for c in "*?[") and fnmatch.fnmatchcase(name, "*" + p + "*"):
+            return True
+        if p in name:
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# (a) unit tests
+
+TAP_LINE = re.compile(r"^(not )?ok\b\s*(\d+)?\s*(?:-\s*)?(.*)$")
+TAP_PLAN = re.compile(r"^1\.\.(\d+)")
+
+
+def run_unit(build, patterns, res):
+    unit_dir = os.path.join(build, "unit")
+    if not os.path.isdir(unit_dir):
+        return
+    for entry in sorted(os.listdir(unit_dir)):
+        path = os.path.join(unit_dir, entry)
+        if (not entry.startswith("test_") or os.path.splitext(entry)[1] in (".d", ".o")
+                or not os.path.isfile(path) or not os.access(path, os.X_OK)):
+            continue
+        binary = "unit/" + entry
+        try:
+            p = subprocess.run([path], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=UNIT_TIMEOUT, cwd=ROOT)
+            out, err, rc, timed_out = p.stdout, p.stderr, p.returncode, False
+        except subprocess.TimeoutExpired as e:
+            out, err, rc, timed_out = e.stdout or b"", e.stderr or b"", None, True
+        out = out.decode("utf-8", "replace")
+        err = err.decode("utf-8", "replace")
+        details = "$ %s\n--- stdout ---\n%s\n--- stderr ---\n%s" % (path, out, err)
+        plan = None
+        ran = any_fail = 0
+        for line in out.splitlines():
+            m = TAP_PLAN.match(line)
+            if m:
+                plan = int(m.group(1))
+                continue
+            m = TAP_LINE.match(line)
+            if not m:
+                continue
+            ran += 1
+            desc = m.group(3).strip()
+            directive = ""
+            if "#" in desc:
+                desc, _, directive = desc.partition("#")
+                desc, directive = desc.strip(), directive.strip()
+            name = "%s: %s" % (binary, desc or "test %s" % (m.group(2) or ran))
+            if not selected(name, patterns):
+                continue
+            if directive.upper().startswith("SKIP"):
+                res.skip(name, directive[4:].strip(" :-") or "skipped")
+            elif m.group(1):
+                any_fail += 1
+                res.fail(name, "not ok", details)
+            else:
+                res.ok(name)
+        if not selected(binary, patterns) and ran:
+            continue
+        if timed_out:
+            res.fail(binary, "did not finish within %d s" % UNIT_TIMEOUT, details)
+        elif rc != 0 and not any_fail:
+            why = ("killed by signal %d" % -rc) if rc < 0 else ("exited with status %d" % rc)
+            res.fail(binary, why + " without a \"not ok\" line", details)
+        elif plan is not None and ran < plan:
+            res.fail(binary, "planned %d tests but ran %d" % (plan, ran), details)
+        elif ran == 0 and rc == 0:
+            res.fail(binary, "printed no TAP result", details)
+
+
+# ---------------------------------------------------------------------------------------------
+# (b) end-to-end tests
+
+
+def load_module(path):
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def collect(e2e_dir):
+    """[(name, callable or None, error)] in file order, then source order."""
+    tests = []
+    for fname in sorted(os.listdir(e2e_dir)):
+        if not (fname.startswith("test_") and fname.endswith(".py")):
+            continue
+        modname = fname[:-3]
+        try:
+            mod = load_module(os.path.join(e2e_dir, fname))
+        except Exception:
+            tests.append((modname, None, traceback.format_exc()))
+            continue
+        funcs = [f for n, f in vars(mod).items()
+                 if n.startswith("test_") and inspect.isfunction(f) and f.__module__ == mod.__name__]
+        funcs.sort(key=lambda f: f.__code__.co_firstlineno)
+        for f in funcs:
+            base = "%s.%s" % (modname, f.__name__)
+            vs = getattr(f, "variants", None)
+            if vs:
+                for v in vs:
+                    tests.append(("%s[%s]" % (base, v), (lambda f=f, v=v: f(v)), None))
+            else:
+                tests.append((base, f, None))
+    return tests
+
+
+def failure_text(exc):
+    """(reason, details) for an AssertionError without a Fail's reason."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = tb[-1] if tb else None
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if not reason and where is not None:
+        reason = "assertion failed: %s (%s:%d)" % (where.line, os.path.basename(where.filename),
+                                                   where.lineno)
+    return reason or "assertion failed", "".join(traceback.format_exception(exc))
+
+
+def run_e2e(build, heaptrace, patterns, res, e2e_dir):
+    if not os.path.isdir(e2e_dir):
+        return
+    sys.path.insert(0, e2e_dir)
+    import helpers  # noqa: E402  (tests/e2e/helpers.py)
+
+    tmp = tempfile.mkdtemp(prefix="e2e-tmp-", dir=build if os.path.isdir(build) else None)
+    helpers.configure(ROOT, build, heaptrace, tmp)
+    failed_before = res.failed
+    for name, fn, error in collect(e2e_dir):
+        if not selected(name, patterns):
+            continue
+        if fn is None:
+            res.fail(name, "cannot import: " + error.strip().splitlines()[-1], error)
+            continue
+        try:
+            fn()
+        except helpers.Skip as e:
+            res.skip(name, str(e))
+        except helpers.Fail as e:
+            res.fail(name, e.reason, e.details + "\n" + "".join(traceback.format_exception(e)))
+        except AssertionError as e:
+            reason, details = failure_text(e)
+            res.fail(name, reason, details)
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:
+            res.fail(name, "error in the test: %s: %s" % (type(e).__name__, e),
+                     "".join(traceback.format_exception(e)))
+        else:
+            res.ok(name)
+    if res.failed == failed_before:
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        print("(reports and target records of this run kept in %s)" % tmp, file=sys.stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Run heaptrace's unit and end-to-end tests.")
+    ap.add_argument("--build", default="build", help="build directory (default: build)")
+    ap.add_argument("--heaptrace", help="the tool to test (default: ./heaptrace in the tree)")
+    ap.add_argument("-k", action="append", dest="patterns", metavar="PATTERN",
+                    help="run only tests whose name contains PATTERN (or matches it as a glob)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print failure details")
+    ap.add_argument("--no-unit", action="store_true", help="skip the unit tests")
+    ap.add_argument("--no-e2e", action="store_true", help="skip the end-to-end tests")
+    ap.add_argument("--e2e-dir", default=os.path.join(ROOT, "tests", "e2e"),
+                    help=argparse.SUPPRESS)  # for testing the runner itself
+    args = ap.parse_args()
+
+    build = os.path.abspath(args.build)
+    res = Results(os.path.join(build, "test-logs"), args.verbose)
+    # A test that is interrupted still gets its summary line.
+    signal.signal(signal.SIGTERM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        if not args.no_unit:
+            run_unit(build, args.patterns, res)
+        if not args.no_e2e:
+            run_e2e(build, args.heaptrace, args.patterns, res, os.path.abspath(args.e2e_dir))
+    except KeyboardInterrupt:
+        res.fail("run.py", "interrupted")
+    print(res.final_line(), flush=True)
+    return 0 if res.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
