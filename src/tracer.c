@@ -586,7 +586,18 @@ static void on_entry(struct thread *t, struct arch_regs *regs, const struct bp *
 	if (t->nframes || !p->counting || detaching)
 		return;
 	if (d->at_entry_only) {
-		table_free(&p->table, arch->get_arg(regs, 0));
+		uint64_t ptr = arch->get_arg(regs, 0);
+
+		if (!table_free(&p->table, ptr) && ptr && log_level >= 2) {
+			uint64_t caller = 0;
+
+			if (arch->ret_on_stack)
+				remote_read_word(t->tid, sp, arch->word_size, &caller);
+			else
+				caller = arch->get_ret_reg(regs);
+			pr_dbg(1, "thread %d: free(%#llx) of a block never seen, from %#llx", t->tid,
+			       (unsigned long long)ptr, (unsigned long long)caller);
+		}
 		return;
 	}
 	if (arch->ret_on_stack) {

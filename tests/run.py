@@ -11,7 +11,8 @@ function test_* of every tests/e2e/test_*.py, in source order (see tests/e2e/hel
 
 Prints "PASS name", "FAIL name: reason" or "SKIP name: reason" for each test, and last the line
 "N passed, M failed" (", K skipped" when K > 0). Details of each failure (the command, heaptrace's
-exit status, stderr and report) are written to BUILD/test-logs/NAME.log, and printed with -v.
+exit status, stderr and report) are written to BUILD/test-logs/NAME.log, and printed with -v; the
+reports and records of a run with failures stay in BUILD/e2e-tmp-*, until the next run.
 Exit status 0 if and only if nothing failed.
 """
 
@@ -175,7 +176,8 @@ def collect(e2e_dir):
             tests.append((modname, None, traceback.format_exc()))
             continue
         funcs = [f for n, f in vars(mod).items()
-                 if n.startswith("test_") and inspect.isfunction(f) and f.__module__ == mod.__name__]
+                 if n.startswith("test_") and inspect.isfunction(f)
+                 and f.__module__ == mod.__name__]
         funcs.sort(key=lambda f: f.__code__.co_firstlineno)
         for f in funcs:
             base = "%s.%s" % (modname, f.__name__)
@@ -205,7 +207,8 @@ def run_e2e(build, heaptrace, patterns, res, e2e_dir):
     sys.path.insert(0, e2e_dir)
     import helpers  # noqa: E402  (tests/e2e/helpers.py)
 
-    tmp = tempfile.mkdtemp(prefix="e2e-tmp-", dir=build if os.path.isdir(build) else None)
+    tmp = tempfile.mkdtemp(prefix="e2e-tmp-%d-" % os.getpid(),
+                           dir=build if os.path.isdir(build) else None)
     helpers.configure(ROOT, build, heaptrace, tmp)
     failed_before = res.failed
     for name, fn, error in collect(e2e_dir):
@@ -250,6 +253,13 @@ def main():
     args = ap.parse_args()
 
     build = os.path.abspath(args.build)
+    # what an earlier run left: its failure logs and the scratch files of its failures
+    shutil.rmtree(os.path.join(build, "test-logs"), ignore_errors=True)
+    if os.path.isdir(build):
+        for entry in os.listdir(build):
+            m = re.match(r"e2e-tmp-(\d+)-", entry)
+            if m and not os.path.exists("/proc/" + m.group(1)):  # not a run still going on
+                shutil.rmtree(os.path.join(build, entry), ignore_errors=True)
     res = Results(os.path.join(build, "test-logs"), args.verbose)
     # A test that is interrupted still gets its summary line.
     signal.signal(signal.SIGTERM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))

@@ -3,12 +3,11 @@
 execve, static executables. Each target prints what it is known to do (tests/targets/expect.h)."""
 
 import json
-import os
 import re
 
 from helpers import (OPTS, Fail, check_consistency, check_debug_info, check_sites,
                      check_summary, expect_rc, heaptrace, pre_main, run, site_lines,
-                     site_records, sites, summary_record, target, variants, HEAPTRACE,
+                     site_records, summary_record, target, variants, HEAPTRACE,
                      need_heaptrace)
 
 
@@ -90,6 +89,31 @@ def test_clean_text():
 def test_execve(opt):
     """A successful execve replaces the heap: only the new image's blocks are reported."""
     full_check("execer", opt)
+
+
+@variants(*OPTS)
+def test_outside_main(opt):
+    """Blocks made in a constructor, an atexit handler and a destructor (after main) are counted:
+    tracing covers the program from its first instruction to its exit."""
+    prog = target("ctor", opt)
+    r = heaptrace(prog, name="ctor-" + opt)
+    expect_rc(r, 0)
+    rep = r.report
+    check_consistency(r, rep)
+    recs = site_records(r)
+    check_sites(r, rep, recs, lines=site_lines("ctor"))
+    check_summary(r, rep, summary_record(r))
+
+
+@variants(*OPTS)
+def test_own_signals(opt):
+    """Signals the program sends itself (SIGTRAP by raise, kill and its own int3 on x86; SIGUSR1,
+    SIGUSR2, SIGTERM) reach its handler (it exits 1 if one was swallowed), and heaptrace does not
+    take them for its own: one report."""
+    r = full_check("ownsignals", opt)
+    if len(r.reports) != 1:
+        r.fail("%d reports, expected 1: the program's own SIGUSR1/SIGUSR2 made reports"
+               % len(r.reports))
 
 
 @variants(*OPTS)

@@ -48,3 +48,29 @@ def test_fork_followed(opt):
         r.fail("the parent's and the child's blocks are in one report")
     check_sites(r, parents[0], site_records(r))
     check_sites(r, children[0], records(r, "site", "child"))
+
+
+@variants(*OPTS)
+def test_fork_child_crash(opt):
+    """--follow-fork, a child killed by SIGSEGV: its report says exit_status 139 and lists its
+    blocks; the parent's says 0, and heaptrace exits with the parent's status."""
+    r = heaptrace(target("forker", opt), args=["crashchild"], opts=["--follow-fork"],
+                  name="forker-crash-" + opt)
+    expect_rc(r, 0)
+    reps = r.reports
+    if len(reps) != 2:
+        r.fail("%d reports, expected 2 (parent and child)" % len(reps))
+    by_status = {rep.get("exit_status"): rep for rep in reps}
+    if sorted(by_status, key=str) != [0, 139]:
+        r.fail("exit_status of the reports: %s, expected 0 and 139"
+               % [rep.get("exit_status") for rep in reps])
+    check_sites(r, by_status[0], site_records(r))
+    check_sites(r, by_status[139], records(r, "site", "child"))
+
+
+def test_fork_child_crash_not_followed():
+    r = heaptrace(target("forker"), args=["crashchild"], name="forker-crash-nf")
+    expect_rc(r, 0)
+    if len(r.reports) != 1:
+        r.fail("%d reports without --follow-fork, expected 1" % len(r.reports))
+    check_sites(r, r.report, site_records(r))

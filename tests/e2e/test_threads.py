@@ -14,7 +14,7 @@ from helpers import (OPTS, check_consistency, check_sites, expect_rc, heaptrace,
 KEYS = ["alloc_calls", "free_calls", "unknown_frees", "live_blocks", "live_bytes"]
 
 
-def threads_run(opt, nthreads, iterations, keep, timeout):
+def threads_run(opt, nthreads, iterations, keep, timeout, exact_unknown=True):
     prog = target("threads", opt)
     base = heaptrace(prog, args=[nthreads, 1, 0], name="threads-base-%s" % opt)
     expect_rc(base, 0)
@@ -37,6 +37,15 @@ def threads_run(opt, nthreads, iterations, keep, timeout):
     errors = []
     for k in KEYS:
         exp = want[k] + glibc[k]
+        if k == "unknown_frees" and not exact_unknown:
+            # At exit each thread frees its tcache (made without malloc) and the chunks cached
+            # in it. With more threads than arenas, threads share arenas and what each cache
+            # holds at exit varies from run to run (seen: 64 to 71 for 32 threads, every
+            # (thread, pointer) distinct), so only the floor is fixed: one per thread.
+            if rep["summary"][k] < nthreads:
+                errors.append("summary.unknown_frees = %s, expected at least %d"
+                              % (rep["summary"][k], nthreads))
+            continue
         if rep["summary"][k] != exp:
             errors.append("summary.%s = %s, expected %s (program %s + glibc's %s)"
                           % (k, rep["summary"][k], exp, want[k], glibc[k]))
@@ -51,4 +60,4 @@ def test_threads_stress(opt):
 
 def test_threads_many():
     """More threads than cores, each short-lived."""
-    threads_run("O0", 32, 1000, 3, timeout=300)
+    threads_run("O0", 32, 1000, 3, timeout=300, exact_unknown=False)

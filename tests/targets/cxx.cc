@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * cxx: C++ allocations. operator new calls malloc (frame 1 is operator new, so each site's chain
- * starts "*"; the vector's chain is 11 frames deep at -O0, so the tests use a large --depth); delete and delete[] tail-jump into free. Known to leave live, from these extern "C"
- * functions (plain names in any symboliser):
+ * starts "*"; the vector's chain is 11 frames deep at -O0, so the tests use a large --depth);
+ * delete and delete[] tail-jump into free. Known to leave live, from these extern "C" functions
+ * (plain names in any symboliser):
  *   leak_objects       3 x new Obj (40 bytes)                        120
  *   leak_array         new int[25]                                    100
  *   leak_res_array     new Res[4]: 4 x 24 plus the 8-byte array cookie of a type with a destructor
@@ -178,7 +179,8 @@ int main(void)
 	expect_site("malloc", 1, 25 * sizeof(int), "*,leak_array,main");
 	expect_site("malloc", 1, 4 * sizeof(Res) + sizeof(size_t), "*,leak_res_array,main");
 	expect_site("malloc", 2, 2 * sizeof(std::vector<int>), "*,make_vector,main");
-	expect_site("malloc", 1, grown->capacity() * sizeof(int), "*,push_one,push_ints,grow_vector,main");
+	expect_site("malloc", 1, grown->capacity() * sizeof(int),
+		    "*,push_one,push_ints,grow_vector,main");
 	/* reserve_vector's block comes from reserve(); push_one never grows it */
 	expect_site("malloc", 1, reserved->capacity() * sizeof(int), "*,reserve_vector,main");
 	expect_site("malloc", 1, sizeof(std::string), "*,make_string,main");

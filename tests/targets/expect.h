@@ -19,7 +19,8 @@
  *   exit status=N           the status heaptrace must exit with
  *   any record may carry scope=NAME (e.g. scope=child in a forked child).
  * The allocation call of each site carries a comment marking its line, site(FUNCTION), which the
- * tests read to check the file and line of that frame.
+ * tests read to check the file and line of that frame; a call in a chain may carry call(CALLEE),
+ * the line its caller's frame must show.
  */
 #ifndef HEAPTRACE_TARGET_EXPECT_H
 #define HEAPTRACE_TARGET_EXPECT_H

@@ -8,12 +8,16 @@
  *     (system and popen use posix_spawn: clone with CLONE_VM | CLONE_VFORK);
  * and leaks 3333 bytes (parent_leak_after <- main). Known to exit 0 only if no child was killed
  * by a signal (a breakpoint left in a child kills it with SIGTRAP) and each child exited 0:
- * fork child 10, vfork child 11, system 12, popen 13, else that number plus 20 if killed by a signal.
+ * fork child 10, vfork child 11, system 12, popen 13, plus 20 if it was killed by a signal.
  * Five processes in all: the parent, the fork child, and the three children that run a shell or
  * /bin/true (the shell runs "true" and "echo" as builtins). No stdio on stdout.
  * Records: the parent's live sites; the fork child's (scope=child), which include the parent's
  * first block (its heap is a copy) but not the second.
+ * "forker crashchild": only the fork; the child leaks its 2222 bytes and dies of SIGSEGV (its
+ * report's exit_status is 139), the parent exits 0 if the child died of exactly that, else 14.
+ * Two processes.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +56,8 @@ __attribute__((noipa)) void child_work(void)
 	child_leak();
 }
 
+static int *volatile nowhere;
+
 static int check(int status, int code)
 {
 	if (WIFSIGNALED(status))
@@ -61,8 +67,9 @@ static int check(int status, int code)
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int crash = argc > 1 && strcmp(argv[1], "crashchild") == 0;
 	char buf[16] = "";
 	pid_t pid;
 	FILE *f;
@@ -78,10 +85,22 @@ int main(void)
 		child_work();
 		expect_site("malloc", 1, 2222, "child_leak,child_work,main");
 		expect_site("malloc", 1, 1111, "parent_leak_before,main");
+		expect_exit(crash ? 128 + SIGSEGV : 0);
+		if (crash)
+			*nowhere = 1;
 		exit(0);
 	}
 	if (waitpid(pid, &status, 0) != pid)
 		return 3;
+	if (crash) {
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSEGV)
+			return 14;
+		parent_leak_after();
+		expect_site("malloc", 1, 1111, "parent_leak_before,main");
+		expect_site("malloc", 1, 3333, "parent_leak_after,main");
+		expect_exit(0);
+		return 0;
+	}
 	if ((rc = check(status, 10)) != 0)
 		return rc;
 

@@ -30,7 +30,7 @@ void cache_put(struct cache *c, unsigned slot, const char *value)
 	char **b = &c->bucket[slot % c->nbuckets];
 
 	if (!*b) {
-		*b = cache_new_bucket();
+		*b = cache_new_bucket(); /* call(cache_new_bucket) */
 		c->buckets_made++;
 	}
 	strncat(*b, value, BUCKET_SIZE - strlen(*b) - 1);

@@ -23,9 +23,10 @@ struct entry *config_parse(const char *text, unsigned *count)
 	*count = 0;
 	while (*text) {
 		const char *eq = strchr(text, '='), *nl = strchr(text, '\n');
+		size_t key_len = (size_t)(eq - text);
 		struct entry *e = malloc(sizeof(*e));
 
-		e->key = config_intern_key(text, (size_t)(eq - text));
+		e->key = config_intern_key(text, key_len); /* call(config_intern_key) */
 		e->value = malloc((size_t)(nl - eq)); /* value and its '\0' */
 		memcpy(e->value, eq + 1, (size_t)(nl - eq - 1));
 		e->value[nl - eq - 1] = '\0';

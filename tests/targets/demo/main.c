@@ -24,10 +24,10 @@ int main(void)
 	struct cache *c;
 	unsigned n, slot = 0;
 
-	list = config_parse(config_text, &n);
+	list = config_parse(config_text, &n); /* call(config_parse) */
 	c = cache_new(3);
 	for (e = list; e; e = e->next)
-		cache_put(c, slot++, e->value);
+		cache_put(c, slot++, e->value); /* call(cache_put) */
 	config_free(list); /* frees entries and values, but not the keys */
 	expect_site("malloc", n, n * KEY_MAX, "config_intern_key,config_parse,main");
 	expect_site("malloc", c->buckets_made, c->buckets_made * BUCKET_SIZE,

@@ -4,7 +4,7 @@
  * in the order of their first allocation (what --sort=age must show, oldest first):
  *   alloc_row <- load_table <- load_all <- main : 10 x 100 bytes   = 1000
  *   alloc_row <- load_index <- load_all <- main :  4 x 300 bytes   = 1200
- *   leak_small <- main                          : 50 x 16 bytes    = 800 (60 made, 10 freed: peak 60)
+ *   leak_small <- main                          : 50 x 16 bytes    = 800 (60 made, 10 freed)
  *   leak_big <- main                            :  1 x 65536 bytes = 65536
  *   leak_calloc <- main (calloc 4 x 250)        :  2 x 1000 bytes  = 2000
  * and churn <- main mallocs and frees 100 x 64 bytes. Sizes and counts sort differently:
@@ -22,14 +22,14 @@ int main(void)
 	void *small[SMALL_MADE];
 	unsigned i;
 
-	load_all();
+	load_all(); /* call(load_all) */
 	for (i = 0; i < SMALL_MADE; i++)
-		small[i] = leak_small();
+		small[i] = leak_small(); /* call(leak_small) */
 	for (i = 0; i < SMALL_FREED; i++)
 		free(small[i]);
-	leak_big();
+	leak_big(); /* call(leak_big) */
 	for (i = 0; i < CALLOC_CALLS; i++)
-		leak_calloc();
+		leak_calloc(); /* call(leak_calloc) */
 	churn(CHURN_CALLS);
 
 	expect_site_peak("malloc", TABLE_ROWS, TABLE_ROWS * TABLE_ROW_SIZE, TABLE_ROWS,
@@ -38,8 +38,9 @@ int main(void)
 	expect_site_peak("malloc", INDEX_ROWS, INDEX_ROWS * INDEX_ROW_SIZE, INDEX_ROWS,
 			 INDEX_ROWS * INDEX_ROW_SIZE, INDEX_ROWS,
 			 "alloc_row,load_index,load_all,main");
-	expect_site_peak("malloc", SMALL_MADE - SMALL_FREED, (SMALL_MADE - SMALL_FREED) * SMALL_SIZE,
-			 SMALL_MADE, SMALL_MADE * SMALL_SIZE, SMALL_MADE, "leak_small,main");
+	expect_site_peak("malloc", SMALL_MADE - SMALL_FREED,
+			 (SMALL_MADE - SMALL_FREED) * SMALL_SIZE, SMALL_MADE,
+			 SMALL_MADE * SMALL_SIZE, SMALL_MADE, "leak_small,main");
 	expect_site_peak("malloc", 1, BIG_SIZE, 1, BIG_SIZE, 1, "leak_big,main");
 	expect_site_peak("calloc", CALLOC_CALLS, CALLOC_CALLS * CALLOC_NMEMB * CALLOC_SIZE,
 			 CALLOC_CALLS, CALLOC_CALLS * CALLOC_NMEMB * CALLOC_SIZE, CALLOC_CALLS,
