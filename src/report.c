@@ -72,7 +72,7 @@ static struct entry *select_bts(const struct table *t, const struct report_opts 
 		const struct block *blk = &t->blocks[s];
 
 		if (!blk->ptr || blk->size < o->min_size || blk->size > o->max_size ||
-		    since(ri->now_ns, blk->time_ns) < o->older_ns)
+		    since(ri->now_ns, table_block_ns(t, blk)) < o->older_ns)
 			continue;
 		e[blk->bt].count++;
 		e[blk->bt].size += blk->size;

@@ -208,7 +208,11 @@ void table_alloc(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint
 	}
 	blk->ptr = ptr;
 	blk->size = size;
-	blk->time_ns = now;
+	if (!t->base_ns)
+		t->base_ns = now ? now : 1;
+	blk->time_ms = now <= t->base_ns ? 0 :
+		       (now - t->base_ns) / 1000000 > UINT32_MAX ? UINT32_MAX :
+								   (now - t->base_ns) / 1000000;
 	blk->bt = bt;
 
 	b = &t->bts[bt];

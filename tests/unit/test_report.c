@@ -91,7 +91,8 @@ static char *run(const struct table *t, const struct report_opts *o, const struc
  *   Y (index 1): count 1, size 100, peak 1/100, first at 200
  *   Z (index 2): count 2, size 60,  peak 2/400, first at 100 (blocks at 150 and 400)
  */
-static void build_xyz(struct table *t)
+/* Block times are kept in ms: scale 1000000 makes the times below milliseconds. */
+static void build_xyz_scaled(struct table *t, uint64_t scale)
 {
 	static const uint64_t px[] = { PC_MALLOC, PC_FN_X, PC_MAIN };
 	static const uint64_t py[] = { PC_MALLOC, PC_FN_Y, PC_MAIN };
@@ -102,15 +103,20 @@ static void build_xyz(struct table *t)
 	x = table_intern(t, px, 3);
 	y = table_intern(t, py, 3);
 	z = table_intern(t, pz, 3);
-	table_alloc(t, 0xa00, 400, z, 100);
+	table_alloc(t, 0xa00, 400, z, 100 * scale);
 	table_free(t, 0xa00);
-	table_alloc(t, 0xa10, 30, z, 150);
-	table_alloc(t, 0xa20, 30, z, 400);
-	table_alloc(t, 0xb00, 100, y, 200);
+	table_alloc(t, 0xa10, 30, z, 150 * scale);
+	table_alloc(t, 0xa20, 30, z, 400 * scale);
+	table_alloc(t, 0xb00, 100, y, 200 * scale);
 	for (uint64_t i = 0; i < 5; i++)
-		table_alloc(t, 0xc00 + i * 16, 10, x, 300 + i);
+		table_alloc(t, 0xc00 + i * 16, 10, x, (300 + i) * scale);
 	table_free(t, 0xc00);
 	table_free(t, 0xc10);
+}
+
+static void build_xyz(struct table *t)
+{
+	build_xyz_scaled(t, 1);
 }
 
 /* A minimal JSON syntax check: return the end of the value at s, or NULL. */
@@ -394,6 +400,8 @@ TEST_CASE(nothing_live)
 	table_destroy(&t);
 }
 
+#define MS 1000000ULL
+
 TEST_CASE(filters)
 {
 	static const struct {
@@ -412,16 +420,16 @@ TEST_CASE(filters)
 		{ 101, UINT64_MAX, 0, "" },
 	};
 	struct table t;
-	struct report_info ri = info(1000);
+	struct report_info ri = info(1000 * MS);
 
-	build_xyz(&t);
+	build_xyz_scaled(&t, MS);
 	for (unsigned i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct report_opts o = opts(FMT_FOLDED, SORT_SIZE);
 		char *out;
 
 		o.min_size = cases[i].min;
 		o.max_size = cases[i].max;
-		o.older_ns = cases[i].older;
+		o.older_ns = cases[i].older * MS;
 		out = run(&t, &o, &ri);
 		CHECK_STREQ(out, cases[i].folded);
 		free(out);
@@ -445,7 +453,7 @@ TEST_CASE(filters)
 		CHECK(strstr(out, "\"live_blocks\":6,\"live_bytes\":190,"));
 		CHECK(strstr(out, "\"backtraces\":3,\"total_backtraces\":3,"));
 		CHECK(strstr(out, "\"backtraces\":[{\"count\":2,\"peak_count\":2,\"size\":60,"
-				  "\"peak_size\":400,\"age_ns\":900,\"total_count\":3,"
+				  "\"peak_size\":400,\"age_ns\":900000000,\"total_count\":3,"
 				  "\"total_size\":460,\"frames\":["));
 		CHECK(strstr(out, "fn_x") == NULL && strstr(out, "fn_y") == NULL);
 		free(out);
