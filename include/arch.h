@@ -81,9 +81,12 @@ struct arch_ops {
 			uint8_t *slot, struct arch_emul *em);
 	/* Apply an emulated instruction to the registers. Return 0 or -errno. */
 	int (*emulate)(const struct arch_emul *em, struct arch_regs *r);
-	/* Bytes of the trampoline breakpoint placed at the start of the scratch page; returns
-	 * its length. Returns land at that address (arm: with the mode of the caller). */
+	/* Bytes of the return trampoline placed at the start of the scratch page (up to
+	 * ARCH_SLOT_SIZE); return their length. arm needs one per instruction set. */
 	size_t (*tramp_encode)(uint8_t *buf);
+	/* The return address that sends a call returning to ret into the trampoline at base
+	 * (arm: the Thumb or the ARM one, with the caller's mode bit). */
+	uint64_t (*tramp_for)(uint64_t base, uint64_t ret);
 
 	/* Syscall injection: the instruction, and how to set up a call and read its result. */
 	const uint8_t *syscall_insn;

@@ -36,7 +36,8 @@ struct bpset {
 	uint64_t page; /* scratch page in the tracee, 0 until injected */
 	uint64_t page_size;
 	unsigned slots_used;
-	uint64_t tramp; /* return trampoline address */
+	uint64_t tramp; /* return trampoline(s): [tramp, tramp + tramp_len) */
+	unsigned tramp_len;
 };
 
 /*
@@ -53,6 +54,12 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 int bp_insert(struct bpset *s, pid_t pid, uint64_t addr, enum bp_kind kind, int hook);
 
 struct bp *bp_find(struct bpset *s, uint64_t addr);
+
+/* True if code address addr is in the trampoline. */
+static inline bool bp_is_tramp(const struct bpset *s, uint64_t addr)
+{
+	return s->page && addr >= s->tramp && addr < s->tramp + s->tramp_len;
+}
 
 /* Set regs so that the thread, resumed, executes the displaced instruction and goes on. */
 int bp_step(const struct bp *b, struct arch_regs *regs);

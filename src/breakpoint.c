@@ -39,7 +39,7 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 		   uint64_t hint, int *pending_sig)
 {
 	uint64_t insn = find_syscall_insn(tid, maps, n), args[6];
-	uint8_t tramp[ARCH_MAX_INSN];
+	uint8_t tramp[ARCH_SLOT_SIZE];
 	size_t tlen;
 	int64_t ret;
 	int err;
@@ -67,6 +67,7 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 	s->slots_used = 1; /* slot 0 holds the trampoline */
 	tlen = arch->tramp_encode(tramp);
 	s->tramp = s->page;
+	s->tramp_len = tlen;
 	pr_dbg(0, "scratch page at %#llx (hint %#llx)", (unsigned long long)s->page,
 	       (unsigned long long)hint);
 	return remote_write(tid, s->tramp, tramp, tlen);
@@ -97,7 +98,7 @@ int bp_insert(struct bpset *s, pid_t pid, uint64_t addr, enum bp_kind kind, int 
 	if ((s->slots_used + 1) * ARCH_SLOT_SIZE > s->page_size)
 		return -ENOSPC;
 	b.slot = s->page + s->slots_used * ARCH_SLOT_SIZE;
-	ret = arch->displace(b.addr, code, got, b.slot, slot, &b.emul);
+	ret = arch->displace(addr, code, got, b.slot, slot, &b.emul); /* addr: with arm's mode bit */
 	if (ret < 0)
 		return ret;
 	b.step = ret;

@@ -280,6 +280,7 @@ static void resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_fra
 {
 	struct resolve_ctx *rc = ctx;
 
+	pc = arch->code_addr(pc);
 	sym_resolve(rc->sym, pc, index > 0, out);
 	if (index == 0) {
 		/* frame 0 is the public name (malloc, not __libc_malloc) */
@@ -429,8 +430,9 @@ static int arm_hooks(struct proc *p, pid_t tid)
 		if (chosen[h] < 0)
 			continue;
 		m = &p->mods.v[chosen[h]];
-		addr = arch->code_addr(p->mod_hooks[chosen[h]][h] + m->bias);
+		addr = p->mod_hooks[chosen[h]][h] + m->bias; /* arm: with the Thumb bit */
 		ret = bp_insert(&p->bps, tid, addr, BP_HOOK, h);
+		addr = arch->code_addr(addr);
 		if (ret == -EEXIST) {
 			p->hook_addr[h] = addr; /* an alias (memalign = aligned_alloc) */
 			continue;
@@ -606,7 +608,7 @@ static void on_entry(struct thread *t, struct arch_regs *regs, const struct bp *
 	} else {
 		ret = arch->get_ret_reg(regs);
 	}
-	if (ret == p->bps.tramp)
+	if (bp_is_tramp(&p->bps, arch->code_addr(ret)))
 		return; /* a tail call from a traced call: its return is already caught */
 	f = push_frame(t);
 	f->ret = ret;
@@ -641,13 +643,14 @@ static void on_entry(struct thread *t, struct arch_regs *regs, const struct bp *
 		}
 	}
 	if (arch->ret_on_stack) {
-		if (remote_write_word(t->tid, sp, arch->word_size, p->bps.tramp)) {
+		if (remote_write_word(t->tid, sp, arch->word_size,
+				      arch->tramp_for(p->bps.tramp, ret))) {
 			t->nframes--;
 			if (f->took_old)
 				table_put_back(&p->table, &f->old);
 		}
 	} else {
-		arch->set_ret_reg(regs, p->bps.tramp);
+		arch->set_ret_reg(regs, arch->tramp_for(p->bps.tramp, ret));
 	}
 }
 
@@ -733,7 +736,7 @@ static void on_sigtrap(struct thread *t)
 		resume(t, 0);
 		return;
 	}
-	if (p->bps.page && addr == p->bps.tramp && !trap_is_sent(t->tid)) {
+	if (bp_is_tramp(&p->bps, addr) && !trap_is_sent(t->tid)) {
 		if (on_return(t, &regs)) {
 			resume(t, SIGSEGV);
 			return;
@@ -810,6 +813,71 @@ static void on_exec(struct thread *t)
 	resume(t, 0);
 }
 
+/* Replace every word equal to from by to in [lo, hi) of tid's memory (bounded). */
+static void replace_words(pid_t tid, uint64_t lo, uint64_t hi, uint64_t from, uint64_t to)
+{
+	const unsigned w = arch->word_size;
+	uint8_t buf[4096];
+
+	if (hi > lo + (64 << 10))
+		hi = lo + (64 << 10);
+	for (uint64_t at = lo & ~(uint64_t)(w - 1); at < hi; at += sizeof(buf)) {
+		size_t len = hi - at < sizeof(buf) ? hi - at : sizeof(buf);
+		ssize_t n = remote_read(tid, at, buf, len);
+
+		for (ssize_t k = 0; k + w <= n; k += w) {
+			uint64_t v = 0;
+
+			memcpy(&v, buf + k, w); /* little-endian targets */
+			if (v == from)
+				remote_write_word(tid, at + k, w, to);
+		}
+		if (n < (ssize_t)len)
+			break;
+	}
+}
+
+/* Give every call in flight its caller's return address back before detaching. */
+static void restore_cb(struct thread *t, void *ctx)
+{
+	struct arch_regs regs;
+	uint64_t lo;
+	bool dirty = false;
+
+	(void)ctx;
+	if (t->p->shares_mm || !t->nframes)
+		return;
+	if (arch->ret_on_stack) { /* x86_64: the slot at the entry sp is untouched until ret */
+		for (unsigned i = t->nframes; i-- > 0;)
+			remote_write_word(t->tid, t->frames[i].sp, arch->word_size,
+					  t->frames[i].ret);
+		t->nframes = 0;
+		return;
+	}
+	/*
+	 * The link register got the trampoline at entry; the callee may still hold it there or
+	 * have spilled it into its own frame, which lies between the thread's sp and the entry
+	 * sp. Put the caller's address back in both places.
+	 */
+	if (arch_get_regs(t->tid, &regs))
+		return;
+	lo = arch->get_sp(&regs);
+	for (unsigned i = t->nframes; i-- > 0;) {
+		const struct frame *f = &t->frames[i];
+		uint64_t tv = arch->tramp_for(t->p->bps.tramp, f->ret);
+
+		if (arch->get_ret_reg(&regs) == tv) {
+			arch->set_ret_reg(&regs, f->ret);
+			dirty = true;
+		}
+		replace_words(t->tid, lo, f->sp, tv, f->ret);
+		lo = f->sp;
+	}
+	if (dirty)
+		arch_set_regs(t->tid, &regs);
+	t->nframes = 0;
+}
+
 /* The child of a fork heaptrace does not follow: clean its copy of memory, let it go. */
 static void release_child(struct thread *t)
 {
@@ -817,10 +885,7 @@ static void release_child(struct thread *t)
 
 	bp_remove_all(&p->bps, t->tid);
 	/* return addresses the parent had patched are in the child's copy of the stack */
-	if (arch->ret_on_stack)
-		for (unsigned i = 0; i < t->nframes; i++)
-			remote_write_word(t->tid, t->frames[i].sp, arch->word_size,
-					  t->frames[i].ret);
+	restore_cb(t, NULL);
 	ptrace(PTRACE_DETACH, t->tid, 0, 0);
 	proc_free(p);
 }
@@ -1021,16 +1086,6 @@ static void count_running_cb(struct thread *t, void *ctx)
 {
 	if (!t->stopped)
 		++*(unsigned *)ctx;
-}
-
-static void restore_cb(struct thread *t, void *ctx)
-{
-	(void)ctx;
-	if (!arch->ret_on_stack || t->p->shares_mm)
-		return;
-	for (unsigned i = t->nframes; i-- > 0;)
-		remote_write_word(t->tid, t->frames[i].sp, arch->word_size, t->frames[i].ret);
-	t->nframes = 0;
 }
 
 static void detach_cb(struct thread *t, void *ctx)

@@ -292,6 +292,12 @@ static size_t x86_tramp_encode(uint8_t *buf)
 	return 1;
 }
 
+static uint64_t x86_tramp_for(uint64_t base, uint64_t ret)
+{
+	(void)ret;
+	return base;
+}
+
 static const uint8_t x86_syscall_insn[] = { 0x0f, 0x05 };
 
 static void x86_syscall_setup(struct arch_regs *r, uint64_t insn_addr, long nr,
@@ -348,6 +354,7 @@ const struct arch_ops arch_x86_64_ops = {
 	.displace = x86_displace,
 	.emulate = x86_emulate,
 	.tramp_encode = x86_tramp_encode,
+	.tramp_for = x86_tramp_for,
 	.syscall_insn = x86_syscall_insn,
 	.syscall_insn_len = sizeof(x86_syscall_insn),
 	.nr_mmap = 9,
