@@ -36,7 +36,7 @@ struct arch_emul {
 };
 
 #define ARCH_MAX_INSN 16 /* bytes read at a breakpoint address to decode */
-#define ARCH_SLOT_SIZE 32 /* bytes of scratch page per displaced instruction */
+#define ARCH_SLOT_SIZE 64 /* bytes of scratch page per displaced instruction */
 
 struct arch_ops {
 	const char *name;
@@ -104,6 +104,9 @@ struct arch_ops {
 
 /* Every architecture's ops, for the unit tests; only one is linked into the tool. */
 extern const struct arch_ops arch_x86_64_ops;
+extern const struct arch_ops arch_aarch64_ops;
+extern const struct arch_ops arch_arm_ops;
+extern const struct arch_ops arch_mips64_ops;
 
 /* The architecture heaptrace runs on (set by arch/<arch>/regs.c). */
 extern const struct arch_ops *const arch;

@@ -26,9 +26,12 @@
 #define PR_DOMAIN "tracer"
 #include "arch.h"
 #include "breakpoint.h"
+#include "calls.h"
+#include "image.h"
 #include "hooks.h"
 #include "log.h"
 #include "maps.h"
+#include "process.h"
 #include "remote.h"
 #include "report.h"
 #include "symbols.h"
@@ -41,64 +44,7 @@
 	(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |  \
 	 PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXIT)
 
-/* A hooked call in flight on one thread. */
-struct frame {
-	uint64_t ret; /* the caller's return address, replaced by the trampoline */
-	uint64_t sp; /* sp at entry */
-	struct hook_call call;
-	struct block old; /* realloc: the block taken out at entry */
-	bool took_old;
-	unsigned npcs;
-	uint64_t *pcs; /* backtrace captured at entry */
-};
-
-struct proc;
-
-struct thread {
-	pid_t tid;
-	struct proc *p; /* NULL until its parent's clone/fork event names it */
-	struct thread *hnext;
-	struct frame *frames;
-	unsigned nframes, cap;
-	int pending_sig; /* to deliver when detaching */
-	bool stopped; /* in a ptrace-stop heaptrace has not resumed */
-	bool seen_first_stop; /* a new child's initial stop arrived */
-	bool parent_known; /* its parent's event arrived */
-};
-
-struct proc {
-	pid_t pid;
-	struct proc *next;
-	char *command;
-	struct table table;
-	struct modlist mods;
-	uint64_t (*mod_hooks)[HOOK_COUNT]; /* per module: hook symbol values found in it */
-	size_t mod_hooks_n;
-	int interp; /* index of the dynamic linker in mods, -1 if none */
-	char *exe; /* /proc/PID/exe */
-	struct bpset bps;
-	struct unwinder *unw;
-	uint64_t hook_addr[HOOK_COUNT]; /* armed entries, 0 if none */
-	bool armed;
-	uint64_t start_bp; /* temporary breakpoint at the first instruction after exec */
-	uint8_t start_saved[ARCH_MAX_INSN];
-	size_t start_len;
-	bool counting; /* false: only kept traced until it execs (an unfollowed vfork child) */
-	bool shares_mm; /* vfork child: its memory is its parent's until it execs */
-	bool detach_at_first_stop; /* an unfollowed fork child */
-	bool exited;
-	int exit_status;
-	bool has_statm;
-	uint64_t statm[3];
-	uint64_t start_ns;
-	bool launched;
-	unsigned nthreads;
-	uint64_t unwind_seq; /* allocations seen, for --sample */
-};
-
 static const struct tracer_opts *opts;
-static struct proc *procs;
-static struct thread *thread_hash[4096];
 static bool detaching;
 static int launched_status = -1;
 static bool start_failed; /* the launched program could not be traced */
@@ -126,148 +72,15 @@ static void on_signal(int sig)
 
 /* --- threads and processes --- */
 
-static struct thread *thread_find(pid_t tid)
-{
-	for (struct thread *t = thread_hash[tid % ARRAY_SIZE(thread_hash)]; t; t = t->hnext)
-		if (t->tid == tid)
-			return t;
-	return NULL;
-}
 
-static struct thread *thread_new(pid_t tid, struct proc *p)
-{
-	struct thread *t = xcalloc(1, sizeof(*t));
-	struct thread **head = &thread_hash[tid % ARRAY_SIZE(thread_hash)];
 
-	t->tid = tid;
-	t->p = p;
-	t->hnext = *head;
-	*head = t;
-	if (p)
-		p->nthreads++;
-	return t;
-}
 
-static void thread_free(struct thread *t)
-{
-	struct thread **pp = &thread_hash[t->tid % ARRAY_SIZE(thread_hash)];
 
-	while (*pp != t)
-		pp = &(*pp)->hnext;
-	*pp = t->hnext;
-	if (t->p)
-		t->p->nthreads--;
-	for (unsigned i = 0; i < t->cap; i++)
-		free(t->frames[i].pcs);
-	free(t->frames);
-	free(t);
-}
 
-static void for_each_thread(struct proc *p, void (*fn)(struct thread *t, void *ctx), void *ctx)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(thread_hash); i++) {
-		struct thread *t = thread_hash[i], *next;
 
-		for (; t; t = next) {
-			next = t->hnext;
-			if (t->p == p)
-				fn(t, ctx);
-		}
-	}
-}
 
-static char *read_cmdline(pid_t pid)
-{
-	char name[64], buf[4096];
-	ssize_t n;
-	int fd;
 
-	snprintf(name, sizeof(name), "/proc/%d/cmdline", (int)pid);
-	fd = open(name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return xstrdup("?");
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return xstrdup("?");
-	if (buf[n - 1] == '\0')
-		n--;
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == '\0')
-			buf[i] = ' ';
-	buf[n] = '\0';
-	return xstrdup(buf);
-}
 
-static void read_statm(struct proc *p)
-{
-	char name[64];
-	unsigned long long v[3];
-	long page = sysconf(_SC_PAGESIZE);
-	FILE *f;
-
-	snprintf(name, sizeof(name), "/proc/%d/statm", (int)p->pid);
-	f = fopen(name, "re");
-	if (!f)
-		return;
-	if (fscanf(f, "%llu %llu %llu", &v[0], &v[1], &v[2]) == 3) {
-		for (int i = 0; i < 3; i++)
-			p->statm[i] = v[i] * page;
-		p->has_statm = true;
-	}
-	fclose(f);
-}
-
-static struct proc *proc_new(pid_t pid)
-{
-	struct proc *p = xcalloc(1, sizeof(*p));
-
-	p->pid = pid;
-	p->interp = -1;
-	p->counting = true;
-	p->start_ns = now_ns();
-	table_init(&p->table);
-	p->next = procs;
-	procs = p;
-	return p;
-}
-
-static void proc_forget_image(struct proc *p)
-{
-	modlist_clear(&p->mods);
-	free(p->mod_hooks);
-	p->mod_hooks = NULL;
-	p->mod_hooks_n = 0;
-	p->interp = -1;
-	free(p->exe);
-	p->exe = NULL;
-	bp_forget(&p->bps);
-	unwind_destroy(p->unw);
-	p->unw = NULL;
-	memset(p->hook_addr, 0, sizeof(p->hook_addr));
-	p->armed = false;
-	p->start_bp = 0;
-}
-
-static void free_thread_cb(struct thread *t, void *ctx)
-{
-	(void)ctx;
-	thread_free(t);
-}
-
-static void proc_free(struct proc *p)
-{
-	struct proc **pp = &procs;
-
-	while (*pp != p)
-		pp = &(*pp)->next;
-	*pp = p->next;
-	for_each_thread(p, free_thread_cb, NULL);
-	proc_forget_image(p);
-	table_destroy(&p->table);
-	free(p->command);
-	free(p);
-}
 
 /* --- reports --- */
 
@@ -310,7 +123,7 @@ static void write_report(struct proc *p, int sort)
 	int ret;
 
 	if (!p->exited)
-		read_statm(p);
+		proc_read_statm(p);
 	ri.has_statm = p->has_statm;
 	ri.statm_vss = p->statm[0];
 	ri.statm_rss = p->statm[1];
@@ -348,343 +161,18 @@ static void resume(struct thread *t, int sig)
 
 /* --- modules and hooks --- */
 
-static bool is_libc(const char *path)
-{
-	const char *base = strrchr(path, '/');
 
-	base = base ? base + 1 : path;
-	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
-	       !strncmp(base, "ld-musl", 7);
-}
 
-/* Note the load bias of modules [old, n) and the hooks they define. */
-static void note_modules(struct proc *p, size_t old)
-{
-	if (p->mods.n == old)
-		return;
-	p->mod_hooks = xrealloc(p->mod_hooks, p->mods.n * sizeof(*p->mod_hooks));
-	for (size_t i = old; i < p->mods.n; i++) {
-		struct module *m = &p->mods.v[i];
-		struct elf_info info;
 
-		memset(p->mod_hooks[i], 0, sizeof(p->mod_hooks[i]));
-		if (sym_elf_info(m->path, &info))
-			continue;
-		m->bias = m->base - info.first_load_vaddr;
-		m->bias_known = true;
-		if ((int)i != p->interp && m->exec)
-			sym_find_hooks(m->path, p->mod_hooks[i]);
-	}
-	p->mod_hooks_n = p->mods.n;
-	if (p->unw)
-		unwind_flush(p->unw);
-}
 
-/* Read the mappings again (libraries were loaded or unloaded). */
-static void scan_modules(struct proc *p)
-{
-	struct mapping *maps = NULL;
-	ssize_t n = maps_read(p->pid, &maps);
-	size_t old = p->mods.n;
 
-	if (n < 0)
-		return;
-	modlist_update(&p->mods, maps, n);
-	free(maps);
-	note_modules(p, old);
-}
 
-/* Rank for choosing which module's definition a process uses: the executable first, then
- * other libraries (a replacement allocator), the C library last, as symbol lookup would. */
-static int module_rank(const struct proc *p, size_t i)
-{
-	const char *path = p->mods.v[i].path;
-
-	if (p->exe && !strcmp(path, p->exe))
-		return 0;
-	return is_libc(path) ? 2 : 1;
-}
-
-/* Place the entry breakpoints once a module defines malloc. Return 0, 1 if none yet, or
- * -errno after printing why. */
-static int arm_hooks(struct proc *p, pid_t tid)
-{
-	int chosen[HOOK_COUNT];
-
-	if (p->armed)
-		return 0;
-	for (int h = 0; h < HOOK_COUNT; h++) {
-		chosen[h] = -1;
-		for (size_t i = 0; i < p->mod_hooks_n; i++)
-			if (p->mod_hooks[i][h] &&
-			    (chosen[h] < 0 || module_rank(p, i) < module_rank(p, chosen[h])))
-				chosen[h] = i;
-	}
-	if (chosen[HOOK_MALLOC] < 0)
-		return 1;
-	for (int h = 0; h < HOOK_COUNT; h++) {
-		const struct module *m;
-		uint64_t addr;
-		int ret;
-
-		if (chosen[h] < 0)
-			continue;
-		m = &p->mods.v[chosen[h]];
-		addr = p->mod_hooks[chosen[h]][h] + m->bias; /* arm: with the Thumb bit */
-		ret = bp_insert(&p->bps, tid, addr, BP_HOOK, h);
-		addr = arch->code_addr(addr);
-		if (ret == -EEXIST) {
-			p->hook_addr[h] = addr; /* an alias (memalign = aligned_alloc) */
-			continue;
-		}
-		if (ret) {
-			pr_err("cannot trace %s at %#llx in %s: %s", hook_table[h].name,
-			       (unsigned long long)addr, m->path,
-			       ret == -ENOTSUP ? "its first instruction is not supported yet" :
-			       ret == -ERANGE ? "the scratch page is too far away" :
-						 strerror(-ret));
-			return ret;
-		}
-		p->hook_addr[h] = addr;
-		pr_dbg(0, "traced %s at %#llx (%s)", hook_table[h].name, (unsigned long long)addr,
-		       m->path);
-	}
-	p->armed = true;
-	return 0;
-}
-
-/* Read /proc/PID/exe into p->exe. */
-static void read_exe(struct proc *p)
-{
-	char name[64], buf[PATH_MAX];
-	ssize_t n;
-
-	snprintf(name, sizeof(name), "/proc/%d/exe", (int)p->pid);
-	n = readlink(name, buf, sizeof(buf) - 1);
-	free(p->exe);
-	p->exe = NULL;
-	if (n > 0) {
-		buf[n] = '\0';
-		p->exe = xstrdup(buf);
-	}
-}
-
-/*
- * Map the scratch page and place the breakpoints of a fresh image. The thread is stopped at
- * a clean point (the first instruction, or an attach stop). near: an address the page should
- * be close to. Return 0 or -errno after printing why.
- */
-static int setup_image(struct proc *p, struct thread *t, uint64_t near, bool attached)
-{
-	struct mapping *maps = NULL;
-	ssize_t n;
-	uint64_t ldso;
-	int ret, sig;
-
-	read_exe(p);
-	if (p->exe) {
-		struct elf_info info;
-
-		if (!sym_elf_info(p->exe, &info) &&
-		    (info.machine != arch->elf_machine || info.elf_class != arch->elf_class)) {
-			pr_warn("%s (process %d) is not a %s program: it runs on untraced", p->exe,
-				p->pid, arch->name);
-			return -EXDEV;
-		}
-	}
-	p->unw = unwind_new(p->pid);
-	n = maps_read(p->pid, &maps);
-	if (n < 0) {
-		pr_err("reading /proc/%d/maps: %s", p->pid, strerror((int)-n));
-		return (int)n;
-	}
-	modlist_update(&p->mods, maps, n);
-	for (size_t i = 0; i < p->mods.n; i++) {
-		const struct module *m = &p->mods.v[i];
-		const char *b = strrchr(m->path, '/') + 1;
-
-		if (p->exe && !strcmp(m->path, p->exe))
-			continue;
-		/* at the first instruction the PC is in the dynamic linker (static: the exe) */
-		if (attached ? !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld.so", 5) ||
-				       !strncmp(b, "ld-musl", 7)
-			     : near >= m->start && near < m->end)
-			p->interp = i;
-	}
-	note_modules(p, 0);
-	for (size_t i = 0; attached && i < p->mods.n; i++)
-		if (p->mod_hooks[i][HOOK_MALLOC])
-			near = p->mods.v[i].start; /* the page goes near the allocator */
-	ret = bp_page_inject(&p->bps, t->tid, maps, n, (near & ~0xfffULL) - 0x200000, &sig);
-	free(maps);
-	if (sig)
-		t->pending_sig = sig;
-	if (ret) {
-		pr_err("cannot map a scratch page in process %d: %s", p->pid, strerror(-ret));
-		return ret;
-	}
-	if (p->interp >= 0) {
-		const struct module *m = &p->mods.v[p->interp];
-
-		ldso = m->bias_known ? sym_lookup(m->path, "_dl_debug_state") : 0;
-		if (ldso) {
-			ret = bp_insert(&p->bps, t->tid, ldso + m->bias, BP_LDSO, -1);
-			if (ret)
-				pr_warn("cannot watch library loading in %d: %s", p->pid,
-					strerror(-ret));
-		} else {
-			pr_warn("%s has no _dl_debug_state: libraries loaded later are not seen",
-				m->path);
-		}
-	}
-	/* a dynamic program's C library is not mapped yet: armed at _dl_debug_state */
-	ret = attached || p->interp < 0 ? arm_hooks(p, t->tid) : 0;
-	if (ret < 0)
-		return ret;
-	if (ret > 0) {
-		pr_err("%s: no allocator symbols found", p->exe ? p->exe : p->command);
-		return -ENOENT;
-	}
-	return 0;
-}
 
 /* --- breakpoint handlers --- */
 
-static struct frame *push_frame(struct thread *t)
-{
-	if (t->nframes == t->cap) {
-		unsigned cap = t->cap ? t->cap * 2 : 4;
 
-		t->frames = xrealloc(t->frames, cap * sizeof(*t->frames));
-		for (unsigned i = t->cap; i < cap; i++)
-			t->frames[i].pcs = xmalloc(opts->depth * sizeof(uint64_t));
-		t->cap = cap;
-	}
-	return &t->frames[t->nframes++];
-}
 
-/* Frames whose entry sp lies below sp were left by longjmp: their return never comes. */
-static void drop_stale(struct thread *t, uint64_t sp, unsigned adjust)
-{
-	while (t->nframes && t->frames[t->nframes - 1].sp + adjust < sp) {
-		struct frame *f = &t->frames[--t->nframes];
 
-		if (f->took_old)
-			table_put_back(&t->p->table, &f->old);
-		pr_dbg(0, "thread %d: dropped a call to %s left by longjmp", t->tid,
-		       hook_table[f->call.id].name);
-	}
-}
-
-static void on_entry(struct thread *t, struct arch_regs *regs, const struct bp *b)
-{
-	struct proc *p = t->p;
-	uint64_t sp = arch->get_sp(regs), ret;
-	const struct hook_desc *d = &hook_table[b->hook];
-	struct frame *f;
-
-	drop_stale(t, sp, 0);
-	/* inside another traced call (realloc -> malloc, posix_memalign -> malloc, ...) */
-	if (t->nframes || !p->counting || detaching)
-		return;
-	if (d->at_entry_only) {
-		uint64_t ptr = arch->get_arg(regs, 0);
-
-		if (!table_free(&p->table, ptr) && ptr && log_level >= 2) {
-			uint64_t caller = 0;
-
-			if (arch->ret_on_stack)
-				remote_read_word(t->tid, sp, arch->word_size, &caller);
-			else
-				caller = arch->get_ret_reg(regs);
-			pr_dbg(1, "thread %d: free(%#llx) of a block never seen, from %#llx", t->tid,
-			       (unsigned long long)ptr, (unsigned long long)caller);
-		}
-		return;
-	}
-	if (arch->ret_on_stack) {
-		if (remote_read_word(t->tid, sp, arch->word_size, &ret))
-			return;
-	} else {
-		ret = arch->get_ret_reg(regs);
-	}
-	if (bp_is_tramp(&p->bps, arch->code_addr(ret)))
-		return; /* a tail call from a traced call: its return is already caught */
-	f = push_frame(t);
-	f->ret = ret;
-	f->sp = sp;
-	f->call.id = b->hook;
-	for (unsigned i = 0; i < 3; i++)
-		f->call.args[i] = i < d->nargs ? arch->get_arg(regs, i) : 0;
-	f->took_old = false;
-	if ((b->hook == HOOK_REALLOC || b->hook == HOOK_REALLOCARRAY) && f->call.args[0])
-		f->took_old = table_take(&p->table, f->call.args[0], &f->old);
-	if (opts->sample > 1 && p->unwind_seq++ % opts->sample) {
-		/* not sampled: the allocation function and its caller, known without unwinding */
-		f->pcs[0] = arch->get_pc(regs);
-		f->pcs[1] = ret;
-		f->npcs = opts->depth < 2 ? 1 : 2;
-	} else {
-		/*
-		 * At the entry the caller's frame is exact: pc = return address, sp above it, the
-		 * other registers untouched. Unwinding from there needs no unwind information for
-		 * the allocator's first instruction, and frame pointers lead the right way even in
-		 * a static program without .eh_frame_hdr.
-		 */
-		struct arch_regs caller = *regs;
-
-		f->pcs[0] = arch->get_pc(regs);
-		f->npcs = 1;
-		if (opts->depth > 1) {
-			arch->set_pc(&caller, ret);
-			arch->set_sp(&caller, sp + arch->ret_sp_adjust);
-			f->npcs += unwind_capture(p->unw, t->tid, &caller, f->pcs + 1,
-						  opts->depth - 1);
-		}
-	}
-	if (arch->ret_on_stack) {
-		if (remote_write_word(t->tid, sp, arch->word_size,
-				      arch->tramp_for(p->bps.tramp, ret))) {
-			t->nframes--;
-			if (f->took_old)
-				table_put_back(&p->table, &f->old);
-		}
-	} else {
-		arch->set_ret_reg(regs, arch->tramp_for(p->bps.tramp, ret));
-	}
-}
-
-/* Return 0, or -1 when the thread cannot go on (no call in flight). */
-static int on_return(struct thread *t, struct arch_regs *regs)
-{
-	struct proc *p = t->p;
-	uint64_t retval = arch->get_retval(regs), memptr = 0;
-	struct hook_effect e;
-	struct frame *f;
-
-	drop_stale(t, arch->get_sp(regs), arch->ret_sp_adjust);
-	if (!t->nframes) {
-		pr_err("thread %d returned to the trampoline with no traced call in flight", t->tid);
-		return -1;
-	}
-	f = &t->frames[--t->nframes];
-	if (hook_needs_memptr(&f->call, retval))
-		remote_read_word(t->tid, f->call.args[0], arch->word_size, &memptr);
-	hook_effect(&f->call, retval, memptr, &e);
-	if (f->call.id == HOOK_REALLOC || f->call.id == HOOK_REALLOCARRAY) {
-		if (e.freed)
-			table_count_release(&p->table, f->took_old);
-		else if (f->took_old)
-			table_put_back(&p->table, &f->old);
-	} else if (e.freed) {
-		table_free(&p->table, e.freed);
-	}
-	if (e.allocated)
-		table_alloc(&p->table, e.allocated, e.size,
-			    table_intern(&p->table, f->pcs, f->npcs), now_ns());
-	arch->set_pc(regs, f->ret);
-	return 0;
-}
 
 /* Return true if the SIGTRAP was sent by a process, not raised by a breakpoint. */
 static bool trap_is_sent(pid_t tid)
@@ -723,7 +211,7 @@ static void on_sigtrap(struct thread *t)
 		p->start_bp = 0;
 		arch->set_pc(&regs, addr);
 		arch_set_regs(t->tid, &regs);
-		ret = setup_image(p, t, addr, false);
+		ret = image_setup(p, t, addr, false);
 		if (ret == -EXDEV) {
 			ptrace(PTRACE_DETACH, t->tid, 0, 0);
 			proc_free(p);
@@ -737,7 +225,7 @@ static void on_sigtrap(struct thread *t)
 		return;
 	}
 	if (bp_is_tramp(&p->bps, addr) && !trap_is_sent(t->tid)) {
-		if (on_return(t, &regs)) {
+		if (calls_return(t, &regs)) {
 			resume(t, SIGSEGV);
 			return;
 		}
@@ -752,10 +240,10 @@ static void on_sigtrap(struct thread *t)
 	}
 	if (b->kind == BP_HOOK) {
 		arch->set_pc(&regs, addr); /* unwind from the entry itself */
-		on_entry(t, &regs, b);
+		calls_entry(t, &regs, b, !detaching);
 	} else if (b->kind == BP_LDSO && !p->shares_mm) {
-		scan_modules(p);
-		if (arm_hooks(p, t->tid) < 0) {
+		image_scan(p);
+		if (image_arm_hooks(p, t->tid) < 0) {
 			fatal_stop(p);
 			return;
 		}
@@ -767,6 +255,12 @@ static void on_sigtrap(struct thread *t)
 
 /* --- process events --- */
 
+static void free_other_cb(struct thread *o, void *survivor)
+{
+	if (o != survivor)
+		proc_thread_free(o);
+}
+
 static void on_exec(struct thread *t)
 {
 	struct proc *p = t->p;
@@ -774,15 +268,7 @@ static void on_exec(struct thread *t)
 	uint8_t trap[ARCH_MAX_INSN];
 
 	/* every other thread is gone; the survivor now has the process id */
-	for (size_t i = 0; i < ARRAY_SIZE(thread_hash); i++) {
-		struct thread *o = thread_hash[i], *next;
-
-		for (; o; o = next) {
-			next = o->hnext;
-			if (o->p == p && o != t)
-				thread_free(o);
-		}
-	}
+	proc_for_each_thread(p, free_other_cb, t);
 	t->nframes = 0;
 	if (!p->counting) { /* an unfollowed vfork child: its new image is not ours */
 		ptrace(PTRACE_DETACH, t->tid, 0, 0);
@@ -794,7 +280,7 @@ static void on_exec(struct thread *t)
 	table_reset(&p->table); /* a new image, a new heap */
 	p->start_ns = now_ns();
 	free(p->command);
-	p->command = read_cmdline(p->pid);
+	p->command = proc_cmdline(p->pid);
 	p->has_statm = false;
 	if (arch_get_regs(t->tid, &regs)) {
 		resume(t, 0);
@@ -813,70 +299,7 @@ static void on_exec(struct thread *t)
 	resume(t, 0);
 }
 
-/* Replace every word equal to from by to in [lo, hi) of tid's memory (bounded). */
-static void replace_words(pid_t tid, uint64_t lo, uint64_t hi, uint64_t from, uint64_t to)
-{
-	const unsigned w = arch->word_size;
-	uint8_t buf[4096];
 
-	if (hi > lo + (64 << 10))
-		hi = lo + (64 << 10);
-	for (uint64_t at = lo & ~(uint64_t)(w - 1); at < hi; at += sizeof(buf)) {
-		size_t len = hi - at < sizeof(buf) ? hi - at : sizeof(buf);
-		ssize_t n = remote_read(tid, at, buf, len);
-
-		for (ssize_t k = 0; k + w <= n; k += w) {
-			uint64_t v = 0;
-
-			memcpy(&v, buf + k, w); /* little-endian targets */
-			if (v == from)
-				remote_write_word(tid, at + k, w, to);
-		}
-		if (n < (ssize_t)len)
-			break;
-	}
-}
-
-/* Give every call in flight its caller's return address back before detaching. */
-static void restore_cb(struct thread *t, void *ctx)
-{
-	struct arch_regs regs;
-	uint64_t lo;
-	bool dirty = false;
-
-	(void)ctx;
-	if (t->p->shares_mm || !t->nframes)
-		return;
-	if (arch->ret_on_stack) { /* x86_64: the slot at the entry sp is untouched until ret */
-		for (unsigned i = t->nframes; i-- > 0;)
-			remote_write_word(t->tid, t->frames[i].sp, arch->word_size,
-					  t->frames[i].ret);
-		t->nframes = 0;
-		return;
-	}
-	/*
-	 * The link register got the trampoline at entry; the callee may still hold it there or
-	 * have spilled it into its own frame, which lies between the thread's sp and the entry
-	 * sp. Put the caller's address back in both places.
-	 */
-	if (arch_get_regs(t->tid, &regs))
-		return;
-	lo = arch->get_sp(&regs);
-	for (unsigned i = t->nframes; i-- > 0;) {
-		const struct frame *f = &t->frames[i];
-		uint64_t tv = arch->tramp_for(t->p->bps.tramp, f->ret);
-
-		if (arch->get_ret_reg(&regs) == tv) {
-			arch->set_ret_reg(&regs, f->ret);
-			dirty = true;
-		}
-		replace_words(t->tid, lo, f->sp, tv, f->ret);
-		lo = f->sp;
-	}
-	if (dirty)
-		arch_set_regs(t->tid, &regs);
-	t->nframes = 0;
-}
 
 /* The child of a fork heaptrace does not follow: clean its copy of memory, let it go. */
 static void release_child(struct thread *t)
@@ -885,7 +308,7 @@ static void release_child(struct thread *t)
 
 	bp_remove_all(&p->bps, t->tid);
 	/* return addresses the parent had patched are in the child's copy of the stack */
-	restore_cb(t, NULL);
+	calls_restore_cb(t, NULL);
 	ptrace(PTRACE_DETACH, t->tid, 0, 0);
 	proc_free(p);
 }
@@ -918,18 +341,6 @@ static bool same_process(pid_t tid, pid_t tgid)
 	return same;
 }
 
-static void copy_frames(struct thread *dst, const struct thread *src)
-{
-	for (unsigned i = 0; i < src->nframes; i++) {
-		struct frame *f = push_frame(dst);
-		uint64_t *pcs = f->pcs;
-
-		*f = src->frames[i];
-		f->pcs = pcs;
-		memcpy(pcs, src->frames[i].pcs, src->frames[i].npcs * sizeof(uint64_t));
-		f->took_old = false;
-	}
-}
 
 static void on_new_child(struct thread *pt, int event)
 {
@@ -941,9 +352,9 @@ static void on_new_child(struct thread *pt, int event)
 	if (ptrace(PTRACE_GETEVENTMSG, pt->tid, 0, &msg) < 0)
 		return;
 	tid = (pid_t)msg;
-	t = thread_find(tid);
+	t = proc_thread_find(tid);
 	if (!t)
-		t = thread_new(tid, NULL);
+		t = proc_thread_new(tid, NULL);
 	if (event == PTRACE_EVENT_CLONE && same_process(tid, pp->pid)) {
 		t->p = pp;
 		pp->nthreads++;
@@ -973,7 +384,7 @@ static void on_new_child(struct thread *pt, int event)
 		t->p = p;
 		p->nthreads++;
 		/* the child's stack is a copy: the same calls are in flight there */
-		copy_frames(t, pt);
+		calls_copy(t, pt);
 	}
 	t->parent_known = true;
 	if (t->seen_first_stop)
@@ -985,11 +396,11 @@ static void on_exit_status(struct thread *t, int status)
 	struct proc *p = t->p;
 
 	if (!p) {
-		thread_free(t);
+		proc_thread_free(t);
 		return;
 	}
 	if (t->tid != p->pid) {
-		thread_free(t);
+		proc_thread_free(t);
 		return;
 	}
 	/* the leader is reported last, when the whole process is gone */
@@ -997,7 +408,7 @@ static void on_exit_status(struct thread *t, int status)
 	p->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (p->launched)
 		launched_status = p->exit_status;
-	thread_free(t);
+	proc_thread_free(t);
 	if (p->counting && !detaching)
 		write_report(p, -1);
 	proc_free(p);
@@ -1005,7 +416,7 @@ static void on_exit_status(struct thread *t, int status)
 
 static void handle(pid_t tid, int status)
 {
-	struct thread *t = thread_find(tid);
+	struct thread *t = proc_thread_find(tid);
 	int event = status >> 16, sig;
 
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
@@ -1017,7 +428,7 @@ static void handle(pid_t tid, int status)
 		return;
 	sig = WSTOPSIG(status);
 	if (!t) { /* a new tracee's first stop before its parent's event */
-		t = thread_new(tid, NULL);
+		t = proc_thread_new(tid, NULL);
 		t->seen_first_stop = true;
 		t->stopped = true;
 		return;
@@ -1052,7 +463,7 @@ static void handle(pid_t tid, int status)
 		return;
 	case PTRACE_EVENT_EXIT:
 		if (t->tid == t->p->pid)
-			read_statm(t->p); /* the last moment its memory can be seen */
+			proc_read_statm(t->p); /* the last moment its memory can be seen */
 		resume(t, 0);
 		return;
 	case PTRACE_EVENT_STOP:
@@ -1107,14 +518,14 @@ static void detach_all(void)
 {
 	detaching = true;
 	for (struct proc *p = procs; p; p = p->next)
-		for_each_thread(p, interrupt_cb, NULL);
+		proc_for_each_thread(p, interrupt_cb, NULL);
 	for (;;) {
 		unsigned running = 0;
 		int status;
 		pid_t tid;
 
 		for (struct proc *p = procs; p; p = p->next)
-			for_each_thread(p, count_running_cb, &running);
+			proc_for_each_thread(p, count_running_cb, &running);
 		if (!running)
 			break;
 		tid = waitpid(-1, &status, __WALL);
@@ -1128,13 +539,13 @@ static void detach_all(void)
 	for (struct proc *p = procs, *next; p; p = next) {
 		next = p->next;
 		any_tid = 0;
-		for_each_thread(p, any_tid_cb, NULL);
+		proc_for_each_thread(p, any_tid_cb, NULL);
 		if (any_tid && !p->shares_mm)
 			bp_remove_all(&p->bps, any_tid);
 		if (any_tid && p->start_bp)
 			remote_write(any_tid, p->start_bp, p->start_saved, p->start_len);
-		for_each_thread(p, restore_cb, NULL);
-		for_each_thread(p, detach_cb, NULL);
+		proc_for_each_thread(p, calls_restore_cb, NULL);
+		proc_for_each_thread(p, detach_cb, NULL);
 		proc_free(p);
 	}
 }
@@ -1204,7 +615,7 @@ static int launch(void)
 			strcat(p->command, *a);
 		}
 	}
-	thread_new(pid, p)->seen_first_stop = true;
+	proc_thread_new(pid, p)->seen_first_stop = true;
 	if (write(go[1], "x", 1) != 1) {
 		pr_err("cannot start %s", opts->argv[0]);
 		return -EIO;
@@ -1223,6 +634,15 @@ static int launch(void)
 	return 0;
 }
 
+static void resume_pending_cb(struct thread *t, void *ctx)
+{
+	int sig = t->pending_sig;
+
+	(void)ctx;
+	t->pending_sig = 0;
+	resume(t, sig);
+}
+
 static int attach(pid_t pid)
 {
 	char name[64];
@@ -1235,7 +655,7 @@ static int attach(pid_t pid)
 		return -ESRCH;
 	}
 	p = proc_new(pid);
-	p->command = read_cmdline(pid);
+	p->command = proc_cmdline(pid);
 	snprintf(name, sizeof(name), "/proc/%d/task", (int)pid);
 	/* threads may be created while we attach: list until nothing new appears */
 	while (added) {
@@ -1251,7 +671,7 @@ static int attach(pid_t pid)
 			pid_t tid = atoi(de->d_name);
 			struct thread *t;
 
-			if (tid <= 0 || thread_find(tid))
+			if (tid <= 0 || proc_thread_find(tid))
 				continue;
 			if (ptrace(PTRACE_SEIZE, tid, 0, PTRACE_OPTS) < 0) {
 				int e = errno;
@@ -1266,7 +686,7 @@ static int attach(pid_t pid)
 						    "/proc/sys/kernel/yama/ptrace_scope to 0)" : "");
 				return -e;
 			}
-			t = thread_new(tid, p);
+			t = proc_thread_new(tid, p);
 			t->seen_first_stop = true;
 			ptrace(PTRACE_INTERRUPT, tid, 0, 0);
 			added = true;
@@ -1280,7 +700,7 @@ static int attach(pid_t pid)
 		pid_t tid;
 		struct thread *t;
 
-		for_each_thread(p, count_running_cb, &running);
+		proc_for_each_thread(p, count_running_cb, &running);
 		/* threads just seized are not "stopped" until their interrupt stop arrives */
 		if (!running)
 			break;
@@ -1290,7 +710,7 @@ static int attach(pid_t pid)
 				continue;
 			return -errno;
 		}
-		t = thread_find(tid);
+		t = proc_thread_find(tid);
 		if (!t)
 			continue;
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
@@ -1306,20 +726,14 @@ static int attach(pid_t pid)
 		    (status >> 16) == PTRACE_EVENT_VFORK)
 			on_new_child(t, status >> 16);
 	}
-	main_t = thread_find(pid);
+	main_t = proc_thread_find(pid);
 	if (!main_t) {
 		pr_err("process %d has no main thread left", pid);
 		return -ESRCH;
 	}
-	if (setup_image(p, main_t, 0, true))
+	if (image_setup(p, main_t, 0, true))
 		return -EINVAL;
-	for (size_t i = 0; i < ARRAY_SIZE(thread_hash); i++)
-		for (struct thread *t = thread_hash[i]; t; t = t->hnext) {
-			int sig = t->pending_sig;
-
-			t->pending_sig = 0;
-			resume(t, sig);
-		}
+	proc_for_each_thread(p, resume_pending_cb, NULL);
 	return 0;
 }
 
@@ -1332,6 +746,7 @@ int tracer_run(const struct tracer_opts *o)
 	int ret;
 
 	opts = o;
+	calls_init(o->depth, o->sample);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
@@ -1342,7 +757,7 @@ int tracer_run(const struct tracer_opts *o)
 		while (procs) {
 			struct proc *p = procs;
 
-			for_each_thread(p, detach_cb, NULL);
+			proc_for_each_thread(p, detach_cb, NULL);
 			if (p->launched)
 				kill(p->pid, SIGKILL);
 			proc_free(p);

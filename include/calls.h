@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef HEAPTRACE_CALLS_H
+#define HEAPTRACE_CALLS_H
+
+/* Hooked calls in flight on a thread: entry, return through the trampoline, detaching. */
+#include <stdbool.h>
+
+#include "breakpoint.h"
+#include "process.h"
+
+/* Frames kept per backtrace, and unwind every sample-th allocation only. */
+void calls_init(unsigned depth, unsigned sample);
+
+/* Thread t hit the entry breakpoint b (regs: its registers, pc at the entry). Count it unless
+ * it is made inside another traced call or count is false; regs may get a new return address. */
+void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, bool count);
+
+/* Thread t hit the trampoline: account the innermost call and set regs to return to its
+ * caller. Return 0, or -1 when no call is in flight (the thread cannot go on). */
+int calls_return(struct thread *t, struct arch_regs *regs);
+
+/* Give every call in flight on t its caller's return address back (before detaching t, or
+ * releasing a forked copy of it). ctx is unused (a proc_for_each_thread callback). */
+void calls_restore_cb(struct thread *t, void *ctx);
+
+/* dst, a forked copy of src, has the same calls in flight. */
+void calls_copy(struct thread *dst, const struct thread *src);
+
+#endif

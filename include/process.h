@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef HEAPTRACE_PROCESS_H
+#define HEAPTRACE_PROCESS_H
+
+/*
+ * What heaptrace keeps per traced process (its table, modules, breakpoints) and per thread
+ * (the hooked calls it has in flight). Threads are found by id in a hash; processes in a list.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch.h"
+#include "breakpoint.h"
+#include "hooks.h"
+#include "maps.h"
+#include "table.h"
+
+/* A hooked call in flight on one thread. */
+struct frame {
+	uint64_t ret; /* the caller's return address, replaced by the trampoline */
+	uint64_t sp; /* sp at entry */
+	struct hook_call call;
+	struct block old; /* realloc: the block taken out at entry */
+	bool took_old;
+	unsigned npcs;
+	uint64_t *pcs; /* backtrace captured at entry */
+};
+
+struct proc;
+
+struct thread {
+	pid_t tid;
+	struct proc *p; /* NULL until its parent's clone/fork event names it */
+	struct thread *hnext;
+	struct frame *frames;
+	unsigned nframes, cap;
+	int pending_sig; /* to deliver when detaching */
+	bool stopped; /* in a ptrace-stop heaptrace has not resumed */
+	bool seen_first_stop; /* a new child's initial stop arrived */
+	bool parent_known; /* its parent's event arrived */
+};
+
+struct proc {
+	pid_t pid;
+	struct proc *next;
+	char *command;
+	struct table table;
+	struct modlist mods;
+	uint64_t (*mod_hooks)[HOOK_COUNT]; /* per module: hook symbol values found in it */
+	size_t mod_hooks_n;
+	int interp; /* index of the dynamic linker in mods, -1 if none */
+	char *exe; /* /proc/PID/exe */
+	struct bpset bps;
+	struct unwinder *unw;
+	uint64_t hook_addr[HOOK_COUNT]; /* armed entries, 0 if none */
+	bool armed;
+	uint64_t start_bp; /* temporary breakpoint at the first instruction after exec */
+	uint8_t start_saved[ARCH_MAX_INSN];
+	size_t start_len;
+	bool counting; /* false: only kept traced until it execs (an unfollowed vfork child) */
+	bool shares_mm; /* vfork child: its memory is its parent's until it execs */
+	bool detach_at_first_stop; /* an unfollowed fork child */
+	bool exited;
+	int exit_status;
+	bool has_statm;
+	uint64_t statm[3];
+	uint64_t start_ns;
+	bool launched;
+	unsigned nthreads;
+	uint64_t unwind_seq; /* allocations seen, for --sample */
+};
+
+extern struct proc *procs; /* every traced process */
+
+struct proc *proc_new(pid_t pid);
+/* Free p and its threads (it must not be traced any more). */
+void proc_free(struct proc *p);
+/* Forget the modules, breakpoints and unwinder of p's image (it was replaced by execve). */
+void proc_forget_image(struct proc *p);
+
+struct thread *proc_thread_find(pid_t tid);
+/* A new thread of p (NULL: its process is not known yet). */
+struct thread *proc_thread_new(pid_t tid, struct proc *p);
+void proc_thread_free(struct thread *t);
+void proc_for_each_thread(struct proc *p, void (*fn)(struct thread *t, void *ctx), void *ctx);
+
+/* /proc/PID/cmdline with spaces between the arguments (never NULL). */
+char *proc_cmdline(pid_t pid);
+/* Read /proc/PID/statm into p->statm (bytes). */
+void proc_read_statm(struct proc *p);
+/* Read /proc/PID/exe into p->exe. */
+void proc_read_exe(struct proc *p);
+
+#endif

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Hooked calls in flight. At an outer call's entry: its arguments, its backtrace, and its
+ * return address swapped for the trampoline; at the trampoline: what the call did to the
+ * heap. Calls made inside a traced call (realloc -> malloc, tail calls) are not counted again.
+ */
+#include <string.h>
+
+#define PR_DOMAIN "calls"
+#include "calls.h"
+#include "log.h"
+#include "remote.h"
+#include "unwind.h"
+#include "util.h"
+
+static unsigned depth = 8, sample = 1;
+
+void calls_init(unsigned max_depth, unsigned every)
+{
+	depth = max_depth;
+	sample = every;
+}
+
+static struct frame *push_frame(struct thread *t)
+{
+	if (t->nframes == t->cap) {
+		unsigned cap = t->cap ? t->cap * 2 : 4;
+
+		t->frames = xrealloc(t->frames, cap * sizeof(*t->frames));
+		for (unsigned i = t->cap; i < cap; i++)
+			t->frames[i].pcs = xmalloc(depth * sizeof(uint64_t));
+		t->cap = cap;
+	}
+	return &t->frames[t->nframes++];
+}
+/* Frames whose entry sp lies below sp were left by longjmp: their return never comes. */
+static void drop_stale(struct thread *t, uint64_t sp, unsigned adjust)
+{
+	while (t->nframes && t->frames[t->nframes - 1].sp + adjust < sp) {
+		struct frame *f = &t->frames[--t->nframes];
+
+		if (f->took_old)
+			table_put_back(&t->p->table, &f->old);
+		pr_dbg(0, "thread %d: dropped a call to %s left by longjmp", t->tid,
+		       hook_table[f->call.id].name);
+	}
+}
+void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, bool count)
+{
+	struct proc *p = t->p;
+	uint64_t sp = arch->get_sp(regs), ret;
+	const struct hook_desc *d = &hook_table[b->hook];
+	struct frame *f;
+
+	drop_stale(t, sp, 0);
+	/* inside another traced call (realloc -> malloc, posix_memalign -> malloc, ...) */
+	if (t->nframes || !p->counting || !count)
+		return;
+	if (d->at_entry_only) {
+		uint64_t ptr = arch->get_arg(regs, 0);
+
+		if (!table_free(&p->table, ptr) && ptr && log_level >= 2) {
+			uint64_t caller = 0;
+
+			if (arch->ret_on_stack)
+				remote_read_word(t->tid, sp, arch->word_size, &caller);
+			else
+				caller = arch->get_ret_reg(regs);
+			pr_dbg(1, "thread %d: free(%#llx) of a block never seen, from %#llx", t->tid,
+			       (unsigned long long)ptr, (unsigned long long)caller);
+		}
+		return;
+	}
+	if (arch->ret_on_stack) {
+		if (remote_read_word(t->tid, sp, arch->word_size, &ret))
+			return;
+	} else {
+		ret = arch->get_ret_reg(regs);
+	}
+	if (bp_is_tramp(&p->bps, arch->code_addr(ret)))
+		return; /* a tail call from a traced call: its return is already caught */
+	f = push_frame(t);
+	f->ret = ret;
+	f->sp = sp;
+	f->call.id = b->hook;
+	for (unsigned i = 0; i < 3; i++)
+		f->call.args[i] = i < d->nargs ? arch->get_arg(regs, i) : 0;
+	f->took_old = false;
+	if ((b->hook == HOOK_REALLOC || b->hook == HOOK_REALLOCARRAY) && f->call.args[0])
+		f->took_old = table_take(&p->table, f->call.args[0], &f->old);
+	if (sample > 1 && p->unwind_seq++ % sample) {
+		/* not sampled: the allocation function and its caller, known without unwinding */
+		f->pcs[0] = arch->get_pc(regs);
+		f->pcs[1] = ret;
+		f->npcs = depth < 2 ? 1 : 2;
+	} else {
+		/*
+		 * At the entry the caller's frame is exact: pc = return address, sp above it, the
+		 * other registers untouched. Unwinding from there needs no unwind information for
+		 * the allocator's first instruction, and frame pointers lead the right way even in
+		 * a static program without .eh_frame_hdr.
+		 */
+		struct arch_regs caller = *regs;
+
+		f->pcs[0] = arch->get_pc(regs);
+		f->npcs = 1;
+		if (depth > 1) {
+			arch->set_pc(&caller, ret);
+			arch->set_sp(&caller, sp + arch->ret_sp_adjust);
+			f->npcs += unwind_capture(p->unw, t->tid, &caller, f->pcs + 1,
+						  depth - 1);
+		}
+	}
+	if (arch->ret_on_stack) {
+		if (remote_write_word(t->tid, sp, arch->word_size,
+				      arch->tramp_for(p->bps.tramp, ret))) {
+			t->nframes--;
+			if (f->took_old)
+				table_put_back(&p->table, &f->old);
+		}
+	} else {
+		arch->set_ret_reg(regs, arch->tramp_for(p->bps.tramp, ret));
+	}
+}
+/* Return 0, or -1 when the thread cannot go on (no call in flight). */
+int calls_return(struct thread *t, struct arch_regs *regs)
+{
+	struct proc *p = t->p;
+	uint64_t retval = arch->get_retval(regs), memptr = 0;
+	struct hook_effect e;
+	struct frame *f;
+
+	drop_stale(t, arch->get_sp(regs), arch->ret_sp_adjust);
+	if (!t->nframes) {
+		pr_err("thread %d returned to the trampoline with no traced call in flight", t->tid);
+		return -1;
+	}
+	f = &t->frames[--t->nframes];
+	if (hook_needs_memptr(&f->call, retval))
+		remote_read_word(t->tid, f->call.args[0], arch->word_size, &memptr);
+	hook_effect(&f->call, retval, memptr, &e);
+	if (f->call.id == HOOK_REALLOC || f->call.id == HOOK_REALLOCARRAY) {
+		if (e.freed)
+			table_count_release(&p->table, f->took_old);
+		else if (f->took_old)
+			table_put_back(&p->table, &f->old);
+	} else if (e.freed) {
+		table_free(&p->table, e.freed);
+	}
+	if (e.allocated)
+		table_alloc(&p->table, e.allocated, e.size,
+			    table_intern(&p->table, f->pcs, f->npcs), now_ns());
+	arch->set_pc(regs, f->ret);
+	return 0;
+}
+/* Replace every word equal to from by to in [lo, hi) of tid's memory (bounded). */
+static void replace_words(pid_t tid, uint64_t lo, uint64_t hi, uint64_t from, uint64_t to)
+{
+	const unsigned w = arch->word_size;
+	uint8_t buf[4096];
+
+	if (hi > lo + (64 << 10))
+		hi = lo + (64 << 10);
+	for (uint64_t at = lo & ~(uint64_t)(w - 1); at < hi; at += sizeof(buf)) {
+		size_t len = hi - at < sizeof(buf) ? hi - at : sizeof(buf);
+		ssize_t n = remote_read(tid, at, buf, len);
+
+		for (ssize_t k = 0; k + w <= n; k += w) {
+			uint64_t v = 0;
+
+			memcpy(&v, buf + k, w); /* little-endian targets */
+			if (v == from)
+				remote_write_word(tid, at + k, w, to);
+		}
+		if (n < (ssize_t)len)
+			break;
+	}
+}
+/* Give every call in flight its caller's return address back before detaching. */
+void calls_restore_cb(struct thread *t, void *ctx)
+{
+	struct arch_regs regs;
+	uint64_t lo;
+	bool dirty = false;
+
+	(void)ctx;
+	if (t->p->shares_mm || !t->nframes)
+		return;
+	if (arch->ret_on_stack) { /* x86_64: the slot at the entry sp is untouched until ret */
+		for (unsigned i = t->nframes; i-- > 0;)
+			remote_write_word(t->tid, t->frames[i].sp, arch->word_size,
+					  t->frames[i].ret);
+		t->nframes = 0;
+		return;
+	}
+	/*
+	 * The link register got the trampoline at entry; the callee may still hold it there or
+	 * have spilled it into its own frame, which lies between the thread's sp and the entry
+	 * sp. Put the caller's address back in both places.
+	 */
+	if (arch_get_regs(t->tid, &regs))
+		return;
+	lo = arch->get_sp(&regs);
+	for (unsigned i = t->nframes; i-- > 0;) {
+		const struct frame *f = &t->frames[i];
+		uint64_t tv = arch->tramp_for(t->p->bps.tramp, f->ret);
+
+		if (arch->get_ret_reg(&regs) == tv) {
+			arch->set_ret_reg(&regs, f->ret);
+			dirty = true;
+		}
+		replace_words(t->tid, lo, f->sp, tv, f->ret);
+		lo = f->sp;
+	}
+	if (dirty)
+		arch_set_regs(t->tid, &regs);
+	t->nframes = 0;
+}
+void calls_copy(struct thread *dst, const struct thread *src)
+{
+	for (unsigned i = 0; i < src->nframes; i++) {
+		struct frame *f = push_frame(dst);
+		uint64_t *pcs = f->pcs;
+
+		*f = src->frames[i];
+		f->pcs = pcs;
+		memcpy(pcs, src->frames[i].pcs, src->frames[i].npcs * sizeof(uint64_t));
+		f->took_old = false;
+	}
+}

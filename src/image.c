@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A process image: the modules it maps, where the malloc family is in them, the scratch page
+ * and the breakpoints placed on a fresh image (at its first instruction, after an attach, and
+ * whenever the dynamic linker reports a library change).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PR_DOMAIN "image"
+#include "image.h"
+#include "log.h"
+#include "symbols.h"
+#include "unwind.h"
+#include "util.h"
+
+static bool is_libc(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
+	       !strncmp(base, "ld-musl", 7);
+}
+/* Note the load bias of modules [old, n) and the hooks they define. */
+static void note_modules(struct proc *p, size_t old)
+{
+	if (p->mods.n == old)
+		return;
+	p->mod_hooks = xrealloc(p->mod_hooks, p->mods.n * sizeof(*p->mod_hooks));
+	for (size_t i = old; i < p->mods.n; i++) {
+		struct module *m = &p->mods.v[i];
+		struct elf_info info;
+
+		memset(p->mod_hooks[i], 0, sizeof(p->mod_hooks[i]));
+		if (sym_elf_info(m->path, &info))
+			continue;
+		m->bias = m->base - info.first_load_vaddr;
+		m->bias_known = true;
+		if ((int)i != p->interp && m->exec)
+			sym_find_hooks(m->path, p->mod_hooks[i]);
+	}
+	p->mod_hooks_n = p->mods.n;
+	if (p->unw)
+		unwind_flush(p->unw);
+}
+/* Read the mappings again (libraries were loaded or unloaded). */
+void image_scan(struct proc *p)
+{
+	struct mapping *maps = NULL;
+	ssize_t n = maps_read(p->pid, &maps);
+	size_t old = p->mods.n;
+
+	if (n < 0)
+		return;
+	modlist_update(&p->mods, maps, n);
+	free(maps);
+	note_modules(p, old);
+}
+/* Rank for choosing which module's definition a process uses: the executable first, then
+ * other libraries (a replacement allocator), the C library last, as symbol lookup would. */
+static int module_rank(const struct proc *p, size_t i)
+{
+	const char *path = p->mods.v[i].path;
+
+	if (p->exe && !strcmp(path, p->exe))
+		return 0;
+	return is_libc(path) ? 2 : 1;
+}
+/* Place the entry breakpoints once a module defines malloc. Return 0, 1 if none yet, or
+ * -errno after printing why. */
+int image_arm_hooks(struct proc *p, pid_t tid)
+{
+	int chosen[HOOK_COUNT];
+
+	if (p->armed)
+		return 0;
+	for (int h = 0; h < HOOK_COUNT; h++) {
+		chosen[h] = -1;
+		for (size_t i = 0; i < p->mod_hooks_n; i++)
+			if (p->mod_hooks[i][h] &&
+			    (chosen[h] < 0 || module_rank(p, i) < module_rank(p, chosen[h])))
+				chosen[h] = i;
+	}
+	if (chosen[HOOK_MALLOC] < 0)
+		return 1;
+	for (int h = 0; h < HOOK_COUNT; h++) {
+		const struct module *m;
+		uint64_t addr;
+		int ret;
+
+		if (chosen[h] < 0)
+			continue;
+		m = &p->mods.v[chosen[h]];
+		addr = p->mod_hooks[chosen[h]][h] + m->bias; /* arm: with the Thumb bit */
+		ret = bp_insert(&p->bps, tid, addr, BP_HOOK, h);
+		addr = arch->code_addr(addr);
+		if (ret == -EEXIST) {
+			p->hook_addr[h] = addr; /* an alias (memalign = aligned_alloc) */
+			continue;
+		}
+		if (ret) {
+			pr_err("cannot trace %s at %#llx in %s: %s", hook_table[h].name,
+			       (unsigned long long)addr, m->path,
+			       ret == -ENOTSUP ? "its first instruction is not supported yet" :
+			       ret == -ERANGE ? "the scratch page is too far away" :
+						 strerror(-ret));
+			return ret;
+		}
+		p->hook_addr[h] = addr;
+		pr_dbg(0, "traced %s at %#llx (%s)", hook_table[h].name, (unsigned long long)addr,
+		       m->path);
+	}
+	p->armed = true;
+	return 0;
+}
+/*
+ * Map the scratch page and place the breakpoints of a fresh image. The thread is stopped at
+ * a clean point (the first instruction, or an attach stop). near: an address the page should
+ * be close to. Return 0 or -errno after printing why.
+ */
+int image_setup(struct proc *p, struct thread *t, uint64_t near, bool attached)
+{
+	struct mapping *maps = NULL;
+	ssize_t n;
+	uint64_t ldso;
+	int ret, sig;
+
+	proc_read_exe(p);
+	if (p->exe) {
+		struct elf_info info;
+
+		if (!sym_elf_info(p->exe, &info) &&
+		    (info.machine != arch->elf_machine || info.elf_class != arch->elf_class)) {
+			pr_warn("%s (process %d) is not a %s program: it runs on untraced", p->exe,
+				p->pid, arch->name);
+			return -EXDEV;
+		}
+	}
+	p->unw = unwind_new(p->pid);
+	n = maps_read(p->pid, &maps);
+	if (n < 0) {
+		pr_err("reading /proc/%d/maps: %s", p->pid, strerror((int)-n));
+		return (int)n;
+	}
+	modlist_update(&p->mods, maps, n);
+	for (size_t i = 0; i < p->mods.n; i++) {
+		const struct module *m = &p->mods.v[i];
+		const char *b = strrchr(m->path, '/') + 1;
+
+		if (p->exe && !strcmp(m->path, p->exe))
+			continue;
+		/* at the first instruction the PC is in the dynamic linker (static: the exe) */
+		if (attached ? !strncmp(b, "ld-linux", 8) || !strncmp(b, "ld.so", 5) ||
+				       !strncmp(b, "ld-musl", 7)
+			     : near >= m->start && near < m->end)
+			p->interp = i;
+	}
+	note_modules(p, 0);
+	for (size_t i = 0; attached && i < p->mods.n; i++)
+		if (p->mod_hooks[i][HOOK_MALLOC])
+			near = p->mods.v[i].start; /* the page goes near the allocator */
+	ret = bp_page_inject(&p->bps, t->tid, maps, n, (near & ~0xfffULL) - 0x200000, &sig);
+	free(maps);
+	if (sig)
+		t->pending_sig = sig;
+	if (ret) {
+		pr_err("cannot map a scratch page in process %d: %s", p->pid, strerror(-ret));
+		return ret;
+	}
+	if (p->interp >= 0) {
+		const struct module *m = &p->mods.v[p->interp];
+
+		ldso = m->bias_known ? sym_lookup(m->path, "_dl_debug_state") : 0;
+		if (ldso) {
+			ret = bp_insert(&p->bps, t->tid, ldso + m->bias, BP_LDSO, -1);
+			if (ret)
+				pr_warn("cannot watch library loading in %d: %s", p->pid,
+					strerror(-ret));
+		} else {
+			pr_warn("%s has no _dl_debug_state: libraries loaded later are not seen",
+				m->path);
+		}
+	}
+	/* a dynamic program's C library is not mapped yet: armed at _dl_debug_state */
+	ret = attached || p->interp < 0 ? image_arm_hooks(p, t->tid) : 0;
+	if (ret < 0)
+		return ret;
+	if (ret > 0) {
+		pr_err("%s: no allocator symbols found", p->exe ? p->exe : p->command);
+		return -ENOENT;
+	}
+	return 0;
+}

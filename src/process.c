@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Traced processes and their threads: creation, lookup by thread id, what /proc says of them. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "process.h"
+#include "unwind.h"
+#include "util.h"
+
+struct proc *procs;
+static struct thread *thread_hash[4096];
+
+struct thread *proc_thread_find(pid_t tid)
+{
+	for (struct thread *t = thread_hash[tid % ARRAY_SIZE(thread_hash)]; t; t = t->hnext)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+struct thread *proc_thread_new(pid_t tid, struct proc *p)
+{
+	struct thread *t = xcalloc(1, sizeof(*t));
+	struct thread **head = &thread_hash[tid % ARRAY_SIZE(thread_hash)];
+
+	t->tid = tid;
+	t->p = p;
+	t->hnext = *head;
+	*head = t;
+	if (p)
+		p->nthreads++;
+	return t;
+}
+void proc_thread_free(struct thread *t)
+{
+	struct thread **pp = &thread_hash[t->tid % ARRAY_SIZE(thread_hash)];
+
+	while (*pp != t)
+		pp = &(*pp)->hnext;
+	*pp = t->hnext;
+	if (t->p)
+		t->p->nthreads--;
+	for (unsigned i = 0; i < t->cap; i++)
+		free(t->frames[i].pcs);
+	free(t->frames);
+	free(t);
+}
+void proc_for_each_thread(struct proc *p, void (*fn)(struct thread *t, void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(thread_hash); i++) {
+		struct thread *t = thread_hash[i], *next;
+
+		for (; t; t = next) {
+			next = t->hnext;
+			if (t->p == p)
+				fn(t, ctx);
+		}
+	}
+}
+char *proc_cmdline(pid_t pid)
+{
+	char name[64], buf[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(name, sizeof(name), "/proc/%d/cmdline", (int)pid);
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return xstrdup("?");
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return xstrdup("?");
+	if (buf[n - 1] == '\0')
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return xstrdup(buf);
+}
+void proc_read_statm(struct proc *p)
+{
+	char name[64];
+	unsigned long long v[3];
+	long page = sysconf(_SC_PAGESIZE);
+	FILE *f;
+
+	snprintf(name, sizeof(name), "/proc/%d/statm", (int)p->pid);
+	f = fopen(name, "re");
+	if (!f)
+		return;
+	if (fscanf(f, "%llu %llu %llu", &v[0], &v[1], &v[2]) == 3) {
+		for (int i = 0; i < 3; i++)
+			p->statm[i] = v[i] * page;
+		p->has_statm = true;
+	}
+	fclose(f);
+}
+/* Read /proc/PID/exe into p->exe. */
+void proc_read_exe(struct proc *p)
+{
+	char name[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(name, sizeof(name), "/proc/%d/exe", (int)p->pid);
+	n = readlink(name, buf, sizeof(buf) - 1);
+	free(p->exe);
+	p->exe = NULL;
+	if (n > 0) {
+		buf[n] = '\0';
+		p->exe = xstrdup(buf);
+	}
+}
+struct proc *proc_new(pid_t pid)
+{
+	struct proc *p = xcalloc(1, sizeof(*p));
+
+	p->pid = pid;
+	p->interp = -1;
+	p->counting = true;
+	p->start_ns = now_ns();
+	table_init(&p->table);
+	p->next = procs;
+	procs = p;
+	return p;
+}
+void proc_forget_image(struct proc *p)
+{
+	modlist_clear(&p->mods);
+	free(p->mod_hooks);
+	p->mod_hooks = NULL;
+	p->mod_hooks_n = 0;
+	p->interp = -1;
+	free(p->exe);
+	p->exe = NULL;
+	bp_forget(&p->bps);
+	unwind_destroy(p->unw);
+	p->unw = NULL;
+	memset(p->hook_addr, 0, sizeof(p->hook_addr));
+	p->armed = false;
+	p->start_bp = 0;
+}
+static void free_thread_cb(struct thread *t, void *ctx)
+{
+	(void)ctx;
+	proc_thread_free(t);
+}
+void proc_free(struct proc *p)
+{
+	struct proc **pp = &procs;
+
+	while (*pp != p)
+		pp = &(*pp)->next;
+	*pp = p->next;
+	proc_for_each_thread(p, free_thread_cb, NULL);
+	proc_forget_image(p);
+	table_destroy(&p->table);
+	free(p->command);
+	free(p);
+}
