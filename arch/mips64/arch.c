@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mips64el, n64 ABI: pure knowledge. Register indexes follow the kernel's 64-bit register
+ * dump (arch/mips/include/uapi/asm/reg.h, MIPS64_EF_*): [0..31] GPRs, 32 lo, 33 hi, 34 epc,
+ * 35 badvaddr, 36 status, 37 cause. PTRACE_GETREGSET(NT_PRSTATUS) returns 45 such words and
+ * PTRACE_GETREGS the first 38 in the same order (ptrace_getregs in arch/mips/kernel/ptrace.c);
+ * regs.c uses the latter because only it carries slots 0 and 26, which syscall restarting
+ * needs (see mips_syscall_restart). Instructions are little-endian words: mips64el only.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <string.h>
+
+#include "arch.h"
+
+enum {
+	M_ZERO = 0, /* reads as 0; its slot in the dump is the kernel's restart flag */
+	M_AT = 1, M_V0 = 2, M_A0 = 4, M_A3 = 7,
+	M_K0 = 26, /* the kernel saves a3 here at syscall entry, to restart with */
+	M_SP = 29, M_RA = 31, M_LO = 32, M_HI = 33, M_EPC = 34,
+};
+
+/* The $0 slot of the dump: nonzero (the syscall number) after a syscall returned an error. */
+#define M_RESTART_NR M_ZERO
+
+/* struct arch_emul.kind: the operation, with its registers in bits 8-12 (rs) and 16-20 (rt). */
+enum {
+	EMUL_JUMP = 1, /* pc = target */
+	EMUL_JR, /* pc = rs */
+	EMUL_BEQ, EMUL_BNE, EMUL_BLEZ, EMUL_BGTZ, EMUL_BLTZ, EMUL_BGEZ, /* target or imm */
+};
+#define EMUL_OP(kind) ((kind) & 0xff)
+#define EMUL_RS(kind) (((kind) >> 8) & 31)
+#define EMUL_RT(kind) (((kind) >> 16) & 31)
+
+#define INSN_BREAK 0x0000000du /* break 0 */
+#define INSN_NOP 0x00000000u /* sll zero,zero,0 */
+
+#define NR_N64(n) (5000 + (n)) /* __NR_Linux for n64 (asm/unistd_n64.h) */
+#define ERESTARTSYS 512
+#define ERESTARTNOINTR 513
+#define ERESTARTNOHAND 514
+#define ERESTART_RESTARTBLOCK 516
+
+static uint32_t rd_insn(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void wr_insn(uint8_t *p, uint32_t w)
+{
+	p[0] = w, p[1] = w >> 8, p[2] = w >> 16, p[3] = w >> 24;
+}
+
+static size_t mips_bp_encode(uint64_t addr, uint8_t *buf)
+{
+	(void)addr;
+	wr_insn(buf, INSN_BREAK);
+	return 4;
+}
+
+static uint64_t mips_code_addr(uint64_t sym)
+{
+	return sym;
+}
+
+/* break traps with EPC on it (it is never in a delay slot: no entry is, breakpoints.md §1.4). */
+static uint64_t mips_bp_addr_from_pc(uint64_t pc)
+{
+	return pc;
+}
+
+static uint64_t mips_get_pc(const struct arch_regs *r)
+{
+	return r->w64[M_EPC];
+}
+
+static void mips_set_pc(struct arch_regs *r, uint64_t pc)
+{
+	r->w64[M_EPC] = pc;
+}
+
+static uint64_t mips_get_sp(const struct arch_regs *r)
+{
+	return r->w64[M_SP];
+}
+
+static void mips_set_sp(struct arch_regs *r, uint64_t sp)
+{
+	r->w64[M_SP] = sp;
+}
+
+/* n64 passes eight integer arguments in a0-a7 ($4-$11). */
+static uint64_t mips_get_arg(const struct arch_regs *r, unsigned n)
+{
+	return n < 8 ? r->w64[M_A0 + n] : 0;
+}
+
+static uint64_t mips_get_retval(const struct arch_regs *r)
+{
+	return r->w64[M_V0];
+}
+
+static uint64_t mips_get_ret_reg(const struct arch_regs *r)
+{
+	return r->w64[M_RA];
+}
+
+static void mips_set_ret_reg(struct arch_regs *r, uint64_t v)
+{
+	r->w64[M_RA] = v;
+}
+
+/* A general register as the CPU sees it: $0 is zero whatever the dump's slot 0 holds. */
+static uint64_t gpr(const struct arch_regs *r, unsigned n)
+{
+	return n ? r->w64[n & 31] : 0;
+}
+
+/*
+ * Plain integer instructions that read no PC, cannot trap and write one general register
+ * (or HI/LO), so they run out of line unchanged. Return the register they write, 0 for HI/LO,
+ * or -1 for anything else. This covers glibc 2.36's daddiu sp / dmultu and musl's lui, daddu,
+ * sltiu first instructions (breakpoints.md §1.4, §1.5).
+ */
+static int plain_dest(uint32_t w)
+{
+	unsigned op = w >> 26, rs = (w >> 21) & 31, rt = (w >> 16) & 31, rd = (w >> 11) & 31;
+	unsigned sa = (w >> 6) & 31, funct = w & 63;
+
+	switch (op) {
+	case 0x09: /* addiu */
+	case 0x0a: /* slti */
+	case 0x0b: /* sltiu */
+	case 0x0c: /* andi */
+	case 0x0d: /* ori */
+	case 0x0e: /* xori */
+	case 0x19: /* daddiu */
+		return rt;
+	case 0x0f: /* lui (rs != 0 is R6's aui) */
+		return rs ? -1 : (int)rt;
+	case 0x00: /* SPECIAL */
+		if (sa)
+			return -1;
+		switch (funct) {
+		case 0x21: case 0x23: /* addu, subu */
+		case 0x24: case 0x25: case 0x26: case 0x27: /* and, or, xor, nor */
+		case 0x2a: case 0x2b: /* slt, sltu */
+		case 0x2d: case 0x2f: /* daddu, dsubu */
+			return rd;
+		case 0x18: case 0x19: case 0x1c: case 0x1d: /* mult, multu, dmult, dmultu */
+			return rd ? -1 : 0; /* rd/sa != 0: R6's mul/muh, which write rd */
+		}
+		return -1;
+	}
+	return -1;
+}
+
+/*
+ * A branch or jump whose delay slot is a nop. Fill *em and return 0, or return -ENOTSUP.
+ * Likely, linking (jal, bal, bgezal, jalr with rd != 0) and compact branches are refused.
+ */
+static int decode_branch(uint64_t addr, uint32_t w, uint32_t slot_insn, struct arch_emul *em)
+{
+	unsigned op = w >> 26, rs = (w >> 21) & 31, rt = (w >> 16) & 31;
+	uint64_t next = addr + 8; /* past the delay slot */
+	uint64_t rel = addr + 4 + (uint64_t)((int64_t)(int16_t)(w & 0xffff) * 4);
+	int kind;
+
+	if (slot_insn != INSN_NOP)
+		return -ENOTSUP; /* the delay-slot instruction would have to run too */
+	switch (op) {
+	case 0x00: /* jr rs, and jalr zero,rs (R6's jr): hint and sa must be 0 */
+		if ((w & 0x001fffff) == 0x08 || (w & 0x001fffff) == 0x09) {
+			em->kind = EMUL_JR | rs << 8;
+			em->target = 0;
+			em->imm = 0;
+			return 0;
+		}
+		return -ENOTSUP;
+	case 0x02: /* j: the 256 MiB region of the delay slot */
+		em->kind = EMUL_JUMP;
+		em->target = ((addr + 4) & ~(uint64_t)0x0fffffff) | (uint64_t)(w & 0x03ffffff) << 2;
+		em->imm = 0;
+		return 0;
+	case 0x04: kind = EMUL_BEQ; break; /* beq, beqz, b */
+	case 0x05: kind = EMUL_BNE; break;
+	case 0x06: /* blez (rt != 0: R6 compact branches) */
+		if (rt)
+			return -ENOTSUP;
+		kind = EMUL_BLEZ;
+		break;
+	case 0x07: /* bgtz */
+		if (rt)
+			return -ENOTSUP;
+		kind = EMUL_BGTZ;
+		break;
+	case 0x01: /* REGIMM: bltz, bgez only */
+		if (rt > 1)
+			return -ENOTSUP;
+		kind = rt ? EMUL_BGEZ : EMUL_BLTZ;
+		rt = 0;
+		break;
+	default:
+		return -ENOTSUP;
+	}
+	em->kind = kind | rs << 8 | rt << 16;
+	em->target = rel;
+	em->imm = next;
+	return 0;
+}
+
+/*
+ * Slot: the instruction, then the address of the next one built in $at and `jr $at` + nop.
+ * $at is dead at a function's first instruction (the assembler's temporary: no argument, not
+ * preserved across calls), so nothing else changes and there is no second stop:
+ *	lui at,A; ori at,at,B; dsll at,at,16; ori at,at,C; dsll at,at,16; ori at,at,D
+ * leaves A:B:C:D in at (lui's sign extension is shifted out), then `jalr zero,at` (the
+ * encoding of `jr at` valid on both R2 and R6) and a nop in its delay slot. 36 bytes.
+ */
+static size_t encode_jump_back(uint8_t *p, uint64_t to)
+{
+	static const uint32_t lui_at = 0x3c010000, ori_at = 0x34210000, dsll_at_16 = 0x00010c38;
+	const uint32_t seq[] = {
+		lui_at | (uint32_t)(to >> 48 & 0xffff),
+		ori_at | (uint32_t)(to >> 32 & 0xffff),
+		dsll_at_16,
+		ori_at | (uint32_t)(to >> 16 & 0xffff),
+		dsll_at_16,
+		ori_at | (uint32_t)(to & 0xffff),
+		0x00200009, /* jalr zero,at */
+		INSN_NOP,
+	};
+
+	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++)
+		wr_insn(p + 4 * i, seq[i]);
+	return sizeof(seq);
+}
+
+static int mips_displace(uint64_t addr, const uint8_t *insn, size_t len, uint64_t slot_addr,
+			 uint8_t *slot, struct arch_emul *em)
+{
+	uint32_t w;
+	int dest;
+
+	(void)slot_addr; /* nothing is PC-relative in what runs out of line */
+	if (len < 4 || (addr & 3))
+		return -ENOTSUP; /* odd addresses are MIPS16/microMIPS code */
+	w = rd_insn(insn);
+	if (w == INSN_NOP) {
+		em->kind = EMUL_JUMP;
+		em->target = addr + 4;
+		em->imm = 0;
+		return STEP_EMULATE;
+	}
+	dest = plain_dest(w);
+	if (dest >= 0) {
+		if (dest == M_AT)
+			return -ENOTSUP; /* the jump back would clobber its result */
+		for (size_t i = 0; i < ARCH_SLOT_SIZE; i += 4)
+			wr_insn(slot + i, INSN_BREAK);
+		wr_insn(slot, w);
+		encode_jump_back(slot + 4, addr + 4);
+		return STEP_XOL;
+	}
+	if (len < 8)
+		return -ENOTSUP; /* a branch needs its delay slot */
+	if (decode_branch(addr, w, rd_insn(insn + 4), em) < 0)
+		return -ENOTSUP;
+	return STEP_EMULATE;
+}
+
+static int mips_emulate(const struct arch_emul *em, struct arch_regs *r)
+{
+	int64_t s = (int64_t)gpr(r, EMUL_RS(em->kind));
+	bool taken;
+
+	switch (EMUL_OP(em->kind)) {
+	case EMUL_JUMP:
+		r->w64[M_EPC] = em->target;
+		return 0;
+	case EMUL_JR:
+		r->w64[M_EPC] = (uint64_t)s;
+		return 0;
+	case EMUL_BEQ: taken = (uint64_t)s == gpr(r, EMUL_RT(em->kind)); break;
+	case EMUL_BNE: taken = (uint64_t)s != gpr(r, EMUL_RT(em->kind)); break;
+	case EMUL_BLEZ: taken = s <= 0; break;
+	case EMUL_BGTZ: taken = s > 0; break;
+	case EMUL_BLTZ: taken = s < 0; break;
+	case EMUL_BGEZ: taken = s >= 0; break;
+	default:
+		return -EINVAL;
+	}
+	/* the delay slot held a nop: nothing else to do */
+	r->w64[M_EPC] = taken ? em->target : em->imm;
+	return 0;
+}
+
+/* One break: calls return to it with `jr ra`, never through a delay slot of ours. */
+static size_t mips_tramp_encode(uint8_t *buf)
+{
+	wr_insn(buf, INSN_BREAK);
+	return 4;
+}
+
+static uint64_t mips_tramp_for(uint64_t base, uint64_t ret)
+{
+	(void)ret;
+	return base;
+}
+
+static const uint8_t mips_syscall_insn[] = { 0x0c, 0x00, 0x00, 0x00 }; /* syscall */
+
+/*
+ * n64: number in v0, arguments in a0-a5 ($4-$9). The kernel restarts an interrupted call
+ * when a signal stop is left with the dump's slot 0 nonzero and v0 = -ERESTART* (do_signal in
+ * arch/mips/kernel/signal.c); clearing slot 0 keeps that logic off the injected call, as
+ * orig_rax = -1 does on x86_64. (With NT_PRSTATUS the slot is not writable; the kernel then
+ * leaves the call alone all the same, since v0 holds a syscall number, not -ERESTART*.)
+ */
+static void mips_syscall_setup(struct arch_regs *r, uint64_t insn_addr, long nr,
+			       const uint64_t a[6])
+{
+	r->w64[M_EPC] = insn_addr;
+	r->w64[M_V0] = (uint64_t)nr;
+	r->w64[M_RESTART_NR] = 0;
+	for (unsigned i = 0; i < 6; i++)
+		r->w64[M_A0 + i] = a[i];
+}
+
+/* v0 holds the value, or the positive errno when a3 is nonzero. */
+static int64_t mips_syscall_result(const struct arch_regs *r)
+{
+	return r->w64[M_A3] ? -(int64_t)r->w64[M_V0] : (int64_t)r->w64[M_V0];
+}
+
+/*
+ * After an error return the kernel leaves v0 = errno (positive), a3 = 1, the syscall number
+ * in slot 0 and the caller's a3 in slot 26 (k0's), and EPC past the syscall instruction
+ * (scall64-n64.S). Without a handler, do_signal restarts -ERESTARTSYS/-ERESTARTNOINTR/
+ * -ERESTARTNOHAND by v0 = slot 0, a3 = slot 26, EPC -= 4, and -ERESTART_RESTARTBLOCK the same
+ * way with v0 = __NR_restart_syscall; then it clears slot 0. Done here from the snapshot.
+ * Limitation: NT_PRSTATUS reads slots 0 and 26 as zero (mips_dump_regs64), so a snapshot taken
+ * with PTRACE_GETREGSET never shows an interrupted call and nothing is restarted; regs.c uses
+ * PTRACE_GETREGS, which copies all 32 slots, for this reason.
+ */
+static bool mips_syscall_restart(struct arch_regs *r)
+{
+	uint64_t nr = r->w64[M_RESTART_NR];
+
+	if (!nr)
+		return false;
+	switch (r->w64[M_V0]) {
+	case ERESTARTSYS:
+	case ERESTARTNOINTR:
+	case ERESTARTNOHAND:
+		break;
+	case ERESTART_RESTARTBLOCK:
+		nr = NR_N64(213); /* restart_syscall */
+		break;
+	default:
+		return false;
+	}
+	r->w64[M_V0] = nr;
+	r->w64[M_A3] = r->w64[M_K0];
+	r->w64[M_EPC] -= 4;
+	r->w64[M_RESTART_NR] = 0;
+	return true;
+}
+
+const struct arch_ops arch_mips64_ops = {
+	.name = "mips64",
+	.elf_machine = EM_MIPS,
+	.elf_class = ELFCLASS64,
+	.word_size = 8,
+	.insn_align = 4,
+	.bp_encode = mips_bp_encode,
+	.code_addr = mips_code_addr,
+	.bp_addr_from_pc = mips_bp_addr_from_pc,
+	.get_pc = mips_get_pc,
+	.set_pc = mips_set_pc,
+	.get_sp = mips_get_sp,
+	.set_sp = mips_set_sp,
+	.get_arg = mips_get_arg,
+	.get_retval = mips_get_retval,
+	.ret_on_stack = false,
+	.get_ret_reg = mips_get_ret_reg,
+	.set_ret_reg = mips_set_ret_reg,
+	.ret_sp_adjust = 0,
+	.displace = mips_displace,
+	.emulate = mips_emulate,
+	.tramp_encode = mips_tramp_encode,
+	.tramp_for = mips_tramp_for,
+	.syscall_insn = mips_syscall_insn,
+	.syscall_insn_len = sizeof(mips_syscall_insn),
+	.nr_mmap = NR_N64(9),
+	.nr_munmap = NR_N64(11),
+	.syscall_setup = mips_syscall_setup,
+	.syscall_result = mips_syscall_result,
+	.syscall_restart = mips_syscall_restart,
+};
