@@ -12,8 +12,10 @@
 #include "remote.h"
 #include "util.h"
 
-/* Find the arch's syscall instruction in an executable mapping. Return its address or 0. */
-static uint64_t find_syscall_insn(pid_t pid, const struct mapping *maps, size_t n)
+/* Find the arch's syscall instruction in an executable mapping, other than the one the
+ * stopped thread may be in (near its pc: a restart could redirect the injected call).
+ * Return its address or 0. */
+static uint64_t find_syscall_insn(pid_t pid, const struct mapping *maps, size_t n, uint64_t pc)
 {
 	static uint8_t buf[1 << 16];
 
@@ -28,7 +30,8 @@ static uint64_t find_syscall_insn(pid_t pid, const struct mapping *maps, size_t 
 			if (got < (ssize_t)il)
 				break;
 			for (size_t k = 0; k + il <= (size_t)got; k += arch->insn_align)
-				if (!memcmp(buf + k, arch->syscall_insn, il))
+				if (!memcmp(buf + k, arch->syscall_insn, il) &&
+				    (at + k + 2 * il < pc || at + k > pc + il))
 					return at + k;
 		}
 	}
@@ -38,13 +41,15 @@ static uint64_t find_syscall_insn(pid_t pid, const struct mapping *maps, size_t 
 int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_t n,
 		   uint64_t hint, int *pending_sig)
 {
-	uint64_t insn = find_syscall_insn(tid, maps, n), args[6];
+	struct arch_regs regs;
+	uint64_t insn, args[6];
 	uint8_t tramp[ARCH_SLOT_SIZE];
 	size_t tlen;
 	int64_t ret;
 	int err;
 
 	*pending_sig = 0;
+	insn = find_syscall_insn(tid, maps, n, arch_get_regs(tid, &regs) ? 0 : arch->get_pc(&regs));
 	if (!insn) {
 		pr_err("no system call instruction found in process %d to map a scratch page", tid);
 		return -ENOENT;

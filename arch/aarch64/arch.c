@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * aarch64: pure knowledge. Register indexes follow struct user_pt_regs (<asm/ptrace.h>), which
+ * is what PTRACE_GETREGSET(NT_PRSTATUS) returns (272 bytes: x0-x30, sp, pc, pstate; cross-arch.md
+ * §6); it is spelled out here so this file builds anywhere. Instructions are 32-bit
+ * little-endian words. Encodings are from the Arm ARM (DDI 0487) and were checked against
+ * aarch64-linux-gnu-as/objdump and Debian 12's arm64 libc6 2.36 and musl 1.2.3.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <string.h>
+
+#include "arch.h"
+
+enum { A_X0 = 0, A_X8 = 8, A_X30 = 30, A_SP = 31, A_PC = 32, A_PSTATE = 33 };
+
+#define A_BRK0 0xd4200000u /* brk #0 */
+#define A_B 0x14000000u /* b imm26 */
+#define A_LDR_X16_12 0x58000070u /* ldr x16, .+12 */
+#define A_BR_X16 0xd61f0200u /* br x16 */
+
+/*
+ * Emulated instructions. kind = EMUL_<op> | operand fields; target = the new PC when a branch is
+ * taken (or the next PC); imm = the fall-through PC, a return address, or a computed value.
+ */
+enum {
+	EMUL_JUMP = 1, /* b, nop, bti: pc = target */
+	EMUL_CALL, /* bl: x30 = imm, pc = target */
+	EMUL_CBZ, /* cbz/cbnz: reg, SF, NOT; pc = taken ? target : imm */
+	EMUL_TBZ, /* tbz/tbnz: reg, bit, NOT */
+	EMUL_BCOND, /* b.cond: cond in the reg field */
+	EMUL_BR, /* br/ret: pc = reg */
+	EMUL_BLR, /* blr: pc = reg, x30 = imm */
+	EMUL_SET, /* adr/adrp: reg = imm, pc = target */
+};
+
+#define EM_OP(k) ((k) & 0xff)
+#define EM_REG(k) (((k) >> 8) & 31) /* register number, or a condition code */
+#define EM_SF (1 << 13) /* cbz/cbnz: 64-bit register */
+#define EM_NOT (1 << 14) /* cbnz/tbnz: branch on non-zero */
+#define EM_BIT(k) (((k) >> 16) & 63) /* tbz/tbnz: bit number */
+
+static size_t a64_bp_encode(uint64_t addr, uint8_t *buf)
+{
+	const uint32_t brk = A_BRK0;
+
+	(void)addr;
+	memcpy(buf, &brk, 4);
+	return 4;
+}
+
+static uint64_t a64_code_addr(uint64_t sym)
+{
+	return sym;
+}
+
+/* brk traps with the PC on the brk itself (si_code TRAP_BRKPT, si_addr = pc). */
+static uint64_t a64_bp_addr_from_pc(uint64_t pc)
+{
+	return pc;
+}
+
+static uint64_t a64_get_pc(const struct arch_regs *r)
+{
+	return r->w64[A_PC];
+}
+
+static void a64_set_pc(struct arch_regs *r, uint64_t pc)
+{
+	r->w64[A_PC] = pc;
+}
+
+static uint64_t a64_get_sp(const struct arch_regs *r)
+{
+	return r->w64[A_SP];
+}
+
+static void a64_set_sp(struct arch_regs *r, uint64_t sp)
+{
+	r->w64[A_SP] = sp;
+}
+
+/* AAPCS64: integer arguments in x0-x7. */
+static uint64_t a64_get_arg(const struct arch_regs *r, unsigned n)
+{
+	return n < 8 ? r->w64[A_X0 + n] : 0;
+}
+
+static uint64_t a64_get_retval(const struct arch_regs *r)
+{
+	return r->w64[A_X0];
+}
+
+/* bl leaves the return address in x30 (lr); nothing is on the stack at the first instruction. */
+static uint64_t a64_get_ret_reg(const struct arch_regs *r)
+{
+	return r->w64[A_X30];
+}
+
+static void a64_set_ret_reg(struct arch_regs *r, uint64_t v)
+{
+	r->w64[A_X30] = v;
+}
+
+static int64_t sext(uint64_t v, unsigned bits)
+{
+	uint64_t m = 1ULL << (bits - 1);
+
+	v &= (1ULL << bits) - 1;
+	return (int64_t)((v ^ m) - m);
+}
+
+/*
+ * Instructions that do not read the PC and can run unchanged at another address: the
+ * prologue forms of glibc's and musl's malloc family and their close relatives. Register 31
+ * is sp or xzr by encoding, never the PC. Anything else is refused.
+ */
+static bool runs_anywhere(uint32_t i)
+{
+	unsigned sf = i >> 31;
+
+	/* stp/ldp of general registers (32 or 64-bit, ldpsw), post-/pre-indexed or offset:
+	 * opc(2) 101 V=0 0 mode(2) L; stp x29,x30,[sp,#-N]! is a9bx7bfd */
+	if ((i & 0x3e000000) == 0x28000000 && (i & 0x01800000)) {
+		unsigned opc = i >> 30, load = (i >> 22) & 1;
+
+		return opc == 0 || opc == 2 || (opc == 1 && load);
+	}
+	/* data-processing, 3 source: madd/msub (mul), [su]maddl/[su]msubl, [su]mulh */
+	if ((i & 0x1f000000) == 0x1b000000 && !(i & 0x60000000)) {
+		unsigned op31 = (i >> 21) & 7, o0 = (i >> 15) & 1;
+
+		if (op31 == 0)
+			return true;
+		if (!sf)
+			return false;
+		return op31 == 1 || op31 == 5 || ((op31 == 2 || op31 == 6) && !o0);
+	}
+	/* logical, shifted register (and, orr = mov, eor, bic, ...); sf=0 needs imm6 < 32 */
+	if ((i & 0x1f000000) == 0x0a000000)
+		return sf || !(i & 0x8000);
+	/* add/sub immediate (mov x29, sp; cmp x1, #7) */
+	if ((i & 0x1f800000) == 0x11000000)
+		return true;
+	/* add/sub shifted register: shift 11 is reserved, sf=0 needs imm6 < 32 */
+	if ((i & 0x1f200000) == 0x0b000000)
+		return ((i >> 22) & 3) != 3 && (sf || !(i & 0x8000));
+	/* movn/movz/movk (opc 01 unallocated; sf=0 needs hw < 2) */
+	if ((i & 0x1f800000) == 0x12800000)
+		return ((i >> 29) & 3) != 1 && (sf || !(i & 0x400000));
+	/* paciasp, pacibsp: sign x30 with sp, no PC involved */
+	return i == 0xd503233f || i == 0xd503237f;
+}
+
+/* Fill em for an instruction that reads or writes the PC; return STEP_EMULATE or -ENOTSUP. */
+static int decode_pc_insn(uint64_t addr, uint32_t i, struct arch_emul *em)
+{
+	uint64_t next = addr + 4;
+
+	em->imm = next;
+	em->target = next;
+	if (i == 0xd503201f || (i & 0xffffff3f) == 0xd503241f) { /* nop, bti {c,j,jc} */
+		em->kind = EMUL_JUMP;
+		return STEP_EMULATE;
+	}
+	if ((i & 0x7c000000) == 0x14000000) { /* b, bl: imm26 */
+		em->kind = i >> 31 ? EMUL_CALL : EMUL_JUMP;
+		em->target = addr + sext(i, 26) * 4;
+		return STEP_EMULATE;
+	}
+	if ((i & 0x7e000000) == 0x34000000) { /* cbz, cbnz: sf 011010 op imm19 rt */
+		em->kind = EMUL_CBZ | (i & 31) << 8 | (i >> 31 ? EM_SF : 0) |
+			   (i & (1u << 24) ? EM_NOT : 0);
+		em->target = addr + sext(i >> 5, 19) * 4;
+		return STEP_EMULATE;
+	}
+	if ((i & 0x7e000000) == 0x36000000) { /* tbz, tbnz: b5 011011 op b40 imm14 rt */
+		unsigned bit = (i >> 31) << 5 | ((i >> 19) & 31);
+
+		em->kind = EMUL_TBZ | (i & 31) << 8 | bit << 16 | (i & (1u << 24) ? EM_NOT : 0);
+		em->target = addr + sext(i >> 5, 14) * 4;
+		return STEP_EMULATE;
+	}
+	if ((i & 0xff000010) == 0x54000000) { /* b.cond (bit 4 set: bc.cond, refused) */
+		em->kind = EMUL_BCOND | (i & 15) << 8;
+		em->target = addr + sext(i >> 5, 19) * 4;
+		return STEP_EMULATE;
+	}
+	if ((i & 0xfffffc1f) == 0xd61f0000 || (i & 0xfffffc1f) == 0xd65f0000) { /* br, ret */
+		em->kind = EMUL_BR | ((i >> 5) & 31) << 8;
+		return STEP_EMULATE;
+	}
+	if ((i & 0xfffffc1f) == 0xd63f0000) { /* blr */
+		em->kind = EMUL_BLR | ((i >> 5) & 31) << 8;
+		return STEP_EMULATE;
+	}
+	if ((i & 0x1f000000) == 0x10000000) { /* adr, adrp: op immlo 10000 immhi rd */
+		int64_t imm = sext(((i >> 5) & 0x7ffff) << 2 | ((i >> 29) & 3), 21);
+
+		em->kind = EMUL_SET | (i & 31) << 8;
+		em->imm = i >> 31 ? (addr & ~0xfffULL) + (uint64_t)(imm * 4096) : addr + imm;
+		return STEP_EMULATE;
+	}
+	return -ENOTSUP; /* ldr literal, exclusives, svc, system registers, pointer auth... */
+}
+
+/*
+ * Slot: [insn][b next] when next is within the ±128 MiB of a b from the slot; else
+ * [insn][ldr x16, .+12][br x16][brk #0][.quad next] (8-aligned literal). x16 (IP0) is free at a
+ * function's first instruction: AAPCS64 lets the linker's veneers and PLT stubs clobber it on the
+ * way in. The b form is preferred: it clobbers nothing and, being a direct branch, needs no BTI
+ * landing pad at next. The rest of the slot is brk #0.
+ */
+static int a64_displace(uint64_t addr, const uint8_t *insn, size_t len, uint64_t slot_addr,
+			uint8_t *slot, struct arch_emul *em)
+{
+	const uint32_t brk = A_BRK0;
+	uint64_t next = addr + 4;
+	int64_t off = (int64_t)(next - (slot_addr + 4));
+	uint32_t i, w[3];
+	int ret;
+
+	if (len < 4 || (addr & 3))
+		return -ENOTSUP;
+	memcpy(&i, insn, 4);
+	ret = decode_pc_insn(addr, i, em);
+	if (ret != -ENOTSUP)
+		return ret;
+	if (!runs_anywhere(i))
+		return -ENOTSUP;
+	for (size_t k = 0; k < ARCH_SLOT_SIZE; k += 4)
+		memcpy(slot + k, &brk, 4);
+	memcpy(slot, &i, 4);
+	if (off >= -(1LL << 27) && off < (1LL << 27)) {
+		w[0] = A_B | ((uint64_t)(off >> 2) & 0x3ffffff);
+		memcpy(slot + 4, w, 4);
+	} else {
+		w[0] = A_LDR_X16_12;
+		w[1] = A_BR_X16;
+		w[2] = brk;
+		memcpy(slot + 4, w, 12);
+		memcpy(slot + 16, &next, 8);
+	}
+	return STEP_XOL;
+}
+
+/* A64 register read where 31 means xzr (cbz, tbz, br and ret operands). */
+static uint64_t xreg(const struct arch_regs *r, unsigned n)
+{
+	return n == 31 ? 0 : r->w64[n];
+}
+
+static bool cond_holds(unsigned cond, uint64_t pstate)
+{
+	bool n = pstate >> 31 & 1, z = pstate >> 30 & 1, c = pstate >> 29 & 1,
+	     v = pstate >> 28 & 1, res;
+
+	switch (cond >> 1) {
+	case 0: res = z; break; /* eq */
+	case 1: res = c; break; /* cs */
+	case 2: res = n; break; /* mi */
+	case 3: res = v; break; /* vs */
+	case 4: res = c && !z; break; /* hi */
+	case 5: res = n == v; break; /* ge */
+	case 6: res = n == v && !z; break; /* gt */
+	default: return true; /* al, nv: always */
+	}
+	return cond & 1 ? !res : res;
+}
+
+/*
+ * PSTATE.BTYPE (bits 11:10, FEAT_BTI; RES0 without it) is what the next instruction's branch
+ * target check looks at. Every emulated instruction but br/blr leaves it 0 in hardware; for
+ * br/blr 0 skips the landing-pad check at the target, which is lenient but never faults.
+ */
+#define PSR_BTYPE 0xc00ULL
+
+static int a64_emulate(const struct arch_emul *em, struct arch_regs *r)
+{
+	unsigned reg = EM_REG(em->kind);
+	uint64_t v;
+	bool taken;
+
+	if (EM_OP(em->kind) < EMUL_JUMP || EM_OP(em->kind) > EMUL_SET)
+		return -EINVAL;
+	r->w64[A_PSTATE] &= ~PSR_BTYPE;
+	switch (EM_OP(em->kind)) {
+	case EMUL_JUMP:
+		r->w64[A_PC] = em->target;
+		return 0;
+	case EMUL_CALL:
+		r->w64[A_X30] = em->imm;
+		r->w64[A_PC] = em->target;
+		return 0;
+	case EMUL_CBZ:
+		v = xreg(r, reg);
+		if (!(em->kind & EM_SF))
+			v = (uint32_t)v;
+		taken = (v == 0) != !!(em->kind & EM_NOT);
+		r->w64[A_PC] = taken ? em->target : em->imm;
+		return 0;
+	case EMUL_TBZ:
+		taken = !(xreg(r, reg) >> EM_BIT(em->kind) & 1) != !!(em->kind & EM_NOT);
+		r->w64[A_PC] = taken ? em->target : em->imm;
+		return 0;
+	case EMUL_BCOND:
+		r->w64[A_PC] = cond_holds(reg, r->w64[A_PSTATE]) ? em->target : em->imm;
+		return 0;
+	case EMUL_BR:
+		r->w64[A_PC] = xreg(r, reg);
+		return 0;
+	case EMUL_BLR:
+		r->w64[A_PC] = xreg(r, reg); /* read before x30 is written: blr x30 */
+		r->w64[A_X30] = em->imm;
+		return 0;
+	case EMUL_SET:
+		if (reg != 31) /* rd 31 is xzr here, not sp */
+			r->w64[reg] = em->imm;
+		r->w64[A_PC] = em->target;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* One brk #0: every return (x30 = the page start) comes back through it. */
+static size_t a64_tramp_encode(uint8_t *buf)
+{
+	return a64_bp_encode(0, buf);
+}
+
+static uint64_t a64_tramp_for(uint64_t base, uint64_t ret)
+{
+	(void)ret;
+	return base;
+}
+
+static const uint8_t a64_syscall_insn[] = { 0x01, 0x00, 0x00, 0xd4 }; /* svc #0 */
+
+/*
+ * Number in x8, arguments in x0-x5, result in x0. Nothing else in NT_PRSTATUS matters to the
+ * kernel's restart logic. That logic depends on pt_regs->syscallno, which this regset does
+ * not carry (NT_ARM_SYSTEM_CALL does), and on the restart address that do_signal() noted
+ * before the stop. After the stop it looks only at whether the PC still equals that address
+ * (see a64_syscall_restart). So the injected call is left alone unless insn_addr happens to
+ * be the very svc the stopped thread was interrupted in (the saved PC). Only the caller can
+ * avoid that, by choosing another svc. Otherwise, with -ERESTART_RESTARTBLOCK, the kernel
+ * would switch x8 to restart_syscall under us.
+ */
+static void a64_syscall_setup(struct arch_regs *r, uint64_t insn_addr, long nr,
+			      const uint64_t a[6])
+{
+	r->w64[A_PC] = insn_addr;
+	r->w64[A_X8] = (uint64_t)nr;
+	for (unsigned k = 0; k < 6; k++)
+		r->w64[A_X0 + k] = a[k];
+}
+
+static int64_t a64_syscall_result(const struct arch_regs *r)
+{
+	return (int64_t)r->w64[A_X0];
+}
+
+/*
+ * Nothing to do, and nothing that could be done; always false.
+ *
+ * arm64's do_signal() prepares the restart *before* get_signal(), where ptrace stops ("so that
+ * a debugger will see the already changed PC"): for -ERESTARTSYS/NOINTR/NOHAND/RESTARTBLOCK
+ * it has already set x0 = orig_x0 and pc = the svc when the tracer takes its snapshot at a
+ * signal-delivery, group or PTRACE_INTERRUPT stop. Restoring that snapshot after the injected
+ * call re-executes the interrupted call, as the kernel would. Rewinding it again as x86_64 does
+ * would land before the svc.
+ *
+ * What is lost: -ERESTART_RESTARTBLOCK (nanosleep, clock_nanosleep, poll with a timeout...)
+ * would have had x8 switched to __NR_restart_syscall after the stop, but only if the PC was
+ * still the restart address, and the injection moved it. The snapshot cannot tell that case
+ * apart (x0 already holds orig_x0, and the return code is gone), so the call is re-executed
+ * with its original arguments: a relative timeout starts over. A snapshot taken at a
+ * syscall-exit stop (x0 = -ERESTART*, pc after the svc) cannot be restarted either, because
+ * user_pt_regs has no orig_x0 to reload x0 from. That snapshot is also the only one that
+ * is unsafe after an injection: the kernel still holds syscallno = the injected number, so
+ * a signal arriving before the thread resumes would take the restored x0 for a restart code.
+ */
+static bool a64_syscall_restart(struct arch_regs *r)
+{
+	(void)r;
+	return false;
+}
+
+const struct arch_ops arch_aarch64_ops = {
+	.name = "aarch64",
+	.elf_machine = EM_AARCH64,
+	.elf_class = ELFCLASS64,
+	.word_size = 8,
+	.insn_align = 4,
+	.bp_encode = a64_bp_encode,
+	.code_addr = a64_code_addr,
+	.bp_addr_from_pc = a64_bp_addr_from_pc,
+	.get_pc = a64_get_pc,
+	.set_pc = a64_set_pc,
+	.get_sp = a64_get_sp,
+	.set_sp = a64_set_sp,
+	.get_arg = a64_get_arg,
+	.get_retval = a64_get_retval,
+	.ret_on_stack = false,
+	.get_ret_reg = a64_get_ret_reg,
+	.set_ret_reg = a64_set_ret_reg,
+	.ret_sp_adjust = 0,
+	.displace = a64_displace,
+	.emulate = a64_emulate,
+	.tramp_encode = a64_tramp_encode,
+	.tramp_for = a64_tramp_for,
+	.syscall_insn = a64_syscall_insn,
+	.syscall_insn_len = sizeof(a64_syscall_insn),
+	.nr_mmap = 222,
+	.nr_munmap = 215,
+	.syscall_setup = a64_syscall_setup,
+	.syscall_result = a64_syscall_result,
+	.syscall_restart = a64_syscall_restart,
+};
