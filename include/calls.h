@@ -23,6 +23,9 @@ int calls_return(struct thread *t, struct arch_regs *regs);
  * releasing a forked copy of it). ctx is unused (a proc_for_each_thread callback). */
 void calls_restore_cb(struct thread *t, void *ctx);
 
+/* Breakpoint stops handled (entries and returns), and backtraces unwound. */
+void calls_stats(uint64_t *stops, uint64_t *unwinds);
+
 /* dst, a forked copy of src, has the same calls in flight. */
 void calls_copy(struct thread *dst, const struct thread *src);
 

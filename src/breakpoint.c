@@ -73,7 +73,7 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 	tlen = arch->tramp_encode(tramp);
 	s->tramp = s->page;
 	s->tramp_len = tlen;
-	pr_dbg(0, "scratch page at %#llx (hint %#llx)", (unsigned long long)s->page,
+	pr_dbg(1, "scratch page at %#llx (hint %#llx)", (unsigned long long)s->page,
 	       (unsigned long long)hint);
 	return remote_write(tid, s->tramp, tramp, tlen);
 }
@@ -123,7 +123,7 @@ int bp_insert(struct bpset *s, pid_t pid, uint64_t addr, enum bp_kind kind, int 
 		s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
 	}
 	s->v[s->n++] = b;
-	pr_dbg(0, "breakpoint at %#llx (%s)", (unsigned long long)b.addr,
+	pr_dbg(1, "breakpoint at %#llx (%s)", (unsigned long long)b.addr,
 	       b.step == STEP_XOL ? "out of line" : "emulated");
 	return 0;
 }

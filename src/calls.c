@@ -14,6 +14,13 @@
 #include "util.h"
 
 static unsigned depth = 8, sample = 1;
+static uint64_t unwinds, stops; /* for -v */
+
+void calls_stats(uint64_t *nstops, uint64_t *nunwinds)
+{
+	*nstops = stops;
+	*nunwinds = unwinds;
+}
 
 void calls_init(unsigned max_depth, unsigned every)
 {
@@ -49,6 +56,8 @@ void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 {
 	struct proc *p = t->p;
 	uint64_t sp = arch->get_sp(regs), ret;
+
+	stops++;
 	const struct hook_desc *d = &hook_table[b->hook];
 	struct frame *f;
 
@@ -109,6 +118,7 @@ void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 			arch->set_sp(&caller, sp + arch->ret_sp_adjust);
 			f->npcs += unwind_capture(p->unw, t->tid, &caller, f->pcs + 1,
 						  depth - 1);
+			unwinds++;
 		}
 	}
 	if (arch->ret_on_stack) {
@@ -127,6 +137,8 @@ int calls_return(struct thread *t, struct arch_regs *regs)
 {
 	struct proc *p = t->p;
 	uint64_t retval = arch->get_retval(regs), memptr = 0;
+
+	stops++;
 	struct hook_effect e;
 	struct frame *f;
 

@@ -110,7 +110,7 @@ int image_arm_hooks(struct proc *p, pid_t tid)
 			return ret;
 		}
 		p->hook_addr[h] = addr;
-		pr_dbg(0, "traced %s at %#llx (%s)", hook_table[h].name, (unsigned long long)addr,
+		pr_dbg(1, "traced %s at %#llx (%s)", hook_table[h].name, (unsigned long long)addr,
 		       m->path);
 	}
 	p->armed = true;

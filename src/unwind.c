@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* libunwind-ptrace, with our own register and memory accessors (see unwind.h). */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <libunwind-ptrace.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define PR_DOMAIN "unwind"
 #include "log.h"
@@ -70,6 +75,24 @@ static int acc_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int w
 }
 
 static unw_accessors_t accessors;
+static bool unwinding;
+
+/*
+ * libunwind blocks every signal around each use of its cache: two rt_sigprocmask calls per
+ * frame, most of what an unwind costs (measured: 10 of them, ~10 us of CPU, per 8-frame
+ * backtrace). heaptrace is single-threaded and its handlers only set flags, so while it
+ * unwinds, masking is skipped; this definition takes the C library's place for libunwind.
+ * heaptrace itself never blocks signals, so the mask it reports then is the empty one.
+ */
+int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (unwinding) {
+		if (old)
+			sigemptyset(old);
+		return 0;
+	}
+	return syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8) ? -1 : 0;
+}
 
 struct unwinder *unwind_new(pid_t pid)
 {
@@ -122,8 +145,11 @@ unsigned unwind_capture(struct unwinder *u, pid_t tid, const struct arch_regs *r
 	cur.tid = tid;
 	cur.regs = regs;
 	memset(cur.tag, 0, sizeof(cur.tag));
-	if (unw_init_remote(&c, u->as, u->upt) < 0)
+	unwinding = true;
+	if (unw_init_remote(&c, u->as, u->upt) < 0) {
+		unwinding = false;
 		return n;
+	}
 	while (n < max) {
 		unw_word_t ip;
 		int ret = unw_step(&c);
@@ -134,5 +160,6 @@ unsigned unwind_capture(struct unwinder *u, pid_t tid, const struct arch_regs *r
 			break;
 		pcs[n++] = ip;
 	}
+	unwinding = false;
 	return n;
 }
