@@ -26,6 +26,14 @@ void calls_restore_cb(struct thread *t, void *ctx);
 /* Breakpoint stops handled (entries and returns), and backtraces unwound. */
 void calls_stats(uint64_t *stops, uint64_t *unwinds);
 
+/*
+ * A realloc in flight has its old block out of the table (see table_take) until it returns,
+ * but by the counting rules the block is live until then: calls_park puts those blocks back
+ * for a report, calls_unpark takes them out again.
+ */
+void calls_park(struct proc *p);
+void calls_unpark(struct proc *p);
+
 /* dst, a forked copy of src, has the same calls in flight. */
 void calls_copy(struct thread *dst, const struct thread *src);
 

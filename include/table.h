@@ -75,7 +75,7 @@ bool table_free(struct table *t, uint64_t ptr);
  * block was known, else an unknown free).
  */
 bool table_take(struct table *t, uint64_t ptr, struct block *out);
-void table_put_back(struct table *t, const struct block *blk);
+bool table_put_back(struct table *t, const struct block *blk); /* false: address reused */
 void table_count_release(struct table *t, bool known);
 
 /* Look up a live block; NULL if none. */

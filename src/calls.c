@@ -228,6 +228,32 @@ void calls_restore_cb(struct thread *t, void *ctx)
 		arch_set_regs(t->tid, &regs);
 	t->nframes = 0;
 }
+static void park_cb(struct thread *t, void *ctx)
+{
+	bool park = ctx != NULL;
+
+	for (unsigned i = 0; i < t->nframes; i++) {
+		struct frame *f = &t->frames[i];
+
+		if (!f->took_old)
+			continue;
+		if (park)
+			f->took_old = table_put_back(&t->p->table, &f->old); /* false: freed already */
+		else
+			table_take(&t->p->table, f->old.ptr, &f->old);
+	}
+}
+
+void calls_park(struct proc *p)
+{
+	proc_for_each_thread(p, park_cb, p);
+}
+
+void calls_unpark(struct proc *p)
+{
+	proc_for_each_thread(p, park_cb, NULL);
+}
+
 void calls_copy(struct thread *dst, const struct thread *src)
 {
 	for (unsigned i = 0; i < src->nframes; i++) {

@@ -271,7 +271,7 @@ bool table_take(struct table *t, uint64_t ptr, struct block *out)
 	return true;
 }
 
-void table_put_back(struct table *t, const struct block *blk)
+bool table_put_back(struct table *t, const struct block *blk)
 {
 	struct bt *b = &t->bts[blk->bt];
 	uint64_t s;
@@ -280,7 +280,7 @@ void table_put_back(struct table *t, const struct block *blk)
 		blocks_grow(t);
 	s = block_slot(t, blk->ptr);
 	if (t->blocks[s].ptr)
-		return; /* the address was handed out again meanwhile: the old block is gone */
+		return false; /* the address was handed out again meanwhile: the old block is gone */
 	t->blocks[s] = *blk;
 	t->nblocks++;
 	b->count++;
@@ -288,6 +288,7 @@ void table_put_back(struct table *t, const struct block *blk)
 	t->sum.live_blocks++;
 	t->sum.live_bytes += blk->size;
 	/* back to a level seen before: peaks cannot rise */
+	return true;
 }
 
 void table_count_release(struct table *t, bool known)

@@ -132,7 +132,9 @@ static void write_report(struct proc *p, int sort)
 	ri.elapsed_ns = ri.now_ns - p->start_ns;
 	if (sort >= 0)
 		ro.sort = sort;
+	calls_park(p);
 	ret = report_write(opts->out, &p->table, &ro, &ri);
+	calls_unpark(p);
 	if (ret)
 		pr_err("writing the report: %s", strerror(-ret));
 	sym_close(rc.sym);
@@ -645,6 +647,48 @@ static void resume_pending_cb(struct thread *t, void *ctx)
 	resume(t, sig);
 }
 
+/* Why the kernel refused to let heaptrace trace tid of process pid, and what to do. */
+static const char *why_eperm(pid_t pid, pid_t tid)
+{
+	static char buf[160];
+	char name[64], line[128];
+	long tracer = 0;
+	int scope = -1;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	if ((f = fopen(name, "re"))) {
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "TracerPid:", 10))
+				tracer = atol(line + 10);
+		fclose(f);
+	}
+	if (tracer) {
+		snprintf(buf, sizeof(buf), " (process %ld already traces it: stop that tracer first)",
+			 tracer);
+		return buf;
+	}
+	snprintf(name, sizeof(name), "/proc/%d/cmdline", (int)pid);
+	if ((f = fopen(name, "re"))) {
+		int c = fgetc(f);
+
+		fclose(f);
+		if (c == EOF)
+			return " (a kernel thread: it has no user space to trace)";
+	}
+	if ((f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re"))) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = -1;
+		fclose(f);
+	}
+	if (scope >= 1 && geteuid() != 0)
+		return " (Yama ptrace_scope forbids it: run as root, or set "
+		       "/proc/sys/kernel/yama/ptrace_scope to 0)";
+	if (geteuid() != 0)
+		return " (it belongs to another user or is privileged: run heaptrace as root)";
+	return " (refused by a security module or its dumpable flag)";
+}
+
 static int attach(pid_t pid)
 {
 	char name[64];
@@ -682,10 +726,7 @@ static int attach(pid_t pid)
 					continue;
 				closedir(d);
 				pr_err("cannot attach to process %d: ptrace(SEIZE, %d): %s%s", pid, tid,
-				       strerror(e),
-				       e == EPERM ? " (another tracer, or Yama ptrace_scope: "
-						    "run as root or set "
-						    "/proc/sys/kernel/yama/ptrace_scope to 0)" : "");
+				       strerror(e), e == EPERM ? why_eperm(pid, tid) : "");
 				return -e;
 			}
 			t = proc_thread_new(tid, p);

@@ -4,15 +4,25 @@ and waits until heaptrace's breakpoints are in place (it looks at the first byte
 and free: x86_64 only, else it exits 77 and the test is skipped). Then it allocates in both
 threads, frees a block made before the attach (an unknown free), and sends SIGINT to its tracer;
 heaptrace writes the final report, removes its breakpoints, detaches and exits 0, and the target
-checks that its code is restored and exits 0."""
+checks that its code is restored and exits 0.
+
+A busy process (tests/targets/busy.c: worker threads churning and leaking, started by the test,
+"ready PID" on its stdout, "stop" on its stdin): after -p with --duration or SIGINT, the test
+compares every executable file mapping of the process (/proc/PID/mem) with its file, lets the
+process finish, and checks the report's consistency. And processes heaptrace must refuse, with
+exit status 2 and one line: one another tracer (strace) holds, wholly or one thread of it, and a
+kernel thread."""
 
 import os
+import re
 import select
+import signal
 import subprocess
+import time
 
-from helpers import (HEAPTRACE, OPTS, Fail, Run, Skip, check_sites, check_summary,
-                     need_heaptrace, run, scratch, site_records, summary_record, target,
-                     variants, TIMEOUT)
+from helpers import (HEAPTRACE, OPTS, Fail, Proc, Run, Skip, check_sites, check_summary,
+                     describe_sites, need_heaptrace, run, scratch, site_records, sites,
+                     summary_record, target, variants, which, TIMEOUT)
 
 TARGET_RC = {3: "its malloc/calloc/free entries were not restored after the detach",
              99: "a checkpoint never came (breakpoints never seen, or no report/detach)",
@@ -85,3 +95,344 @@ def test_attach_duration():
         r.fail("%d reports, expected 1" % len(r.reports))
     if r.report.get("exit_status") is not None:
         r.fail("exit_status %r after a detach, expected null" % r.report.get("exit_status"))
+
+
+# ---------------------------------------------------------------------------------------------
+# A busy multi-threaded process (tests/targets/busy.c), and processes heaptrace must refuse
+
+BUSY_THREADS = 4
+LEAK_SIZE = 72  # busy.c's LEAK_SIZE
+CHURN = {"churn_malloc", "churn_realloc", "churn_calloc"}
+
+
+class Busy:
+    """busy started by the test (under PREFIX, e.g. strace), its "ready PID" line read; stop()
+    tells it to finish through its standard input and returns (status, stdout, stderr)."""
+
+    def __init__(self, name, nthreads, opt="O0", prefix=()):
+        self.dir = scratch(name)
+        self.nthreads = nthreads
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HEAPTRACE_")}
+        # bufsize=0: readline reads the "ready" line byte by byte and leaves the rest for stop()
+        self.p = subprocess.Popen(list(prefix) + [target("busy", opt), str(nthreads)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env=env, cwd=self.dir, bufsize=0,
+                                  start_new_session=True)
+        ready, _, _ = select.select([self.p.stdout], [], [], TIMEOUT)
+        line = self.p.stdout.readline() if ready else b""
+        m = re.fullmatch(rb"ready (\d+)\n", line)
+        if not m:
+            self.kill()
+            raise Fail("busy did not get ready (status %s, said %r)" % (self.p.returncode, line))
+        self.pid = int(m.group(1))
+
+    def stop(self):
+        try:
+            out, err = self.p.communicate(b"stop\n", timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise Fail("busy did not finish after \"stop\" (a thread left stopped or trapped?)")
+        return self.p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+    def expect_clean_end(self, r=None):
+        rc, out, err = self.stop()
+        want = "busy: %d threads stopped\n" % self.nthreads
+        why = {3: " (a worker found its data damaged)",
+               -signal.SIGTRAP: " (killed by SIGTRAP: a breakpoint was left behind)"}
+        if rc != 0 or out != want:
+            msg = ("after heaptrace, busy exited %s%s and printed %r, expected 0 and %r"
+                   % (rc, why.get(rc, ""), out, want))
+            if r is not None:
+                r.fail(msg)
+            raise Fail(msg, err)
+
+    def kill(self):
+        """Clean up: kill what still runs (its whole session)."""
+        if self.p.returncode is not None:
+            return
+        try:
+            os.killpg(self.p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.p.communicate()
+
+
+def tracer_pids(pid):
+    """{tid: TracerPid} for every thread of pid."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                for line in f:
+                    if line.startswith("TracerPid:"):
+                        out[int(tid)] = int(line.split()[1])
+        except FileNotFoundError:
+            pass
+    return out
+
+
+def code_diffs(pid):
+    """Compare every executable file-backed mapping of pid, read from /proc/PID/mem, with its
+    file at the same offset. Returns (mappings checked, [description of each difference])."""
+    with open("/proc/%d/maps" % pid) as f:
+        maps = f.read().splitlines()
+    checked, diffs = 0, []
+    fd = os.open("/proc/%d/mem" % pid, os.O_RDONLY)
+    try:
+        for line in maps:
+            parts = line.split(None, 5)
+            if len(parts) < 6 or "x" not in parts[1] or not parts[5].startswith("/") \
+                    or parts[5].endswith("(deleted)"):
+                continue
+            start, end = (int(x, 16) for x in parts[0].split("-"))
+            offset, path = int(parts[2], 16), parts[5]
+            with open(path, "rb") as f:
+                f.seek(offset)
+                want = f.read(end - start)
+            got = os.pread(fd, len(want), start)
+            checked += 1
+            if got != want:
+                at = next(i for i in range(min(len(got), len(want))) if got[i] != want[i]) \
+                    if len(got) == len(want) else 0
+                n = sum(1 for a, b in zip(got, want) if a != b)
+                diffs.append("%s: %d bytes differ, first at 0x%x (file offset 0x%x): %s, file %s"
+                             % (os.path.basename(path), n, start + at, offset + at,
+                                got[at:at + 4].hex(), want[at:at + 4].hex()))
+    finally:
+        os.close(fd)
+    return checked, diffs
+
+
+def check_busy_report(r, pid, nthreads):
+    """(d): one report of the detached process; nothing negative; the summary agrees with the
+    list (live_blocks = sum of the counts, = alloc_calls - free_calls); every live block is
+    busy's: leak_block's are 72 bytes each, and the workers hold at most one churn block each.
+    Every error found is reported."""
+    if len(r.reports) != 1:
+        r.fail("%d reports, expected 1" % len(r.reports))
+    rep = r.report
+    summ = rep["summary"]
+    errors = []
+    if rep.get("pid") != pid or rep.get("exit_status") is not None:
+        errors.append("pid %r, exit_status %r; expected %d and null after a detach"
+                      % (rep.get("pid"), rep.get("exit_status"), pid))
+    errors += ["summary.%s = %s" % (k, v) for k, v in summ.items()
+               if isinstance(v, int) and v < 0]
+    if summ["alloc_calls"] <= 0:
+        errors.append("no allocation was traced in the whole session")
+    ss = sites(rep)
+    for s in ss:
+        for k in ("count", "size", "peak_count", "peak_size", "total_count", "total_size"):
+            if not isinstance(getattr(s, k), int) or getattr(s, k) < 0:
+                errors.append("%s: %s = %r" % (s.key(), k, getattr(s, k)))
+        if s.peak_count < s.count or s.total_count < s.count or s.peak_size < s.size:
+            errors.append("%s: peak or total below the current value" % s.key())
+    if sum(s.count for s in ss) != summ["live_blocks"]:
+        errors.append("the backtraces hold %d blocks but live_blocks = %d"
+                      % (sum(s.count for s in ss), summ["live_blocks"]))
+    if sum(s.size for s in ss) != summ["live_bytes"]:
+        errors.append("the backtraces hold %d bytes but live_bytes = %d"
+                      % (sum(s.size for s in ss), summ["live_bytes"]))
+    gap = summ["alloc_calls"] - summ["free_calls"] - summ["live_blocks"]
+    if gap:
+        # busy's workers realloc all the time: the old block of a realloc in flight is
+        # released when the realloc returns (interface.md), so it is live until then
+        errors.append("alloc_calls - free_calls = %d but live_blocks = %d: %d blocks neither "
+                      "live nor freed (old blocks of reallocs in flight at the report?)"
+                      % (summ["alloc_calls"] - summ["free_calls"], summ["live_blocks"], gap))
+    churn = 0
+    for s in ss:
+        caller = s.chain[0] if s.chain else None
+        if caller == "leak_block":
+            if s.fn != "malloc" or s.size != LEAK_SIZE * s.count:
+                errors.append("%s: %d blocks of %d bytes, expected malloc blocks of %d bytes"
+                              % (s.key(), s.count, s.size, LEAK_SIZE))
+        elif caller in CHURN:
+            churn += s.count
+        else:
+            errors.append("a live block busy never keeps: %s" % s)
+    if churn > nthreads:
+        errors.append("%d live churn blocks, but each of the %d workers holds at most one at a "
+                      "time (frees missed?)" % (churn, nthreads))
+    if errors:
+        raise Fail(errors[0] + ("" if len(errors) == 1 else " (and %d more)" % (len(errors) - 1)),
+                   "\n".join(errors) + "\n--- live backtraces ---\n" + describe_sites(rep)
+                   + "\n" + r.describe())
+
+
+def check_detached(r, busy):
+    """(a) was checked by the caller; (b) no thread traced any more and every executable
+    mapping equal to its file (breakpoints all removed); (c) busy finishes by itself."""
+    traced = {tid: tp for tid, tp in tracer_pids(busy.pid).items() if tp}
+    if traced:
+        r.fail("threads still traced after heaptrace exited: %s" % traced)
+    checked, diffs = code_diffs(busy.pid)
+    if diffs:
+        r.fail("code differs from the files after the detach: " + "; ".join(diffs))
+    if checked < 3:
+        r.fail("only %d executable file mappings to compare (the program, libc and ld.so "
+               "expected)" % checked)
+    busy.expect_clean_end(r)
+
+
+def sigint_session(argv, pid):
+    """Run heaptrace -p (argv) until a breakpoint shows in pid's code (polled, with a time
+    limit), then send it SIGINT. Returns (Proc, whether a breakpoint showed)."""
+    ht = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, start_new_session=True)
+    in_place = False
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while ht.poll() is None and time.monotonic() < deadline:
+            if code_diffs(pid)[1]:
+                in_place = True
+                break
+            time.sleep(0.001)
+        if in_place:
+            ht.send_signal(signal.SIGINT)
+        out, err = ht.communicate(timeout=TIMEOUT)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        os.killpg(ht.pid, signal.SIGKILL)
+        out, err = ht.communicate()
+        timed_out = True
+    return Proc(argv, ht.returncode, out.decode("utf-8", "replace"),
+                err.decode("utf-8", "replace"), timed_out), in_place
+
+
+@variants("O0-duration", "O2-duration", "O0-sigint", "O2-sigint")
+def test_attach_busy(variant):
+    """-p PID of a process whose 4 threads churn malloc/realloc/calloc/free and leak, for
+    --duration=0.5 or until SIGINT (sent once a breakpoint shows in the process's code):
+    heaptrace exits 0; then no thread is traced, every executable file mapping equals its file,
+    the process finishes its work with the right output and status, and the report is
+    consistent (live_blocks = sum of the backtraces' counts, nothing negative)."""
+    need_heaptrace()
+    opt, mode = variant.split("-")
+    busy = Busy("busy-" + variant, BUSY_THREADS, opt)
+    try:
+        outfile = os.path.join(busy.dir, "report")
+        argv = [HEAPTRACE, "-p", str(busy.pid), "--format=json", "--outfile=" + outfile]
+        if mode == "duration":
+            proc = run(argv + ["--duration=0.5"])
+        else:
+            proc, in_place = sigint_session(argv, busy.pid)
+            if not in_place and not proc.timed_out:
+                Run(proc, outfile, "", "json").fail(
+                    "heaptrace ended before any breakpoint showed in the process's code")
+        r = Run(proc, outfile, "", "json")
+        if proc.timed_out:
+            r.fail("heaptrace -p did not finish within %ss" % TIMEOUT)
+        if proc.rc != 0:
+            r.fail("heaptrace -p exited %s, expected 0" % proc.rc)
+        check_detached(r, busy)
+        check_busy_report(r, busy.pid, BUSY_THREADS)
+    finally:
+        busy.kill()
+
+
+def one_error_line(p, status, words):
+    if p.rc != status:
+        raise Fail("exit status %s, expected %s" % (p.rc, status), p.describe())
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    if len(lines) != 1 or not lines[0].startswith("heaptrace:"):
+        raise Fail("stderr is not one line beginning \"heaptrace:\" (%d lines: %r)"
+                   % (len(lines), lines[:3]), p.describe())
+    if words and not any(w in lines[0] for w in words):
+        raise Fail("the error mentions none of %s: %r" % (words, lines[0]), p.describe())
+
+
+def wait_traced(pid, tid):
+    """Poll until thread tid of pid has a tracer; return its pid."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        tp = tracer_pids(pid).get(tid, 0)
+        if tp:
+            return tp
+        if time.monotonic() > deadline:
+            raise Fail("thread %d of %d never got its tracer" % (tid, pid))
+        time.sleep(0.001)
+
+
+@variants("process", "one-thread")
+def test_refuse_other_tracer(mode):
+    """A process that another tracer (strace) already traces, all of it ("process": strace --
+    busy) or only one of its worker threads ("one-thread": strace -p TID): heaptrace -p exits 2
+    with one line "heaptrace: ..." that names the other tracer or ptrace_scope, leaves the
+    threads it could seize untraced and running, and disturbs neither strace nor the program."""
+    need_heaptrace()
+    strace = which("strace")
+    if not strace:
+        raise Skip("strace is not installed")
+    st = None
+    if mode == "process":
+        busy = Busy("refuse-strace", 2, prefix=[strace, "-o", "/dev/null", "--"])
+    else:
+        busy = Busy("refuse-strace-thread", 2)
+    try:
+        if mode == "process":
+            victim = busy.pid
+        else:
+            victim = max(tracer_pids(busy.pid))  # a worker: tids grow, the main thread is pid
+            if victim == busy.pid:
+                raise Fail("busy has no worker thread")
+            st = subprocess.Popen([strace, "-o", "/dev/null", "-p", str(victim)],
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, start_new_session=True)
+        tracer = wait_traced(busy.pid, victim)
+        p = run([HEAPTRACE, "-p", str(busy.pid), "--duration=1", "--format=json",
+                 "--outfile=" + os.path.join(busy.dir, "report")])
+        if p.timed_out:
+            raise Fail("heaptrace -p of a traced process did not finish", p.describe())
+        one_error_line(p, 2, ["already traces it", "another tracer"])
+        now = tracer_pids(busy.pid)
+        if now.get(victim) != tracer:
+            raise Fail("thread %d's tracer is %s after heaptrace, was %d (strace)"
+                       % (victim, now.get(victim), tracer), p.describe())
+        others = {tid: tp for tid, tp in now.items() if tid != victim and tp}
+        if mode == "one-thread" and others:
+            raise Fail("threads left traced after heaptrace gave up: %s" % others, p.describe())
+        if st is not None:
+            st.send_signal(signal.SIGINT)  # strace detaches and exits
+            _, err = st.communicate(timeout=TIMEOUT)
+            if tracer_pids(busy.pid).get(victim):
+                raise Fail("strace did not detach (harness)", err.decode("utf-8", "replace"))
+        busy.expect_clean_end()
+    finally:
+        if st is not None and st.poll() is None:
+            st.kill()
+            st.communicate()
+        busy.kill()
+
+
+PF_KTHREAD = 0x00200000
+
+
+def kernel_thread():
+    """The pid of a kernel thread we can see (kthreadd is pid 2 outside a pid namespace)."""
+    pids = sorted(int(e) for e in os.listdir("/proc") if e.isdigit())
+    for pid in [2] + pids:
+        if pid == 1:
+            continue
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, IndexError, ProcessLookupError):
+            continue
+        if int(fields[6]) & PF_KTHREAD:  # field 9, "flags"
+            return pid
+    return None
+
+
+def test_refuse_kernel_thread():
+    """-p of a kernel thread: exit 2 and one line "heaptrace: ..." (no crash, no hang)."""
+    need_heaptrace()
+    pid = kernel_thread()
+    if pid is None:
+        raise Skip("no kernel thread is visible here (a pid namespace)")
+    d = scratch("kthread")
+    p = run([HEAPTRACE, "-p", str(pid), "--duration=1", "--format=json",
+             "--outfile=" + os.path.join(d, "report")])
+    if p.timed_out:
+        raise Fail("heaptrace -p %d (a kernel thread) did not finish" % pid, p.describe())
+    one_error_line(p, 2, None)

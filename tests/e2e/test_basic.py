@@ -139,6 +139,37 @@ def test_static(opt):
                   extra=extra)
 
 
+@variants(*OPTS)
+def test_static_pie(opt):
+    """A static PIE (-static-pie): no dynamic linker, loaded at a random address; the malloc
+    family is found inside it at its load bias, the program's sites are exact with file:line, and
+    the start-up blocks (before main, glibc 2.36: 5 in _dl_non_dynamic_init, none freed) are seen
+    and are the only other live blocks."""
+    prog = target("staticpie_leaks", opt)
+    r = heaptrace(prog, name="staticpie-" + opt)
+    expect_rc(r, 0)
+    rep = r.report
+    check_consistency(r, rep)
+    check_sites(r, rep, site_records(r), lines=site_lines("staticpie_leaks"))
+    check_debug_info(r, rep, prog)
+    prog_sum = summary_record(r)
+    early = pre_main(rep)
+    if not early:
+        r.fail("no live block from before main: static start-up allocations were missed")
+    outside = [s for s in early if s.chain and "__libc_start_main" not in s.chain
+               and "__libc_start_main_impl" not in s.chain]
+    if outside:
+        r.fail("live blocks neither from main nor from the C library's start-up: %s" % outside)
+    extra = {"alloc_calls": sum(s.count for s in early),
+             "live_blocks": sum(s.count for s in early),
+             "live_bytes": sum(s.size for s in early)}
+    check_summary(r, rep, prog_sum,
+                  keys=["alloc_calls", "free_calls", "unknown_frees", "live_blocks", "live_bytes"],
+                  extra=extra)
+    if rep.get("exit_status") != 0:
+        r.fail("exit_status is %r, expected 0" % rep.get("exit_status"))
+
+
 def test_report_fields():
     """The JSON report has every field of interface.md, with the right types."""
     prog = target("leaks")

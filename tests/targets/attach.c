@@ -4,8 +4,9 @@
  * usage: attach [int|wait]
  * Before the attach it leaks 2 x 64 bytes (before_attach <- main), mallocs a 500-byte block X and
  * starts a second thread; then it allows any tracer (PR_SET_PTRACER_ANY), writes "ready\n" on
- * stdout and polls until heaptrace's breakpoints are in malloc, calloc and free (x86_64: an int3
- * as the first byte; other arches exit 77: skip). Then:
+ * stdout and polls until heaptrace's breakpoints are in malloc, calloc and free (the first bytes
+ * of each entry differ from a copy taken before the attach: any arch, any breakpoint encoding).
+ * Then:
  *   - main leaks 3 x 48 (after_attach <- main) and frees X (unknown to heaptrace);
  *   - the second thread leaks 4 x 32 (thread_leak <- thread_main <- glibc);
  *   - "int" (default): SIGINT to heaptrace, which writes its final report, removes its
@@ -17,6 +18,7 @@
  * glibc's per-thread cache, which heaptrace never saw allocated).
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
@@ -60,23 +62,45 @@ __attribute__((noipa)) void *thread_main(void *arg)
 	return NULL;
 }
 
-/* Whether every entry we rely on starts with a breakpoint (want = 1) or none does (want = 0). */
+#define ENTRY_BYTES 16 /* a breakpoint at an entry, or just after a landing pad, lies within */
+
+static unsigned char entry_code[3][ENTRY_BYTES];
+
+static const volatile unsigned char *entry_bytes(unsigned i)
+{
+	uintptr_t a = i == 0 ? (uintptr_t)entry_malloc :
+		      i == 1 ? (uintptr_t)entry_calloc : (uintptr_t)entry_free;
+
+#if defined(__arm__)
+	a &= ~(uintptr_t)1; /* bit 0 of a Thumb function's address is the mode, not code */
+#endif
+	return (const volatile unsigned char *)a;
+}
+
+/* Copy the entries' first bytes while nothing traces us. */
+static void entries_save(void)
+{
+	unsigned i, j;
+
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < ENTRY_BYTES; j++)
+			entry_code[i][j] = entry_bytes(i)[j];
+}
+
+/* Whether every entry we rely on differs from its copy (want = 1) or none does (want = 0). */
 static int entries_trapped(int want)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	const unsigned char *e[] = { (const unsigned char *)entry_malloc,
-				     (const unsigned char *)entry_calloc,
-				     (const unsigned char *)entry_free };
-	unsigned i;
+	unsigned i, j;
 
-	for (i = 0; i < sizeof(e) / sizeof(e[0]); i++)
-		if ((*(const volatile unsigned char *)e[i] == 0xcc) != want)
+	for (i = 0; i < 3; i++) {
+		int changed = 0;
+
+		for (j = 0; j < ENTRY_BYTES; j++)
+			changed |= entry_bytes(i)[j] != entry_code[i][j];
+		if (changed != want)
 			return 0;
+	}
 	return 1;
-#else
-	(void)want;
-	_exit(77);
-#endif
 }
 
 int main(int argc, char **argv)
@@ -87,7 +111,7 @@ int main(int argc, char **argv)
 	void *x;
 	unsigned i;
 
-	entries_trapped(0);
+	entries_save();
 	for (i = 0; i < 2; i++)
 		before_attach(i);
 	x = malloc(500);

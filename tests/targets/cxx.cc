@@ -7,6 +7,7 @@
  *   leak_objects       3 x new Obj (40 bytes)                        120
  *   leak_array         new int[25]                                    100
  *   leak_res_array     new Res[4]: 4 x 24 plus the 8-byte array cookie of a type with a destructor
+ *                      (32-bit arm: 4 x 12 plus 8)
  *   make_vector        2 x new std::vector<int> (24 bytes)            48
  *   push_one <- push_ints <- grow_vector: push_back of 100 ints, the last capacity x 4 (libstdc++
  *                      doubles: 128 x 4 = 512; 8 blocks made, 7 freed)
@@ -66,12 +67,22 @@ LEAF void leak_array(void)
 	hold(a);
 }
 
-/* The Itanium C++ ABI stores the element count before an array of a type with a destructor. */
+/*
+ * The Itanium C++ ABI stores the element count before an array of a type with a destructor, in
+ * max(sizeof(size_t), alignof(T)) bytes; the ARM C++ ABI (32-bit arm) stores the element size and
+ * the count, 8 bytes.
+ */
+#if defined(__arm__)
+#define ARRAY_COOKIE 8UL
+#else
+#define ARRAY_COOKIE (sizeof(size_t) > alignof(Res) ? sizeof(size_t) : alignof(Res))
+#endif
+
 LEAF void leak_res_array(void)
 {
 	Res *r = new Res[4]; /* site(leak_res_array) */
 
-	expect_alloc(4 * sizeof(Res) + sizeof(size_t));
+	expect_alloc(4 * sizeof(Res) + ARRAY_COOKIE);
 	hold(r);
 }
 
@@ -177,7 +188,7 @@ int main(void)
 
 	expect_site("malloc", 3, 3 * sizeof(Obj), "*,leak_objects,main");
 	expect_site("malloc", 1, 25 * sizeof(int), "*,leak_array,main");
-	expect_site("malloc", 1, 4 * sizeof(Res) + sizeof(size_t), "*,leak_res_array,main");
+	expect_site("malloc", 1, 4 * sizeof(Res) + ARRAY_COOKIE, "*,leak_res_array,main");
 	expect_site("malloc", 2, 2 * sizeof(std::vector<int>), "*,make_vector,main");
 	expect_site("malloc", 1, grown->capacity() * sizeof(int),
 		    "*,push_one,push_ints,grow_vector,main");
