@@ -135,6 +135,8 @@ static void write_report(struct proc *p, int sort)
 	calls_park(p);
 	ret = report_write(opts->out, &p->table, &ro, &ri);
 	calls_unpark(p);
+	pr_info("report of process %d: %u backtraces in %.1f ms", p->pid, p->table.nbts,
+		(now_ns() - ri.now_ns) / 1e6);
 	if (ret)
 		pr_err("writing the report: %s", strerror(-ret));
 	sym_close(rc.sym);
