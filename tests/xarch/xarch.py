@@ -1,0 +1,878 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""The cross-architecture lab (standard library only): make check-cross.
+
+    python3 tests/xarch/xarch.py [--arches "aarch64 arm mips64"] [--opts "O0"] [--timeout 300]
+                                 [-v] [--keep-going]
+
+For each architecture, everything under build/xarch/<arch>/ (no host package is changed):
+
+  fetch     apt-get download the guest's Debian packages (kernel, busybox-static, the C library,
+            libunwind, elfutils and their compression libraries, libstdc++) into debs/ once, and
+            dpkg-deb -x them: the kernel into kernel/, busybox into busybox/, the rest into
+            sysroot/ (absolute symlinks rewritten as relative ones).
+  build     heaptrace, static, out of tree (obj/ and ./heaptrace in that folder) with the
+            Makefile's ARCH, CROSS_COMPILE, SYSROOT, STATIC=1, BUILD and OUT; the end-to-end
+            targets (tests/targets, the same Makefile as the native tests) into targets/.
+  initramfs rootfs/: busybox, /init (generated), /xt/heaptrace, /xt/t/<target>, and the targets'
+            ELF interpreter and DT_NEEDED closure copied from the sysroot to the same paths.
+  boot      qemu-system with -smp 1, the console on stdio written to console.log. /init runs
+            each case, prints its exit status and sends every file back between marker lines
+            (base64), then powers off.
+  check     the files are decoded into results/<run>/ and checked by the native tests' own
+            functions (tests/e2e/test_*.py, helpers.py), whose heaptrace() and target() are
+            replaced by a look-up of the guest's runs: the same expectations as make check.
+
+Prints "PASS arch case", "FAIL arch case: reason" or "SKIP arch case: reason" for each case, the
+time each guest ran, and last "N passed, M failed" (", K skipped"). Exit status 0 if and only if
+nothing failed. Details of each failure go to build/xarch/<arch>/logs/<case>.log (and with -v to
+stdout).
+"""
+
+import argparse
+import base64
+import glob
+import importlib.util
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+E2E = os.path.join(ROOT, "tests", "e2e")
+XBUILD = os.path.join(ROOT, "build", "xarch")
+
+# Per architecture: Debian name, GNU triplet, kernel flavour (and suffix of the package that
+# holds the plain image), the qemu command line and the console device.
+ARCHES = {
+    "aarch64": {
+        "deb": "arm64", "triplet": "aarch64-linux-gnu", "flavour": "arm64",
+        "kernel_suffix": "-unsigned", "console": "ttyAMA0",
+        "qemu": ["qemu-system-aarch64", "-M", "virt", "-cpu", "cortex-a57", "-m", "512",
+                 "-smp", "1", "-nographic", "-no-reboot", "-nic", "none"],
+    },
+    "arm": {
+        "deb": "armhf", "triplet": "arm-linux-gnueabihf", "flavour": "armmp",
+        "kernel_suffix": "", "console": "ttyAMA0",
+        "qemu": ["qemu-system-arm", "-M", "virt,highmem=off", "-cpu", "cortex-a15", "-m", "512",
+                 "-smp", "1", "-nographic", "-no-reboot", "-nic", "none"],
+    },
+    "mips64": {
+        "deb": "mips64el", "triplet": "mips64el-linux-gnuabi64", "flavour": "5kc-malta",
+        "kernel_suffix": "", "console": "ttyS0",
+        "qemu": ["qemu-system-mips64el", "-M", "malta", "-cpu", "MIPS64R2-generic", "-m", "256",
+                 "-smp", "1", "-nographic", "-no-reboot", "-nic", "none", "-vga", "none"],
+    },
+}
+
+# Libraries unpacked into the sysroot: what heaptrace links (static: the .a files of the -dev
+# packages) and what the dynamic targets need at run time in the guest.
+LIB_PKGS = ["libc6", "libc6-dev", "linux-libc-dev", "libgcc-s1", "libstdc++6", "libunwind8",
+            "libunwind-dev", "libdw1", "libdw-dev", "libelf1", "libelf-dev", "zlib1g",
+            "zlib1g-dev", "liblzma5", "liblzma-dev", "libbz2-1.0", "libbz2-dev", "libzstd1",
+            "libzstd-dev"]
+
+GUEST_DIR = "/xt"  # heaptrace and the targets inside the guest
+GUEST_HT = GUEST_DIR + "/heaptrace"
+GUEST_T = GUEST_DIR + "/t"
+RUN_LIMIT = 150  # seconds for one command in the guest (busybox timeout), to catch hangs
+MARK = "@@XLAB"
+
+# Threads: small counts (TCG is slow); the same arithmetic as test_threads.threads_run.
+THREADS = (4, 2000, 10)
+
+# ABI facts in the native tests' constants that differ on an architecture: {arch: {module:
+# {name: value}}}. libstdc++ 12's emergency exception pool (eh_alloc.cc) is 64 objects of 1024
+# bytes plus 64 dependent exceptions with a 64-bit long (72704 bytes on x86_64, aarch64, mips64),
+# but 32 objects of 512 bytes plus 32 dependent exceptions with a 32-bit long (20224 bytes on arm).
+ABI = {
+    "arm": {"test_cxx": {"POOL_MIN": 16 * 1024, "POOL_MAX": 24 * 1024}},
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan: the guest's runs, and the native tests' functions that check them.
+
+
+class GuestRun:
+    """One command in the guest. kind "ht": heaptrace OPTS --format=json --outfile=R -- PROG
+    ARGS, as helpers.heaptrace() runs it; "attach": the target started, heaptrace -p PID OPTS
+    after its "ready" line, as test_attach.attach_run() does; "plain": the target alone, no
+    heaptrace (proves the guest, the console and the records without a backend)."""
+
+    def __init__(self, kind, name, opt="O0", args=(), opts=(), mode=None):
+        self.kind, self.name, self.opt = kind, name, opt
+        self.args = [str(a) for a in args]
+        self.opts = list(opts)
+        self.mode = mode
+        words = [kind, name, opt, mode or ""] + self.args + self.opts
+        self.id = re.sub(r"[^\w.-]+", "_", "-".join(w for w in words if w)).strip("_")
+
+    @property
+    def prog(self):
+        return "%s/%s%s" % (GUEST_T, self.name, "-O2" if self.opt == "O2" else "")
+
+    def key(self):
+        return (self.kind, self.prog, tuple(self.args), tuple(self.opts), self.mode)
+
+
+def plan(opts):
+    """[(case name, GuestRun list or None, check(ctx))] for one architecture."""
+    cases = []
+    for opt in opts:
+        cases += [
+            ("leaks[%s]" % opt, [GuestRun("ht", "leaks", opt)],
+             lambda c, o=opt: c.mod("test_basic").test_leaks(o)),
+            ("family[%s]" % opt, [GuestRun("ht", "family", opt)],
+             lambda c, o=opt: c.mod("test_family").test_family(o)),
+            ("family_summary[%s]" % opt, [GuestRun("ht", "family", opt)],
+             lambda c, o=opt: c.mod("test_family").test_family_summary(o)),
+            ("cxx[%s]" % opt, [GuestRun("ht", "cxx", opt, opts=["--depth=24"])],
+             lambda c, o=opt: c.mod("test_cxx").test_cxx(o)),
+            ("cxx_summary[%s]" % opt, [GuestRun("ht", "cxx", opt, opts=["--depth=24"])],
+             lambda c, o=opt: c.mod("test_cxx").test_cxx_summary(o)),
+        ]
+    n, iters, keep = THREADS
+    cases += [
+        ("family_total_backtraces", [GuestRun("ht", "family")],
+         lambda c: c.mod("test_family").test_family_total_backtraces()),
+        ("threads[O0]", [GuestRun("ht", "threads", args=[n, 1, 0]),
+                         GuestRun("ht", "threads", args=[n, iters, keep])],
+         lambda c: c.mod("test_threads").threads_run("O0", n, iters, keep, timeout=RUN_LIMIT)),
+        ("attach_sigint[O0]", [GuestRun("attach", "attach", mode="int")],
+         lambda c: c.mod("test_attach").test_attach_sigint("O0")),
+        ("attach_duration", [GuestRun("attach", "attach", mode="wait", opts=["--duration=1"])],
+         lambda c: c.mod("test_attach").test_attach_duration()),
+    ]
+    return cases
+
+
+# The targets alone (no heaptrace): they must exit 0 and write their records.
+PLAIN = [("plain-leaks", GuestRun("plain", "leaks")),
+         ("plain-family", GuestRun("plain", "family")),
+         ("plain-cxx", GuestRun("plain", "cxx")),
+         ("plain-threads", GuestRun("plain", "threads", args=THREADS))]
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+class Results:
+    def __init__(self, verbose):
+        self.passed = self.failed = self.skipped = 0
+        self.verbose = verbose
+
+    def _log(self, arch, case, text):
+        d = os.path.join(XBUILD, arch, "logs")
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, re.sub(r"[^\w.\[\]-]+", "_", case) + ".log")
+        with open(path, "w") as f:
+            f.write(text if text.endswith("\n") else text + "\n")
+
+    def ok(self, arch, case):
+        self.passed += 1
+        print("PASS %s %s" % (arch, case), flush=True)
+
+    def fail(self, arch, case, reason, details=""):
+        self.failed += 1
+        reason = " ".join(str(reason).split()) or "failed"
+        if len(reason) > 400:
+            reason = reason[:400] + "..."
+        print("FAIL %s %s: %s" % (arch, case, reason), flush=True)
+        self._log(arch, case, "FAIL %s %s: %s\n\n%s" % (arch, case, reason, details))
+        if self.verbose and details:
+            for line in details.rstrip("\n").splitlines():
+                print("    " + line)
+            sys.stdout.flush()
+
+    def skip(self, arch, case, reason):
+        self.skipped += 1
+        print("SKIP %s %s: %s" % (arch, case, " ".join(str(reason).split()) or "skipped"),
+              flush=True)
+
+    def final_line(self):
+        line = "%d passed, %d failed" % (self.passed, self.failed)
+        if self.skipped:
+            line += ", %d skipped" % self.skipped
+        return line
+
+
+def note(msg):
+    print("== " + msg, flush=True)
+
+
+class StepError(Exception):
+    """A step of the pipeline failed: reason (one line) and details (a log)."""
+
+    def __init__(self, reason, details=""):
+        super().__init__(reason)
+        self.reason = reason
+        self.details = details
+
+
+def sh(argv, cwd=None, env=None, log=None, timeout=None):
+    """Run a command, its output to LOG (if given). Returns (rc, output)."""
+    p = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=timeout)
+    out = p.stdout.decode("utf-8", "replace")
+    if log:
+        with open(log, "a") as f:
+            f.write("$ %s\n%s\n(exit status %d)\n" % (" ".join(map(shlex.quote, argv)), out,
+                                                      p.returncode))
+    return p.returncode, out
+
+
+def clean_env():
+    """The environment for sub-makes: without the variables of an outer make (ARCHES, OUT, ...
+    given to make check-cross would otherwise override the sub-makes' own)."""
+    env = dict(os.environ)
+    for k in ("MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES", "MAKELEVEL", "MAKEFILES"):
+        env.pop(k, None)
+    return env
+
+
+def first_errors(out, n=3):
+    lines = [l.strip() for l in out.splitlines() if re.search(r"\berror\b|Error \d|undefined", l)]
+    return " | ".join(lines[:n]) or (out.strip().splitlines() or ["(no output)"])[-1]
+
+
+# ---------------------------------------------------------------------------------------------
+# fetch
+
+
+class Arch:
+    def __init__(self, name):
+        self.name = name
+        self.cfg = ARCHES[name]
+        self.deb = self.cfg["deb"]
+        self.triplet = self.cfg["triplet"]
+        self.dir = os.path.join(XBUILD, name)
+        self.debs = os.path.join(self.dir, "debs")
+        self.sysroot = os.path.join(self.dir, "sysroot")
+        self.kernel_dir = os.path.join(self.dir, "kernel")
+        self.busybox_dir = os.path.join(self.dir, "busybox")
+        self.targets = os.path.join(self.dir, "targets")
+        self.heaptrace = os.path.join(self.dir, "heaptrace")
+        self.rootfs = os.path.join(self.dir, "rootfs")
+        self.initrd = os.path.join(self.dir, "initramfs.cpio.gz")
+        self.console = os.path.join(self.dir, "console.log")
+        self.results = os.path.join(self.dir, "results")
+        self.log = os.path.join(self.dir, "build.log")
+        self.ht_error = None  # why heaptrace is not there: (kind "skip"|"fail", reason, details)
+
+    def kernel_package(self):
+        meta = "linux-image-%s:%s" % (self.cfg["flavour"], self.deb)
+        rc, out = sh(["apt-cache", "depends", meta])
+        m = re.search(r"Depends:\s*(linux-image-[\w.+-]+?)(:\w+)?\s*$", out, re.M)
+        if rc != 0 or not m:
+            raise StepError("apt-cache depends %s found no kernel (dpkg --add-architecture %s "
+                            "and apt-get update?)" % (meta, self.deb), out)
+        return m.group(1) + self.cfg["kernel_suffix"]
+
+    def fetch(self):
+        stamp = os.path.join(self.dir, "fetched")
+        want = sorted(LIB_PKGS + ["busybox-static", "kernel"])
+        if os.path.exists(stamp):
+            with open(stamp) as f:
+                if f.read().split() == want:
+                    return False
+        for d in (self.debs, self.sysroot, self.kernel_dir, self.busybox_dir):
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
+        kernel = self.kernel_package()
+        pkgs = ["%s:%s" % (p, self.deb) for p in LIB_PKGS + ["busybox-static", kernel]]
+        rc, out = sh(["apt-get", "download"] + pkgs, cwd=self.debs, log=self.log, timeout=1800)
+        if rc != 0:
+            raise StepError("apt-get download failed: " + first_errors(out), out)
+        for deb in sorted(glob.glob(os.path.join(self.debs, "*.deb"))):
+            base = os.path.basename(deb)
+            if base.startswith("linux-image-"):
+                dest = self.kernel_dir
+            elif base.startswith("busybox-static_"):
+                dest = self.busybox_dir
+            else:
+                dest = self.sysroot
+            rc, out = sh(["dpkg-deb", "-x", deb, dest], log=self.log)
+            if rc != 0:
+                raise StepError("dpkg-deb -x %s failed" % base, out)
+        relative_links(self.sysroot)
+        with open(stamp, "w") as f:
+            f.write("\n".join(want) + "\n")
+        return True
+
+    def kernel_image(self):
+        k = sorted(glob.glob(os.path.join(self.kernel_dir, "boot", "vmlinuz-*")))
+        if not k:
+            raise StepError("no kernel/boot/vmlinuz-* in %s" % self.kernel_dir)
+        return k[-1]
+
+    # -----------------------------------------------------------------------------------------
+    # build
+
+    def build_heaptrace(self):
+        """heaptrace, static, out of tree. Sets ht_error when it cannot be built."""
+        if not os.path.isdir(os.path.join(ROOT, "arch", self.name)):
+            self.ht_error = ("skip", "no backend: arch/%s/ does not exist yet" % self.name, "")
+            return
+        argv = ["make", "-C", ROOT, "--no-print-directory", "-j%d" % (os.cpu_count() or 1),
+                "ARCH=" + self.name, "CROSS_COMPILE=%s-" % self.triplet,
+                "SYSROOT=" + self.sysroot, "STATIC=1", "BUILD=" + os.path.join(self.dir, "obj"),
+                "OUT=" + self.heaptrace]
+        rc, out = sh(argv, env=clean_env(), log=self.log)
+        if rc != 0 or not os.path.isfile(self.heaptrace):
+            if os.path.exists(self.heaptrace):
+                os.unlink(self.heaptrace)
+            self.ht_error = ("fail", "heaptrace does not build for %s: %s"
+                             % (self.name, first_errors(out)), out)
+
+    def target_names(self, runs):
+        names = set()
+        for r in runs:
+            names.add(os.path.basename(r.prog))
+        return sorted(names)
+
+    def build_targets(self, names):
+        argv = ["make", "--no-print-directory", "-f", os.path.join(ROOT, "tests", "targets",
+                                                                   "Makefile"),
+                "-j%d" % (os.cpu_count() or 1), "BUILD=" + self.targets, "ARCH=" + self.name,
+                "CROSS_COMPILE=%s-" % self.triplet]
+        argv += [os.path.join(self.targets, n) for n in names]
+        rc, out = sh(argv, cwd=ROOT, env=clean_env(), log=self.log)
+        if rc != 0:
+            raise StepError("the targets do not build: " + first_errors(out), out)
+
+    # -----------------------------------------------------------------------------------------
+    # initramfs
+
+    def sysroot_path(self, guest_path):
+        return os.path.join(self.sysroot, guest_path.lstrip("/"))
+
+    def find_lib(self, soname):
+        for d in ("lib/" + self.triplet, "usr/lib/" + self.triplet, "lib", "usr/lib", "lib64",
+                  "usr/lib64"):
+            if os.path.lexists(os.path.join(self.sysroot, d, soname)):
+                return "/%s/%s" % (d, soname)
+        return None
+
+    def copy_guest_file(self, guest_path, copied):
+        """Copy GUEST_PATH from the sysroot into the rootfs at the same path, following and
+        recreating symlinks; returns the guest path of the real file."""
+        seen = 0
+        while True:
+            if guest_path in copied:
+                return copied[guest_path]
+            src = self.sysroot_path(guest_path)
+            dst = os.path.join(self.rootfs, guest_path.lstrip("/"))
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            if os.path.islink(src):
+                link = os.readlink(src)
+                if not os.path.lexists(dst):
+                    os.symlink(link, dst)
+                nxt = os.path.normpath(os.path.join(os.path.dirname(guest_path), link))
+                copied[guest_path] = None
+                seen += 1
+                if seen > 20:
+                    raise StepError("symlink loop at %s" % guest_path)
+                real = self.copy_guest_file(nxt, copied)
+                copied[guest_path] = real
+                return real
+            if not os.path.isfile(src):
+                raise StepError("%s is not in the sysroot" % guest_path)
+            shutil.copy2(src, dst)
+            copied[guest_path] = guest_path
+            return guest_path
+
+    def elf_deps(self, path):
+        """(interpreter or None, [DT_NEEDED])."""
+        rc, out = sh(["readelf", "-ldW", path])
+        if rc != 0:
+            raise StepError("readelf %s failed" % path, out)
+        m = re.search(r"Requesting program interpreter: ([^\]]+)\]", out)
+        needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out)
+        return (m.group(1).strip() if m else None), needed
+
+    def add_closure(self, binary, copied):
+        todo = [binary]
+        done = set()
+        while todo:
+            path = todo.pop()
+            if path in done:
+                continue
+            done.add(path)
+            interp, needed = self.elf_deps(path)
+            if interp:
+                real = self.copy_guest_file(interp, copied)
+                todo.append(self.sysroot_path(real))
+            for so in needed:
+                where = self.find_lib(so)
+                if not where:
+                    raise StepError("%s needs %s, which is not in the sysroot" % (
+                        os.path.relpath(path, ROOT), so))
+                real = self.copy_guest_file(where, copied)
+                todo.append(self.sysroot_path(real))
+
+    def make_initramfs(self, runs, with_ht):
+        shutil.rmtree(self.rootfs, ignore_errors=True)
+        for d in ("bin", "proc", "sys", "dev", "r", GUEST_T.lstrip("/")):
+            os.makedirs(os.path.join(self.rootfs, d), exist_ok=True)
+        shutil.copy2(os.path.join(self.busybox_dir, "bin", "busybox"),
+                     os.path.join(self.rootfs, "bin", "busybox"))
+        os.symlink("busybox", os.path.join(self.rootfs, "bin", "sh"))
+        copied = {}
+        for name in self.target_names(runs):
+            src = os.path.join(self.targets, name)
+            shutil.copy2(src, os.path.join(self.rootfs, GUEST_T.lstrip("/"), name))
+            self.add_closure(src, copied)
+        if with_ht:
+            shutil.copy2(self.heaptrace, os.path.join(self.rootfs, GUEST_HT.lstrip("/")))
+            self.add_closure(self.heaptrace, copied)  # nothing when static
+        init = os.path.join(self.rootfs, "init")
+        with open(init, "w") as f:
+            f.write(init_script(self, runs))
+        os.chmod(init, 0o755)
+        files = []
+        for top, dirs, names in os.walk(self.rootfs):
+            for n in sorted(dirs) + sorted(names):
+                files.append(os.path.relpath(os.path.join(top, n), self.rootfs))
+        cpio = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet"], cwd=self.rootfs,
+                              input=("\n".join(["."] + files) + "\n").encode(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if cpio.returncode != 0:
+            raise StepError("cpio failed", cpio.stderr.decode("utf-8", "replace"))
+        import gzip
+        with gzip.open(self.initrd, "wb", compresslevel=6) as f:
+            f.write(cpio.stdout)
+
+    # -----------------------------------------------------------------------------------------
+    # boot
+
+    def boot(self, timeout):
+        argv = self.cfg["qemu"] + ["-kernel", self.kernel_image(), "-initrd", self.initrd,
+                                   "-append", "console=%s panic=-1 quiet loglevel=1"
+                                   % self.cfg["console"]]
+        t0 = time.monotonic()
+        with open(self.console, "wb") as out:
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
+                                 stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                p.wait(timeout=timeout)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                timed_out = True
+        elapsed = time.monotonic() - t0
+        with open(self.console, "rb") as f:
+            text = f.read().decode("utf-8", "replace")
+        return text, elapsed, timed_out, argv
+
+
+def relative_links(top):
+    """Rewrite the absolute symlinks under TOP (a sysroot) as relative ones."""
+    for d, dirs, names in os.walk(top):
+        for n in dirs + names:
+            p = os.path.join(d, n)
+            if os.path.islink(p):
+                t = os.readlink(p)
+                if t.startswith("/"):
+                    rel = os.path.relpath(os.path.join(top, t.lstrip("/")), d)
+                    os.unlink(p)
+                    os.symlink(rel, p)
+
+
+# ---------------------------------------------------------------------------------------------
+# The guest's /init
+
+INIT_HEAD = r"""#!/bin/sh
+# Generated by tests/xarch/xarch.py: runs the cases, sends the files back through the console.
+export PATH=/bin
+/bin/busybox mkdir -p /usr/bin /sbin /usr/sbin
+/bin/busybox --install -s
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+M=@@XLAB
+up() { read u rest </proc/uptime; echo $u; }
+echo "$M BOOT arch=$(uname -m) kernel=$(uname -r) uptime=$(up)"
+send() { # run-id file
+	if [ -f "$2" ]; then
+		echo "$M FILE $1 ${2##*/} $(wc -c <"$2")"
+		head -c 262144 "$2" | base64
+		echo "$M END"
+	fi
+}
+finish() { # run-id dir
+	for f in stdout stderr report expect target.err; do send "$1" "$2/$f"; done
+}
+run() { # run-id argv...: the command with HEAPTRACE_EXPECT/OUTFILE in /r/run-id
+	id=$1; shift
+	d=/r/$id; mkdir -p $d; cd $d
+	echo "$M RUN $id uptime=$(up)"
+	t0=$(up)
+	HEAPTRACE_EXPECT=$d/expect HEAPTRACE_OUTFILE=$d/report \
+		timeout -s KILL @LIMIT@ "$@" </dev/null >$d/stdout 2>$d/stderr
+	rc=$?
+	echo "$M RC $id rc=$rc start=$t0 end=$(up)"
+	finish $id $d
+	cd /
+}
+attach() { # run-id mode heaptrace-options...: as test_attach.attach_run
+	id=$1; mode=$2; shift 2
+	d=/r/$id; mkdir -p $d; cd $d
+	echo "$M RUN $id uptime=$(up)"
+	t0=$(up)
+	mkfifo $d/fifo
+	HEAPTRACE_EXPECT=$d/expect HEAPTRACE_OUTFILE=$d/report \
+		@TARGET@ $mode </dev/null >$d/fifo 2>$d/target.err &
+	tpid=$!
+	line=""
+	read -t 60 line <$d/fifo
+	hrc=none
+	if [ "$line" = ready ]; then
+		timeout -s KILL @LIMIT@ @HT@ -p $tpid --format=json --outfile=$d/report "$@" \
+			</dev/null >$d/stdout 2>$d/stderr
+		hrc=$?
+	else
+		kill -9 $tpid 2>/dev/null
+	fi
+	wait $tpid
+	trc=$?
+	echo "attach: the program (pid $tpid) exited with status $trc"
+	echo "$M ATTACH $id ready=${line:-none} rc=$hrc target_rc=$trc pid=$tpid start=$t0 end=$(up)"
+	finish $id $d
+	cd /
+}
+"""
+
+INIT_TAIL = r"""echo "$M DONE uptime=$(up)"
+sync
+poweroff -f
+"""
+
+
+def init_script(arch, runs):
+    lines = [INIT_HEAD.replace("@LIMIT@", str(RUN_LIMIT)).replace("@HT@", GUEST_HT)
+             .replace("@TARGET@", GUEST_T + "/attach")]
+    for r in runs:
+        if r.kind == "ht":
+            argv = [GUEST_HT] + r.opts + ["--format=json", "--outfile=/r/%s/report" % r.id,
+                                          "--", r.prog] + r.args
+            lines.append("run %s %s\n" % (r.id, " ".join(map(shlex.quote, argv))))
+        elif r.kind == "plain":
+            lines.append("run %s %s\n" % (r.id, " ".join(map(shlex.quote, [r.prog] + r.args))))
+        else:
+            lines.append("attach %s %s %s\n" % (r.id, r.mode, " ".join(map(shlex.quote,
+                                                                           r.opts))))
+    lines.append(INIT_TAIL)
+    return "".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# The console
+
+
+class Outcome:
+    """What the guest said about one run: rc, target_rc, ready, pid, seconds, files {name: bytes}."""
+
+    def __init__(self, rid):
+        self.id = rid
+        self.rc = self.target_rc = self.pid = None
+        self.ready = None
+        self.seconds = None
+        self.files = {}
+
+
+def parse_console(text):
+    """({run id: Outcome}, boot line, done line)."""
+    outcomes = {}
+    boot = done = None
+    cur = None  # (outcome, file name, [lines])
+    for raw in text.splitlines():
+        line = raw.replace("\r", "")
+        i = line.find(MARK + " ")
+        if i < 0:
+            if cur is not None:
+                s = line.strip()
+                if re.fullmatch(r"[A-Za-z0-9+/=]+", s):
+                    cur[2].append(s)
+            continue
+        words = line[i + len(MARK) + 1:].split()
+        if not words:
+            continue
+        kw, rest = words[0], words[1:]
+        if kw == "BOOT":
+            boot = " ".join(rest)
+        elif kw == "DONE":
+            done = " ".join(rest)
+        elif kw == "RUN" and rest:
+            outcomes.setdefault(rest[0], Outcome(rest[0]))
+        elif kw in ("RC", "ATTACH") and rest:
+            o = outcomes.setdefault(rest[0], Outcome(rest[0]))
+            kv = dict(w.partition("=")[::2] for w in rest[1:])
+            o.rc = int(kv["rc"]) if re.fullmatch(r"-?\d+", kv.get("rc", "")) else None
+            if kw == "ATTACH":
+                o.ready = kv.get("ready")
+                o.target_rc = int(kv["target_rc"]) if kv.get("target_rc", "").isdigit() else None
+                o.pid = int(kv["pid"]) if kv.get("pid", "").isdigit() else None
+            try:
+                o.seconds = float(kv["end"]) - float(kv["start"])
+            except (KeyError, ValueError):
+                pass
+        elif kw == "FILE" and len(rest) >= 2:
+            o = outcomes.setdefault(rest[0], Outcome(rest[0]))
+            cur = (o, rest[1], [])
+        elif kw == "END" and cur is not None:
+            try:
+                cur[0].files[cur[1]] = base64.b64decode("".join(cur[2]))
+            except ValueError:
+                cur[0].files[cur[1]] = b"(base64 garbled on the console)"
+            cur = None
+    return outcomes, boot, done
+
+
+# ---------------------------------------------------------------------------------------------
+# Checking on the host with the native tests' functions
+
+
+def load_module(path):
+    name = os.path.splitext(os.path.basename(path))[0]
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class Context:
+    """The native test modules, with heaptrace(), target() and attach_run() answering from the
+    guest's runs of one architecture."""
+
+    def __init__(self, helpers, arch, outcomes, runs, console_tail):
+        self.h = helpers
+        self.arch = arch
+        self.outcomes = outcomes
+        self.by_key = {}
+        for r in runs:
+            self.by_key.setdefault(r.key(), r)
+        self.console_tail = console_tail
+        self.mods = {}
+
+    def mod(self, name):
+        if name not in self.mods:
+            m = load_module(os.path.join(E2E, name + ".py"))
+            m.heaptrace = self.heaptrace
+            m.target = self.target
+            if hasattr(m, "attach_run"):
+                m.attach_run = self.attach_run
+            for k, v in ABI.get(self.arch.name, {}).get(name, {}).items():
+                setattr(m, k, v)
+            self.mods[name] = m
+        return self.mods[name]
+
+    def target(self, name, opt="O0"):
+        return "%s/%s%s" % (GUEST_T, name, "-O2" if opt == "O2" else "")
+
+    def files_of(self, r):
+        """The run's files, written to results/<id>/ (the paths Run reads)."""
+        o = self.outcomes.get(r.id)
+        d = os.path.join(XBUILD, self.arch.name, "results", r.id)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        if o is None:
+            raise self.h.Fail("the guest never started run %s" % r.id, self.console_tail)
+        for n, data in o.files.items():
+            with open(os.path.join(d, n), "wb") as f:
+                f.write(data)
+        return o, d
+
+    def _read(self, d, name):
+        p = os.path.join(d, name)
+        if not os.path.exists(p):
+            return ""
+        with open(p, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def _proc(self, argv, o, d):
+        timed_out = o.rc == 137  # busybox timeout -s KILL
+        return self.h.Proc(argv, o.rc, self._read(d, "stdout"), self._read(d, "stderr"),
+                           timed_out)
+
+    def heaptrace(self, prog, args=(), opts=(), fmt="json", env=None, timeout=None, name=None,
+                  env_replace=None, cwd=None):
+        h = self.h
+        r = self.by_key.get(("ht", prog, tuple(str(a) for a in args), tuple(opts), None))
+        if r is None or fmt != "json" or env or env_replace:
+            raise h.Fail("harness: no guest run for heaptrace %s -- %s %s"
+                         % (" ".join(opts), prog, " ".join(map(str, args))))
+        o, d = self.files_of(r)
+        if o.rc is None:
+            raise h.Fail("run %s did not finish in the guest" % r.id, self.console_tail)
+        argv = ["(guest %s)" % self.arch.name, GUEST_HT] + r.opts + [
+            "--format=json", "--outfile=/r/%s/report" % r.id, "--", r.prog] + r.args
+        run = h.Run(self._proc(argv, o, d), os.path.join(d, "report"), os.path.join(d, "expect"),
+                    "json")
+        if run.proc.timed_out:
+            run.fail("heaptrace did not finish within %ss in the guest" % RUN_LIMIT)
+        return run
+
+    def attach_run(self, opt, mode, opts):
+        """test_attach.attach_run's outcome, from the guest (same conditions, same messages)."""
+        h = self.h
+        ta = self.mod("test_attach")
+        r = self.by_key.get(("attach", self.target("attach", opt), (), tuple(opts), mode))
+        if r is None:
+            raise h.Fail("harness: no guest run for attach %s %s %s" % (opt, mode, opts))
+        o, d = self.files_of(r)
+        if o.ready is None:
+            raise h.Fail("run %s did not finish in the guest" % r.id, self.console_tail)
+        argv = ["(guest %s)" % self.arch.name, GUEST_HT, "-p", str(o.pid), "--format=json",
+                "--outfile=/r/%s/report" % r.id] + list(opts)
+        run = h.Run(self._proc(argv, o, d), os.path.join(d, "report"),
+                    os.path.join(d, "expect"), "json")
+        if o.ready != "ready":
+            if o.target_rc == 77:
+                raise h.Skip("the attach handshake reads x86 breakpoints")
+            raise h.Fail("the attach target did not get ready (status %s, said %r)"
+                         % (o.target_rc, o.ready), self._read(d, "target.err"))
+        if run.proc.timed_out:
+            run.fail("heaptrace -p did not finish within %ss" % RUN_LIMIT)
+        if o.target_rc == 77:
+            raise h.Skip("the attach handshake reads x86 breakpoints")
+        if o.rc != 0:
+            run.fail("heaptrace -p exited %s, expected 0" % o.rc)
+        if o.target_rc != 0:
+            run.fail("the attached program exited %s: %s" % (
+                o.target_rc, ta.TARGET_RC.get(o.target_rc, "it was disturbed")))
+        return run, o.pid
+
+
+def check_plain(h, ctx, r):
+    """A target alone: exit status 0 and its records (a summary, sites when it leaks)."""
+    o, d = ctx.files_of(r)
+    if o.rc is None:
+        raise h.Fail("run %s did not finish in the guest" % r.id, ctx.console_tail)
+    run = h.Run(ctx._proc(["(guest %s)" % ctx.arch.name, r.prog] + r.args, o, d),
+                os.path.join(d, "report"), os.path.join(d, "expect"), None)
+    if o.rc != 0:
+        run.fail("%s exited %s, expected 0" % (r.prog, o.rc))
+    want = h.summary_record(run)
+    if want["live_blocks"]:
+        h.site_records(run)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def run_arch(name, args, helpers, res):
+    a = Arch(name)
+    os.makedirs(a.dir, exist_ok=True)
+    with open(a.log, "w"):
+        pass
+    cases = plan(args.opts)
+    t_start = time.monotonic()
+    try:
+        if a.fetch():
+            note("%s: fetched %d packages into %s" % (
+                name, len(glob.glob(os.path.join(a.debs, "*.deb"))), os.path.relpath(a.dir, ROOT)))
+        a.build_heaptrace()
+        with_ht = a.ht_error is None
+        runs = [r for _, r in PLAIN]
+        if with_ht:
+            seen = set()
+            for _, rs, _ in cases:
+                for r in rs:
+                    if r.key() not in seen:
+                        seen.add(r.key())
+                        runs.append(r)
+        a.build_targets(a.target_names(runs + [r for _, rs, _ in cases for r in rs]))
+        a.make_initramfs(runs, with_ht)
+    except StepError as e:
+        res.fail(name, "setup", e.reason, e.details)
+        for case, _, _ in cases:
+            res.skip(name, case, "the lab could not be set up for %s" % name)
+        return
+    except subprocess.TimeoutExpired as e:
+        res.fail(name, "setup", "timed out: %s" % " ".join(map(str, e.cmd)))
+        return
+    t_built = time.monotonic()
+    text, elapsed, timed_out, argv = a.boot(args.timeout)
+    outcomes, boot, done = parse_console(text)
+    tail = "$ %s\n--- console (last 60 lines of %s) ---\n%s" % (
+        " ".join(argv), os.path.relpath(a.console, ROOT),
+        "\n".join(text.replace("\r", "").splitlines()[-60:]))
+    per_run = ", ".join("%s %.1fs" % (o.id, o.seconds) for o in outcomes.values()
+                        if o.seconds is not None)
+    note("%s: setup %.1fs, guest ran %.1fs%s (%s; /init at %s; %s)" % (
+        name, t_built - t_start, elapsed, " TIMED OUT" if timed_out else "",
+        boot or "no boot line", (re.search(r"uptime=(\S+)", boot or "") or [None, "?"])[1],
+        ("done at " + done) if done else "did not finish"))
+    if per_run:
+        note("%s: runs: %s" % (name, per_run))
+    if boot is None:
+        res.fail(name, "boot", "no output from /init%s" % (
+            " (qemu killed after %ds)" % args.timeout if timed_out else ""), tail)
+    elif done is None:
+        res.fail(name, "boot", "the guest did not finish its runs%s" % (
+            " (qemu killed after %ds)" % args.timeout if timed_out else ""), tail)
+    ctx = Context(helpers, a, outcomes, runs, tail)
+    for case, r in PLAIN:
+        report(res, helpers, name, case, lambda: check_plain(helpers, ctx, r))
+    for case, rs, check in cases:
+        if not with_ht:
+            kind, reason, details = a.ht_error
+            if kind == "skip":
+                res.skip(name, case, reason)
+            else:
+                res.fail(name, case, reason, details)
+            continue
+        report(res, helpers, name, case, lambda: check(ctx))
+
+
+def report(res, helpers, arch, case, fn):
+    try:
+        fn()
+    except helpers.Skip as e:
+        res.skip(arch, case, str(e))
+    except helpers.Fail as e:
+        res.fail(arch, case, e.reason, e.details + "\n" + traceback.format_exc())
+    except AssertionError as e:
+        res.fail(arch, case, str(e) or "assertion failed", traceback.format_exc())
+    except Exception as e:
+        res.fail(arch, case, "error in the check: %s: %s" % (type(e).__name__, e),
+                 traceback.format_exc())
+    else:
+        res.ok(arch, case)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arches", default="aarch64 arm mips64")
+    ap.add_argument("--opts", default="O0 O2", help='target builds to trace, e.g. "O0 O2"')
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per guest (qemu)")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+    args.opts = args.opts.split()
+    arches = args.arches.split()
+    for a in arches:
+        if a not in ARCHES:
+            print("xarch: unknown architecture %r (known: %s)" % (a, " ".join(ARCHES)),
+                  file=sys.stderr)
+            return 99
+    sys.path.insert(0, E2E)
+    import helpers  # noqa: E402  (tests/e2e/helpers.py)
+
+    os.makedirs(XBUILD, exist_ok=True)
+    helpers.configure(ROOT, os.path.join(XBUILD), None, os.path.join(XBUILD, "tmp"))
+    res = Results(args.verbose)
+    for a in arches:
+        run_arch(a, args, helpers, res)
+    print(res.final_line(), flush=True)
+    return 0 if res.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
