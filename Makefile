@@ -22,7 +22,8 @@ ARCHES      ?= aarch64 arm mips64
 ifneq ($(SYSROOT),)
 TRIPLET     := $(shell $(CC) -dumpmachine)
 PKG_ENV     := PKG_CONFIG_SYSROOT_DIR=$(SYSROOT) \
-               PKG_CONFIG_LIBDIR=$(SYSROOT)/usr/lib/$(TRIPLET)/pkgconfig:$(SYSROOT)/usr/share/pkgconfig
+               PKG_CONFIG_LIBDIR=$(SYSROOT)/usr/lib/$(TRIPLET)/pkgconfig:$\
+$(SYSROOT)/usr/share/pkgconfig
 SYSROOT_FLAGS := --sysroot=$(SYSROOT)
 endif
 

@@ -5,16 +5,29 @@
     python3 tests/bench/bench.py --build build [--quick] [--runs N] [--scale X]
 
 Builds the workloads of tests/bench/ into BUILD/bench/ and runs each natively, under
-./heaptrace --format=json (default depth) and, when installed, under ltrace; the runs of
-one workload are interleaved and each cell is their median, so every ratio is to a native
-run taken in the same invocation. The floor is a minimal single-thread tracer (floor.c):
-one int3 on malloc, stepped over on each hit. Timings are printed, never checked: the exit
-status is 0 unless something failed to run.
+./heaptrace -v --depth=8 --format=json and, when installed, under ltrace; the runs of one
+workload are interleaved and each cell is their median, so every ratio is to a native run
+taken in the same invocation. The floor is a minimal single-thread tracer (floor.c): one
+int3 on malloc, got past on each hit by a single step (2 stops per hit) or by emulating
+malloc's first instruction (1 stop per hit). Then:
+
+  unwinding  heaptrace's own CPU (-v) per allocation at --depth=8 minus at --depth=1, on
+             churn-fp and churn-nofp (the --depth=1 runs are cells of their groups)
+  memory     heaptrace's peak RSS holding 1,000,000 live blocks minus 1,000 (hold.c)
+  report     -v's report time for 100,000 distinct live backtraces (many_bt.c)
+  launch     heaptrace --outfile=/dev/null /bin/true minus /bin/true (median of 10)
+  affinity   churn-nofp with nothing pinned, heaptrace alone pinned, both on one CPU
+             (median of 5)
+
+each interleaved in its own group, and a table of the goals. Timings are printed, never checked: the exit status is 0 unless
+something failed to run.
 """
 import argparse
+import collections
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -40,10 +53,12 @@ def log(msg):
 
 
 def run(argv, env, stdout):
-    """Run argv to completion; return (wall seconds, peak RSS in KiB).
+    """Run argv to completion; return (wall seconds, peak RSS in KiB, standard error).
 
     The peak RSS is /usr/bin/time's %M when it is installed; otherwise wait4's ru_maxrss,
-    which also counts the Python process the child was forked from.
+    which also counts the Python process the child was forked from. Either is the larger of
+    the child's own peak and those of the processes it reaped (RUSAGE_BOTH): for heaptrace,
+    the traced program's too.
     """
     with tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile("r") as rss:
         timed = [TIME, "-f", "%M", "-o", rss.name] + argv if TIME else argv
@@ -56,20 +71,29 @@ def run(argv, env, stdout):
         wall = time.perf_counter() - start
         timer.cancel()
         proc.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        errs = err.read().decode(errors="replace")
         if proc.returncode:
-            err.seek(0)
-            tail = err.read().decode(errors="replace").strip().splitlines()[-3:]
+            tail = errs.strip().splitlines()[-3:]
             raise RunError(f"{' '.join(argv)}: exit status {proc.returncode}"
                            + "".join(f"\n    {line}" for line in tail))
-        return wall, int(rss.read().split()[-1]) if TIME else ru.ru_maxrss
+        return wall, int(rss.read().split()[-1]) if TIME else ru.ru_maxrss, errs
+
+
+Cell = collections.namedtuple("Cell", "wall rss res")  # median wall, median RSS, parses
+
+
+def med(cell, f):
+    """The median of f over the parse results of a cell's runs."""
+    return statistics.median(f(r) for r in cell.res)
 
 
 def measure(name, cells, env, runs, failed):
     """Run every cell once per round, interleaved, so drift hits all of them alike.
 
     cells maps a key ("native", "heaptrace", ...) to (argv, parse): "{out}" in argv becomes
-    a temporary file, and parse(out_path, stdout_path) reads the result of the run. Return
-    {key: (median wall, median RSS, last parse result)} for the cells that never failed.
+    a temporary file, and parse(out_path, stdout_path, stderr) reads the result of the run.
+    Return {key: Cell} for the cells that never failed.
     """
     samples = {key: [] for key in cells}
     for _ in range(runs):
@@ -80,26 +104,54 @@ def measure(name, cells, env, runs, failed):
             try:
                 with tempfile.NamedTemporaryFile(prefix="bench.") as out, \
                         tempfile.NamedTemporaryFile(prefix="bench.") as stdout:
-                    wall, rss = run([str(a).replace("{out}", out.name) for a in argv], env,
-                                    stdout)
-                    res = parse(out.name, stdout.name) if parse else None
+                    wall, rss, err = run([str(a).replace("{out}", out.name) for a in argv],
+                                         env, stdout)
+                    res = parse(out.name, stdout.name, err) if parse else None
                 samples[key].append((wall, rss, res))
             except (RunError, OSError, ValueError, KeyError, IndexError) as e:
                 failed.append(f"{name} {key}: {e}")
                 samples[key] = None
-    return {key: (statistics.median(s[0] for s in v), statistics.median(s[1] for s in v),
-                  v[-1][2]) for key, v in samples.items() if v}
+    return {key: Cell(statistics.median(s[0] for s in v), statistics.median(s[1] for s in v),
+                      [s[2] for s in v]) for key, v in samples.items() if v}
 
 
-def heaptrace_summary(out, _):
-    """The summary of the last (final) JSON report in the outfile."""
+def heaptrace_verbose(_, __, err):
+    """From heaptrace -v: the last report's time in ms, the breakpoint stops and heaptrace's
+    own CPU time (user + system) in seconds."""
+    report = re.findall(r"report of process \d+: \d+ backtraces in ([\d.]+) ms", err)
+    total = re.search(r"(\d+) breakpoint stops, \d+ backtraces unwound, "
+                      r"CPU ([\d.]+) s user ([\d.]+) s system", err)
+    if not report or not total:
+        raise RunError("no heaptrace -v report time or totals")
+    return {"report_ms": float(report[-1]), "stops": int(total[1]),
+            "cpu": float(total[2]) + float(total[3])}
+
+
+def heaptrace_json(out, stdout, err):
+    """heaptrace_verbose's values and the summary of the last (final) JSON report."""
     lines = Path(out).read_text().strip().splitlines()
     if not lines:
         raise RunError("heaptrace wrote no report")
-    return json.loads(lines[-1])["summary"]
+    return dict(heaptrace_verbose(out, stdout, err), summary=json.loads(lines[-1])["summary"])
 
 
-def ltrace_calls(out, _):
+def heaptrace_cell(heaptrace, argv, *opts, fmt="json", pre=(), pre_prog=()):
+    """A cell tracing argv with -v, OPTS and FMT; pre and pre_prog are commands (taskset)
+    that run heaptrace and the program."""
+    return ([*pre, heaptrace, "-v", f"--format={fmt}", "--outfile={out}", *opts, "--",
+             *pre_prog, *argv], heaptrace_json if fmt == "json" else heaptrace_verbose)
+
+
+def calls(summary):
+    return summary["alloc_calls"] + summary["free_calls"] + summary["unknown_frees"]
+
+
+def us_per_call(res, key):
+    """(heaptrace - native) / traced calls, in microseconds, for cell key of a group."""
+    return (res[key].wall - res["native"].wall) / calls(res[key].res[-1]["summary"]) * 1e6
+
+
+def ltrace_calls(out, *_):
     """The 'total' calls of ltrace -c."""
     for line in Path(out).read_text().splitlines():
         f = line.split()
@@ -108,7 +160,7 @@ def ltrace_calls(out, _):
     raise RunError("no ltrace -c summary")
 
 
-def floor_hits(_, stdout):
+def floor_hits(_, stdout, __):
     """floor.c prints "hits N" after the workload's own output (churn has none)."""
     return int(Path(stdout).read_text().split()[-1])
 
@@ -123,6 +175,8 @@ def build(out):
         "threads": cc + ["-pthread", HERE / "threads.c"],
         "cxx": ["g++", "-O2", "-g", "-Wall", HERE / "cxx.cc"],
         "floor": cc + [HERE / "floor.c", "-ldl"],
+        "hold": cc + [HERE / "hold.c"],
+        "many_bt": ["gcc", "-O0", "-g", "-Wall", HERE / "many_bt.c"],  # every site distinct
     }
     for name, cmd in jobs.items():
         subprocess.run(cmd + ["-o", out / name], check=True)
@@ -155,49 +209,67 @@ def secs(s):
     return f"{s:.3f}s" if s < 100 else f"{s:.1f}s"
 
 
+def load():
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def x_floor(res, us_stop):
+    """(heaptrace - native) / (heaptrace's stops x the floor's us per stop), or None."""
+    if not us_stop or "heaptrace" not in res or "native" not in res:
+        return None
+    c = res["heaptrace"]
+    stops = med(c, lambda r: r["stops"])
+    return (c.wall - res["native"].wall) * 1e6 / (stops * us_stop) if stops else None
+
+
 def row_cells(name, res, us_stop):
     """The table cells of one workload from its measured results."""
     cell = {"workload": name}
     if "native" not in res:
         return cell
-    native, native_rss, _ = res["native"]
+    native, native_rss = res["native"].wall, res["native"].rss
     cell["native"] = secs(native)
     ht_us, ht_calls = None, 0
     if "heaptrace" in res:
-        wall, rss, s = res["heaptrace"]
-        calls = ht_calls = s["alloc_calls"] + s["free_calls"] + s["unknown_frees"]
-        stops = 2 * s["alloc_calls"] + s["free_calls"] + s["unknown_frees"]
-        ht_us = (wall - native) / calls * 1e6 if calls else None
-        cell.update({"calls": str(calls), "heaptrace": secs(wall),
-                     "slowdown": f"{wall / native:.1f}x",
-                     "RSS nat/ht": f"{native_rss / 1024:.1f}/{rss / 1024:.1f}"})
-        if ht_us is not None:
+        c = res["heaptrace"]
+        ht_calls = calls(c.res[-1]["summary"])
+        stops = med(c, lambda r: r["stops"])
+        cell.update({"calls": str(ht_calls), "stops": f"{stops:.0f}", "heaptrace": secs(c.wall),
+                     "slowdown": f"{c.wall / native:.1f}x",
+                     "RSS nat/ht": f"{native_rss / 1024:.1f}/{c.rss / 1024:.1f}"})
+        if ht_calls:
+            ht_us = us_per_call(res, "heaptrace")
             cell["us/call"] = f"{ht_us:.2f}"
-        if stops and us_stop:
-            cell["x floor"] = f"{(wall - native) * 1e6 / (stops * us_stop):.2f}"
+        if x_floor(res, us_stop):
+            cell["x floor"] = f"{x_floor(res, us_stop):.2f}"
     if "ltrace" in res:
-        wall, _, calls = res["ltrace"]
-        lt_us = (wall - native) / calls * 1e6 if calls else None
-        cell.update({"ltrace": secs(wall), "lt calls": str(calls)})
+        wall, lt_calls = res["ltrace"].wall, res["ltrace"].res[-1]
+        lt_us = (wall - native) / lt_calls * 1e6 if lt_calls else None
+        cell.update({"ltrace": secs(wall), "lt calls": str(lt_calls)})
         if lt_us:
             cell["lt us/call"] = f"{lt_us:.2f}"
-        if calls < ht_calls / 2:
+        if lt_calls < ht_calls / 2:
             cell["lt calls"] += "*"  # ltrace lost calls: the ratio would mean nothing
         elif lt_us and ht_us is not None:
             cell["ht/lt"] = f"{ht_us / lt_us:.2f}"
     return cell
 
 
+def print_rows(cols, rows, indent="", left=1):
+    """Columns aligned: the first LEFT to the left, the others to the right."""
+    widths = [max(len(col), *(len(r[i]) for r in rows)) for i, col in enumerate(cols)]
+    for line in [cols] + rows:
+        print((indent + "  ".join(v.ljust(w) if i < left else v.rjust(w)
+                                  for i, (v, w) in enumerate(zip(line, widths)))).rstrip())
+
+
 def print_table(cells):
-    cols = ["workload", "calls", "native", "heaptrace", "us/call", "slowdown", "RSS nat/ht",
-            "ltrace", "lt calls", "lt us/call", "ht/lt", "x floor"]
-    table = [[c.get(col, "-") for col in cols] for c in cells]
-    widths = [max(len(col), *(len(t[i]) for t in table)) for i, col in enumerate(cols)]
-    for line in [cols] + table:
-        print("  ".join(v.ljust(w) if i == 0 else v.rjust(w)
-                        for i, (v, w) in enumerate(zip(line, widths))))
+    cols = ["workload", "calls", "stops", "native", "heaptrace", "us/call", "slowdown",
+            "RSS nat/ht", "ltrace", "lt calls", "lt us/call", "ht/lt", "x floor"]
+    print_rows(cols, [[c.get(col, "-") for col in cols] for c in cells])
     print("""
 calls       heaptrace's count: alloc_calls + free_calls + unknown_frees (its JSON summary)
+stops       heaptrace's breakpoint stops (its -v line, median)
 us/call     (heaptrace - native) / calls, in microseconds; lt us/call is the same for
             ltrace over the calls it counted itself (free(NULL) included; fewer when
             it misses calls, as ltrace -f does in threads; * marks less than half of
@@ -206,8 +278,131 @@ slowdown    heaptrace / native
 RSS nat/ht  peak RSS in MiB of the native run and of the heaptrace run (for heaptrace,
             the larger of its own and the traced program's, as getrusage reports it)
 ht/lt       heaptrace's us/call divided by ltrace's
-x floor     (heaptrace - native) / (stops x the floor's us per stop), where an allocation
-            needs 2 stops (entry, return) and a free 1; the floor is single-threaded""")
+x floor     (heaptrace - native) / (stops x the floor's us per stop with emulation, 1 stop
+            per hit); an allocation needs 2 stops (entry, return) and a free 1; the floor
+            is single-threaded""")
+
+
+def floor_section(fl, command):
+    """Print the floor's cost per stop both ways; return the emulating one's (or None)."""
+    if "native" not in fl:
+        return None
+    native, per = fl["native"].wall, {}
+    print(f"\nfloor (single thread only): {command}\n"
+          "  one int3 on malloc in libc, got past on each hit")
+    for key, stops, how in (("floor", 2, "stepped (write back, PTRACE_SINGLESTEP, re-insert)"),
+                            ("floor-emu", 1, "emulated (--emulate: push %r12 done by hand)")):
+        if key in fl and fl[key].res[-1]:
+            hits = fl[key].res[-1]
+            per[key] = (fl[key].wall - native) / hits / stops * 1e6
+            print(f"  {how:<52} {stops} stop(s) per hit: {secs(fl[key].wall)} for {hits} "
+                  f"hits, native {secs(native)} -> {per[key]:.2f} us per stop")
+    if len(per) == 2:
+        print(f"  stepped / emulated per hit: {2 * per['floor'] / per['floor-emu']:.2f}x")
+    return per.get("floor-emu")
+
+
+def unwinding(results, goals):
+    print("\nunwinding: heaptrace's own CPU (-v, user + system) per allocation, median; the "
+          "difference is\n  the median of each round's (the two runs of a round are adjacent)")
+    for name in ("churn-fp", "churn-nofp"):
+        res = results.get(name, {})
+        if "heaptrace" not in res or "depth1" not in res:
+            continue
+        us = {key: [r["cpu"] / r["summary"]["alloc_calls"] * 1e6 for r in res[key].res]
+              for key in ("heaptrace", "depth1")}
+        rounds = [a - b for a, b in zip(us["heaptrace"], us["depth1"])]
+        d = statistics.median(rounds)
+        print(f"  {name:<11} --depth=8 {statistics.median(us['heaptrace']):.2f} us, --depth=1 "
+              f"{statistics.median(us['depth1']):.2f} us -> {d:.2f} us per allocation to "
+              f"unwind 8 frames (rounds: {', '.join(f'{x:.2f}' for x in rounds)})")
+        goals.append((f"2 unwinding 8 frames, {name}", f"{d:.2f} us/alloc", "<= 2 us", d <= 2))
+
+
+def memory(heaptrace, hold, big, env, runs, failed, goals):
+    """heaptrace's bytes per live block: its peak RSS holding big blocks minus 1000."""
+    small, cells = 1000, {}
+    for n in (big, small):
+        cells[f"native {n}"] = ([hold, str(n)], None)
+        cells[f"heaptrace {n}"] = heaptrace_cell(heaptrace, [hold, str(n)])
+    res = measure("hold", cells, env, runs, failed)
+    if len(res) < 4:
+        return
+    print(f"\nmemory: peak RSS (/usr/bin/time %M, median) of heaptrace -v --format=json while "
+          f"{os.path.basename(hold)} keeps N blocks live until exit ({load()})")
+    own = True
+    for n in (big, small):
+        ht, nat = res[f"heaptrace {n}"], res[f"native {n}"]
+        # %M is the larger of heaptrace's own peak and that of the program it reaped: it
+        # is heaptrace's own only when clearly above the program's (measured natively).
+        own &= ht.rss > 1.1 * nat.rss
+        s = ht.res[-1]["summary"]
+        print(f"  N={n:<8} heaptrace {ht.rss / 1024:7.1f} MiB, the program alone "
+              f"{nat.rss / 1024:6.1f} MiB ({s['live_blocks']} live blocks, "
+              f"{s['backtraces']} backtraces)")
+    per = (res[f"heaptrace {big}"].rss - res[f"heaptrace {small}"].rss) * 1024 / (big - small)
+    print(f"  -> {per:.1f} bytes per live block in heaptrace"
+          + ("" if own else " (UNSURE: heaptrace's peak is not clearly above the program's,"
+             " so %M may be the program's)"))
+    goals.append(("3 heaptrace memory per live block", f"{per:.1f} bytes",
+                  "<= 64 B + bt table", per <= 64 if own else None))
+
+
+def report(heaptrace, many_bt, callers, env, runs, failed, goals):
+    """-v's report time for callers x 100 distinct live backtraces, per format."""
+    argv = [many_bt, str(callers)]
+    cells = {"json": heaptrace_cell(heaptrace, argv),
+             "text": heaptrace_cell(heaptrace, argv, fmt="text"),
+             "text --top=1000000": heaptrace_cell(heaptrace, argv, "--top=1000000", fmt="text")}
+    res = measure("many_bt", cells, env, runs, failed)
+    nbt = res["json"].res[-1]["summary"]["backtraces"] if "json" in res else "?"
+    print(f"\nreport: {callers * 100} distinct live backtraces ({' '.join(argv)}; the JSON "
+          f"summary counts {nbt}),\n  -v's 'report ... in X ms' (symbolise and write), median "
+          f"({load()})")
+    for key, c in res.items():
+        ms = med(c, lambda r: r["report_ms"])
+        print(f"  --format={key:<20} {ms:8.1f} ms")
+        goals.append((f"4 report of {nbt} backtraces, --format={key}", f"{ms:.1f} ms",
+                      "< 1000 ms", ms < 1000))
+
+
+def launch(heaptrace, env, runs, failed, goals):
+    true = "/bin/true"
+    res = measure("launch", {"native": ([true], None),
+                             "heaptrace": ([heaptrace, "--outfile=/dev/null", true], None)},
+                  env, runs, failed)
+    if len(res) == 2:
+        ms = (res["heaptrace"].wall - res["native"].wall) * 1e3
+        print(f"\nlaunch: heaptrace --outfile=/dev/null {true} {secs(res['heaptrace'].wall)}, "
+              f"{true} {secs(res['native'].wall)} (median of {runs}) -> {ms:.1f} ms overhead "
+              f"({load()})")
+        goals.append(("5 launch overhead (/bin/true)", f"{ms:.1f} ms", "<= 30 ms", ms <= 30))
+
+
+def affinity(heaptrace, argv, env, runs, failed, goals):
+    """us per call on argv with nothing pinned, heaptrace alone pinned, both pinned."""
+    cpus, taskset = sorted(os.sched_getaffinity(0)), shutil.which("taskset")
+    if len(cpus) < 2 or not taskset:
+        print("\naffinity: skipped (needs taskset and 2 CPUs)")
+        return
+    one, two = [taskset, "-c", str(cpus[0])], [taskset, "-c", f"{cpus[0]},{cpus[1]}"]
+    cells = {"native": (argv, None),
+             "nothing pinned": heaptrace_cell(heaptrace, argv),
+             f"heaptrace alone on CPU {cpus[0]}": heaptrace_cell(heaptrace, argv, pre=one,
+                                                                  pre_prog=two),
+             f"both on CPU {cpus[0]}": heaptrace_cell(heaptrace, argv, pre=one)}
+    res = measure("affinity", cells, env, runs, failed)
+    us = {key: us_per_call(res, key) for key in cells if key != "native" and key in res}
+    if "native" not in res or not us:
+        return
+    best = min(us, key=us.get)
+    print(f"\naffinity: {' '.join(argv)} under heaptrace, us per call, median of {runs} "
+          f"({load()})\n"
+          f"  (heaptrace alone pinned: {' '.join(one)} heaptrace ... -- {' '.join(two)} PROG)")
+    for key, v in us.items():
+        print(f"  {key:<28} {v:6.2f} us/call" + ("  <- fastest" if key == best else ""))
+    goals.append((f"6 CPU affinity, {os.path.basename(argv[0])}",
+                  f"fastest: {best}, {us[best]:.2f} us/call", "-", None))
 
 
 def main():
@@ -227,11 +422,10 @@ def main():
     heaptrace = args.heaptrace if os.access(args.heaptrace, os.X_OK) else None
     ltrace = shutil.which("ltrace")
     print(f"machine: nproc {len(os.sched_getaffinity(0))}, Linux {platform.release()} "
-          f"{platform.machine()}, {' '.join(platform.libc_ver())}")
+          f"{platform.machine()}, {' '.join(platform.libc_ver())}, {load()}")
     print(f"cells: median of {runs} interleaved run(s), wall clock, work scale {scale:g}")
     if heaptrace:
-        print(f"heaptrace: {heaptrace} --format=json --outfile=TMP -- PROG ARG... "
-              "(default depth)")
+        print(f"heaptrace: {heaptrace} -v --format=json --outfile=TMP --depth=8 -- PROG ARG...")
     else:
         failed.append(f"{args.heaptrace} is not built (make heaptrace)")
     if ltrace:
@@ -245,31 +439,47 @@ def main():
     for name, argv in wl:
         print(f"  {name:<11} {' '.join(argv)}")
 
-    results = {}
+    results, floor_argv = {}, None
     for name, argv in wl:
         cells = {"native": (argv, None)}
         if heaptrace:
-            cells["heaptrace"] = ([heaptrace, "--format=json", "--outfile={out}", "--"] + argv,
-                                  heaptrace_summary)
+            cells["heaptrace"] = heaptrace_cell(heaptrace, argv, "--depth=8")
+            if name.startswith("churn"):  # for the cost of unwinding
+                cells["depth1"] = heaptrace_cell(heaptrace, argv, "--depth=1")
         if ltrace:
             cells["ltrace"] = ([ltrace] + LTRACE_ARGS + ["-o", "{out}"] + argv, ltrace_calls)
         if name == "churn-fp":  # the floor runs the same workload, with the handshake
-            floor_argv = [bins["floor"], argv[0], "--stop"] + argv[1:]
-            cells["floor"] = (floor_argv, floor_hits)
+            floor_argv = [argv[0], "--stop"] + argv[1:]
+            cells["floor"] = ([bins["floor"]] + floor_argv, floor_hits)
+            cells["floor-emu"] = ([bins["floor"], "--emulate"] + floor_argv, floor_hits)
         results[name] = measure(name, cells, env, runs, failed)
 
+    goals = []
     us_stop = None
-    fl = results.get("churn-fp", {})
-    if "floor" in fl and "native" in fl and fl["floor"][2]:
-        native, wall, hits = fl["native"][0], fl["floor"][0], fl["floor"][2]
-        us_stop = (wall - native) / hits / 2 * 1e6
-        print(f"\nfloor (single thread only): {' '.join(floor_argv)}\n"
-              "  one int3 on malloc in libc; each hit is stepped over (write back the byte,\n"
-              "  PTRACE_SINGLESTEP, re-insert), 2 ptrace stops per hit\n"
-              f"  native {secs(native)}, under the floor {secs(wall)}, {hits} hits -> "
-              f"{us_stop:.2f} us per stop")
-    print()
+    if floor_argv:
+        us_stop = floor_section(results["churn-fp"],
+                                f"{bins['floor']} [--emulate] {' '.join(floor_argv)}")
+    print(f"\n({load()})")
     print_table([row_cells(name, results[name], us_stop) for name, _ in wl])
+    for name, _ in wl:
+        x = x_floor(results[name], us_stop)
+        if x:
+            goals.append((f"1 heaptrace / floor, {name}", f"{x:.2f}x "
+                          f"({us_per_call(results[name], 'heaptrace'):.2f} us/call)", "-", None))
+
+    if heaptrace:
+        unwinding(results, goals)
+        memory(heaptrace, bins["hold"], int(1000000 * scale), env, runs, failed, goals)
+        report(heaptrace, bins["many_bt"], min(1000, max(1, int(1000 * scale))), env, runs,
+               failed, goals)
+        launch(heaptrace, env, 10, failed, goals)
+        churn_nofp = dict(wl)["churn-nofp"]
+        affinity(heaptrace, churn_nofp, env, 1 if args.quick else max(runs, 5), failed, goals)
+
+    print(f"\ngoals: measured in this run, never checked ({load()} at the end)")
+    print_rows(["goal", "measured", "goal", "met"],
+               [[g, m, t, "-" if ok is None else "yes" if ok else "no"]
+                for g, m, t, ok in goals], "  ", left=4)
     for f in failed:
         print(f"FAILED: {f}")
     return 1 if failed else 0

@@ -2,11 +2,13 @@
 /*
  * The single-thread floor: the least a ptrace breakpoint tracer can do per hit. Launch
  * PROGRAM (the churn workload with --stop), wait for its handshake SIGSTOP, put one int3 on
- * malloc's entry in its libc, and on every hit only step over it: write back the original
- * byte, PTRACE_SINGLESTEP, re-insert. Correct for a single-threaded target only. Print the
- * hits on standard output as "hits N".
+ * malloc's entry in its libc, and on every hit only get past it: by default write back the
+ * original byte, PTRACE_SINGLESTEP, re-insert (2 stops per hit); with --emulate, carry out
+ * malloc's first instruction in the registers instead, which must be x86_64 glibc's
+ * "41 54 push %r12": store r12 at rsp-8, rsp -= 8, rip past it (1 stop per hit). Correct for
+ * a single-threaded target only. Print the hits on standard output as "hits N".
  *
- *	floor PROGRAM [ARG...]
+ *	floor [--emulate] PROGRAM [ARG...]
  *
  * malloc's address in the target is its offset in our own libc (the target's is the same
  * file) plus the target's libc base, both read from /proc/PID/maps.
@@ -67,11 +69,13 @@ int main(int argc, char **argv)
 	Dl_info info;
 	uintptr_t addr;
 	long orig, hits = 0;
-	int status;
+	int status, emulate = argc > 1 && !strcmp(argv[1], "--emulate");
 	pid_t pid;
 
+	argv += emulate;
+	argc -= emulate;
 	if (argc < 2) {
-		fprintf(stderr, "usage: floor PROGRAM [ARG...]\n");
+		fprintf(stderr, "usage: floor [--emulate] PROGRAM [ARG...]\n");
 		return 2;
 	}
 	if (!self_malloc || !dladdr(self_malloc, &info) || !realpath(info.dli_fname, libc)) {
@@ -107,6 +111,10 @@ int main(int argc, char **argv)
 	orig = ptrace(PTRACE_PEEKTEXT, pid, addr, 0);
 	if (errno)
 		die("ptrace(PEEKTEXT)");
+	if (emulate && (orig & 0xffff) != 0x5441) {
+		fprintf(stderr, "floor: malloc does not begin with push %%r12 (41 54)\n");
+		return 2;
+	}
 	if (ptrace(PTRACE_POKETEXT, pid, addr, (orig & ~0xffL) | 0xcc))
 		die("ptrace(POKETEXT)");
 	ptrace(PTRACE_CONT, pid, 0, 0);
@@ -121,6 +129,15 @@ int main(int argc, char **argv)
 		if (WSTOPSIG(status) == SIGTRAP && !ptrace(PTRACE_GETREGS, pid, 0, &regs) &&
 		    regs.rip - 1 == addr) {
 			hits++;
+			if (emulate) { /* push %r12 */
+				regs.rsp -= 8;
+				regs.rip = addr + 2;
+				if (ptrace(PTRACE_POKEDATA, pid, regs.rsp, regs.r12) ||
+				    ptrace(PTRACE_SETREGS, pid, 0, &regs))
+					die("ptrace(POKEDATA/SETREGS)");
+				ptrace(PTRACE_CONT, pid, 0, 0);
+				continue;
+			}
 			regs.rip = addr; /* x86_64 reports the pc one byte past int3 */
 			ptrace(PTRACE_SETREGS, pid, 0, &regs);
 			ptrace(PTRACE_POKETEXT, pid, addr, orig);

@@ -17,10 +17,13 @@ command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v readelf >/dev/null 2>&1 || need="$need binutils"
 have=$(dpkg --print-foreign-architectures)
 add=""
+update=""
 for a in arm64 armhf mips64el; do
 	echo "$have" | grep -qx $a || add="$add $a"
+	# added but never fetched: apt knows no package of that architecture yet
+	apt-cache show busybox-static:$a >/dev/null 2>&1 || update=yes
 done
-[ -z "$need$add" ] && exit 0
+[ -z "$need$add$update" ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
 export DEBIAN_FRONTEND=noninteractive
 for a in $add; do

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """The cross-architecture lab (standard library only): make check-cross.
 
-    python3 tests/xarch/xarch.py [--arches "aarch64 arm mips64"] [--opts "O0"] [--timeout 300]
-                                 [-v] [--keep-going]
+    python3 tests/xarch/xarch.py [--arches "aarch64 arm mips64"] [--opts "O0 O2"] [--timeout 300]
+                                 [-v]
 
 For each architecture, everything under build/xarch/<arch>/ (no host package is changed):
 
@@ -31,7 +31,9 @@ stdout).
 
 import argparse
 import base64
+import concurrent.futures
 import glob
+import gzip
 import importlib.util
 import os
 import re
@@ -83,7 +85,7 @@ RUN_LIMIT = 150  # seconds for one command in the guest (busybox timeout), to ca
 MARK = "@@XLAB"
 
 # Threads: small counts (TCG is slow); the same arithmetic as test_threads.threads_run.
-THREADS = (4, 2000, 10)
+THREADS = (4, 500, 10)
 
 # ABI facts in the native tests' constants that differ on an architecture: {arch: {module:
 # {name: value}}}. libstdc++ 12's emergency exception pool (eh_alloc.cc) is 64 objects of 1024
@@ -122,7 +124,7 @@ class GuestRun:
 
 def plan(opts):
     """[(case name, GuestRun list or None, check(ctx))] for one architecture."""
-    cases = []
+    cases = [("static", [], lambda c: c.arch.check_static())]
     for opt in opts:
         cases += [
             ("leaks[%s]" % opt, [GuestRun("ht", "leaks", opt)],
@@ -135,6 +137,8 @@ def plan(opts):
              lambda c, o=opt: c.mod("test_cxx").test_cxx(o)),
             ("cxx_summary[%s]" % opt, [GuestRun("ht", "cxx", opt, opts=["--depth=24"])],
              lambda c, o=opt: c.mod("test_cxx").test_cxx_summary(o)),
+            ("attach_sigint[%s]" % opt, [GuestRun("attach", "attach", opt, mode="int")],
+             lambda c, o=opt: c.mod("test_attach").test_attach_sigint(o)),
         ]
     n, iters, keep = THREADS
     cases += [
@@ -143,8 +147,6 @@ def plan(opts):
         ("threads[O0]", [GuestRun("ht", "threads", args=[n, 1, 0]),
                          GuestRun("ht", "threads", args=[n, iters, keep])],
          lambda c: c.mod("test_threads").threads_run("O0", n, iters, keep, timeout=RUN_LIMIT)),
-        ("attach_sigint[O0]", [GuestRun("attach", "attach", mode="int")],
-         lambda c: c.mod("test_attach").test_attach_sigint("O0")),
         ("attach_duration", [GuestRun("attach", "attach", mode="wait", opts=["--duration=1"])],
          lambda c: c.mod("test_attach").test_attach_duration()),
     ]
@@ -305,6 +307,20 @@ class Arch:
             f.write("\n".join(want) + "\n")
         return True
 
+    def check_static(self):
+        """The heaptrace the guest ran is one self-contained file (STATIC=1)."""
+        interp, needed = self.elf_deps(self.heaptrace)
+        if interp or needed:
+            raise StepError("%s is not static: interpreter %s, needs %s"
+                            % (os.path.relpath(self.heaptrace, ROOT), interp, needed))
+        rc, out = sh(["readelf", "-lW", self.heaptrace])
+        # its own backtraces (and a static tracee's) need an unwind table libunwind can find:
+        # PT_GNU_EH_FRAME (-Wl,--eh-frame-hdr), or PT_ARM_EXIDX on arm
+        if not re.search(r"^\s*GNU_EH_FRAME\b" + (r"|^\s*EXIDX\b" if self.name == "arm" else ""),
+                         out, re.M):
+            raise StepError("%s has no PT_GNU_EH_FRAME (link with -Wl,--eh-frame-hdr)"
+                            % os.path.relpath(self.heaptrace, ROOT), out)
+
     def kernel_image(self):
         k = sorted(glob.glob(os.path.join(self.kernel_dir, "boot", "vmlinuz-*")))
         if not k:
@@ -444,7 +460,6 @@ class Arch:
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         if cpio.returncode != 0:
             raise StepError("cpio failed", cpio.stderr.decode("utf-8", "replace"))
-        import gzip
         with gzip.open(self.initrd, "wb", compresslevel=6) as f:
             f.write(cpio.stdout)
 
@@ -508,6 +523,7 @@ send() { # run-id file
 }
 finish() { # run-id dir
 	for f in stdout stderr report expect target.err; do send "$1" "$2/$f"; done
+	echo "$M SENT $1"
 }
 run() { # run-id argv...: the command with HEAPTRACE_EXPECT/OUTFILE in /r/run-id
 	id=$1; shift
@@ -577,7 +593,8 @@ def init_script(arch, runs):
 
 
 class Outcome:
-    """What the guest said about one run: rc, target_rc, ready, pid, seconds, files {name: bytes}."""
+    """What the guest said about one run: rc, target_rc, ready, pid, seconds, files {name:
+    bytes}, sent (all its files came through)."""
 
     def __init__(self, rid):
         self.id = rid
@@ -585,6 +602,7 @@ class Outcome:
         self.ready = None
         self.seconds = None
         self.files = {}
+        self.sent = False
 
 
 def parse_console(text):
@@ -623,6 +641,8 @@ def parse_console(text):
                 o.seconds = float(kv["end"]) - float(kv["start"])
             except (KeyError, ValueError):
                 pass
+        elif kw == "SENT" and rest:
+            outcomes.setdefault(rest[0], Outcome(rest[0])).sent = True
         elif kw == "FILE" and len(rest) >= 2:
             o = outcomes.setdefault(rest[0], Outcome(rest[0]))
             cur = (o, rest[1], [])
@@ -684,6 +704,9 @@ class Context:
         os.makedirs(d)
         if o is None:
             raise self.h.Fail("the guest never started run %s" % r.id, self.console_tail)
+        if not o.sent:
+            raise self.h.Fail("the console ended before run %s had finished and sent its files"
+                              % r.id, self.console_tail)
         for n, data in o.files.items():
             with open(os.path.join(d, n), "wb") as f:
                 f.write(data)
@@ -767,17 +790,38 @@ def check_plain(h, ctx, r):
 # ---------------------------------------------------------------------------------------------
 
 
-def run_arch(name, args, helpers, res):
+def fetch_all(names):
+    """Fetch every architecture's packages at once (downloads overlap). {name: None, or the
+    StepError/exception that stopped it}."""
+
+    def one(name):
+        a = Arch(name)
+        os.makedirs(a.dir, exist_ok=True)
+        with open(a.log, "w"):
+            pass
+        t0 = time.monotonic()
+        try:
+            if a.fetch():
+                note("%s: fetched %d packages into %s in %.0fs" % (
+                    name, len(glob.glob(os.path.join(a.debs, "*.deb"))),
+                    os.path.relpath(a.dir, ROOT), time.monotonic() - t0))
+        except (StepError, subprocess.TimeoutExpired) as e:
+            return e
+        return None
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(names)) as pool:
+        return dict(zip(names, pool.map(one, names)))
+
+
+def run_arch(name, args, helpers, res, fetch_error):
     a = Arch(name)
-    os.makedirs(a.dir, exist_ok=True)
-    with open(a.log, "w"):
-        pass
+    for d in (a.results, os.path.join(a.dir, "logs")):
+        shutil.rmtree(d, ignore_errors=True)
     cases = plan(args.opts)
     t_start = time.monotonic()
     try:
-        if a.fetch():
-            note("%s: fetched %d packages into %s" % (
-                name, len(glob.glob(os.path.join(a.debs, "*.deb"))), os.path.relpath(a.dir, ROOT)))
+        if fetch_error is not None:
+            raise fetch_error
         a.build_heaptrace()
         with_ht = a.ht_error is None
         runs = [r for _, r in PLAIN]
@@ -797,9 +841,17 @@ def run_arch(name, args, helpers, res):
         return
     except subprocess.TimeoutExpired as e:
         res.fail(name, "setup", "timed out: %s" % " ".join(map(str, e.cmd)))
+        for case, _, _ in cases:
+            res.skip(name, case, "the lab could not be set up for %s" % name)
         return
     t_built = time.monotonic()
-    text, elapsed, timed_out, argv = a.boot(args.timeout)
+    try:
+        text, elapsed, timed_out, argv = a.boot(args.timeout)
+    except (OSError, StepError) as e:
+        res.fail(name, "boot", "cannot start qemu: %s" % e)
+        for case, _, _ in cases:
+            res.skip(name, case, "the guest did not boot")
+        return
     outcomes, boot, done = parse_console(text)
     tail = "$ %s\n--- console (last 60 lines of %s) ---\n%s" % (
         " ".join(argv), os.path.relpath(a.console, ROOT),
@@ -839,6 +891,8 @@ def report(res, helpers, arch, case, fn):
         res.skip(arch, case, str(e))
     except helpers.Fail as e:
         res.fail(arch, case, e.reason, e.details + "\n" + traceback.format_exc())
+    except StepError as e:
+        res.fail(arch, case, e.reason, e.details)
     except AssertionError as e:
         res.fail(arch, case, str(e) or "assertion failed", traceback.format_exc())
     except Exception as e:
@@ -868,8 +922,9 @@ def main():
     os.makedirs(XBUILD, exist_ok=True)
     helpers.configure(ROOT, os.path.join(XBUILD), None, os.path.join(XBUILD, "tmp"))
     res = Results(args.verbose)
+    fetched = fetch_all(arches)
     for a in arches:
-        run_arch(a, args, helpers, res)
+        run_arch(a, args, helpers, res, fetched[a])
     print(res.final_line(), flush=True)
     return 0 if res.failed == 0 else 1
 
