@@ -660,11 +660,10 @@ def parse_console(text):
 
 
 def load_module(path):
-    name = os.path.splitext(os.path.basename(path))[0]
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    """Import a test module by path, as the native runner does (tests/run.py)."""
+    sys.path.insert(0, os.path.dirname(E2E))
+    from run import load_module as native_load
+    return native_load(path)
 
 
 class Context:
