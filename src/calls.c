@@ -40,6 +40,7 @@ static struct frame *push_frame(struct thread *t)
 	}
 	return &t->frames[t->nframes++];
 }
+
 /* Frames whose entry sp lies below sp were left by longjmp: their return never comes. */
 static void drop_stale(struct thread *t, uint64_t sp, unsigned adjust)
 {
@@ -52,6 +53,7 @@ static void drop_stale(struct thread *t, uint64_t sp, unsigned adjust)
 		       hook_table[f->call.id].name);
 	}
 }
+
 void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, bool count)
 {
 	struct proc *p = t->p;
@@ -132,6 +134,7 @@ void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 		arch->set_ret_reg(regs, arch->tramp_for(p->bps.tramp, ret));
 	}
 }
+
 /* Return 0, or -1 when the thread cannot go on (no call in flight). */
 int calls_return(struct thread *t, struct arch_regs *regs)
 {
@@ -165,6 +168,7 @@ int calls_return(struct thread *t, struct arch_regs *regs)
 	arch->set_pc(regs, f->ret);
 	return 0;
 }
+
 /* Replace every word equal to from by to in [lo, hi) of tid's memory (bounded). */
 static void replace_words(pid_t tid, uint64_t lo, uint64_t hi, uint64_t from, uint64_t to)
 {
@@ -188,6 +192,7 @@ static void replace_words(pid_t tid, uint64_t lo, uint64_t hi, uint64_t from, ui
 			break;
 	}
 }
+
 /* Give every call in flight its caller's return address back before detaching. */
 void calls_restore_cb(struct thread *t, void *ctx)
 {
@@ -228,6 +233,7 @@ void calls_restore_cb(struct thread *t, void *ctx)
 		arch_set_regs(t->tid, &regs);
 	t->nframes = 0;
 }
+
 static void park_cb(struct thread *t, void *ctx)
 {
 	bool park = ctx != NULL;

@@ -24,6 +24,7 @@ static bool is_libc(const char *path)
 	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
 	       !strncmp(base, "ld-musl", 7);
 }
+
 /* Note the load bias of modules [old, n) and the hooks they define. */
 static void note_modules(struct proc *p, size_t old)
 {
@@ -46,6 +47,7 @@ static void note_modules(struct proc *p, size_t old)
 	if (p->unw)
 		unwind_flush(p->unw);
 }
+
 /* Read the mappings again (libraries were loaded or unloaded). */
 void image_scan(struct proc *p)
 {
@@ -59,6 +61,7 @@ void image_scan(struct proc *p)
 	free(maps);
 	note_modules(p, old);
 }
+
 /* Rank for choosing which module's definition a process uses: the executable first, then
  * other libraries (a replacement allocator), the C library last, as symbol lookup would. */
 static int module_rank(const struct proc *p, size_t i)
@@ -69,6 +72,7 @@ static int module_rank(const struct proc *p, size_t i)
 		return 0;
 	return is_libc(path) ? 2 : 1;
 }
+
 /* Place the entry breakpoints once a module defines malloc. Return 0, 1 if none yet, or
  * -errno after printing why. */
 int image_arm_hooks(struct proc *p, pid_t tid)
@@ -116,6 +120,7 @@ int image_arm_hooks(struct proc *p, pid_t tid)
 	p->armed = true;
 	return 0;
 }
+
 /*
  * Map the scratch page and place the breakpoints of a fresh image. The thread is stopped at
  * a clean point (the first instruction, or an attach stop). near: an address the page should

@@ -22,6 +22,7 @@ struct thread *proc_thread_find(pid_t tid)
 			return t;
 	return NULL;
 }
+
 struct thread *proc_thread_new(pid_t tid, struct proc *p)
 {
 	struct thread *t = xcalloc(1, sizeof(*t));
@@ -35,6 +36,7 @@ struct thread *proc_thread_new(pid_t tid, struct proc *p)
 		p->nthreads++;
 	return t;
 }
+
 void proc_thread_free(struct thread *t)
 {
 	struct thread **pp = &thread_hash[t->tid % ARRAY_SIZE(thread_hash)];
@@ -49,6 +51,7 @@ void proc_thread_free(struct thread *t)
 	free(t->frames);
 	free(t);
 }
+
 void proc_for_each_thread(struct proc *p, void (*fn)(struct thread *t, void *ctx), void *ctx)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(thread_hash); i++) {
@@ -61,6 +64,7 @@ void proc_for_each_thread(struct proc *p, void (*fn)(struct thread *t, void *ctx
 		}
 	}
 }
+
 char *proc_cmdline(pid_t pid)
 {
 	char name[64], buf[4096];
@@ -83,6 +87,7 @@ char *proc_cmdline(pid_t pid)
 	buf[n] = '\0';
 	return xstrdup(buf);
 }
+
 void proc_read_statm(struct proc *p)
 {
 	char name[64];
@@ -101,6 +106,7 @@ void proc_read_statm(struct proc *p)
 	}
 	fclose(f);
 }
+
 /* Read /proc/PID/exe into p->exe. */
 void proc_read_exe(struct proc *p)
 {
@@ -116,6 +122,7 @@ void proc_read_exe(struct proc *p)
 		p->exe = xstrdup(buf);
 	}
 }
+
 struct proc *proc_new(pid_t pid)
 {
 	struct proc *p = xcalloc(1, sizeof(*p));
@@ -129,6 +136,7 @@ struct proc *proc_new(pid_t pid)
 	procs = p;
 	return p;
 }
+
 void proc_forget_image(struct proc *p)
 {
 	modlist_clear(&p->mods);
@@ -145,11 +153,13 @@ void proc_forget_image(struct proc *p)
 	p->armed = false;
 	p->start_bp = 0;
 }
+
 static void free_thread_cb(struct thread *t, void *ctx)
 {
 	(void)ctx;
 	proc_thread_free(t);
 }
+
 void proc_free(struct proc *p)
 {
 	struct proc **pp = &procs;
