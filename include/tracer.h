@@ -16,6 +16,8 @@ struct tracer_opts {
 	unsigned depth; /* frames kept per backtrace */
 	unsigned sample; /* unwind every sample-th allocation; the others keep frames 0 and 1 */
 	bool follow_fork;
+	/* run a launched program on heaptrace's CPU while it has one thread (see tracer.c) */
+	bool pin;
 	double duration; /* seconds; 0 = until the end */
 	double interval; /* seconds between periodic reports; 0 = none */
 	unsigned count; /* periodic reports at most; 0 = unlimited */

@@ -34,7 +34,7 @@
 
 enum {
 	OPT_DURATION = 256, OPT_TOP, OPT_OUTFILE, OPT_FLAME, OPT_FORMAT, OPT_INTERVAL, OPT_COUNT,
-	OPT_OLDER, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_VERSION, OPT_SAMPLE,
+	OPT_OLDER, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_VERSION, OPT_SAMPLE, OPT_NO_PIN,
 };
 
 /* One table: struct option, the short-option string and --help all come from it. */
@@ -59,6 +59,7 @@ static const struct opt_desc {
 	{ "min-size", OPT_MIN_SIZE, "N", "report only allocations of at least N bytes" },
 	{ "max-size", OPT_MAX_SIZE, "N", "report only allocations of at most N bytes" },
 	{ "sample", OPT_SAMPLE, "N", "unwind every N-th allocation only; counts stay exact" },
+	{ "no-pin", OPT_NO_PIN, NULL, "do not share one CPU with a single-threaded program" },
 	{ "verbose", 'v', NULL, "more diagnostics (repeat for debug output)" },
 	{ "help", 'h', NULL, "show this help and exit" },
 	{ "version", OPT_VERSION, NULL, "show the version and exit" },
@@ -214,6 +215,7 @@ int main(int argc, char **argv)
 	struct tracer_opts o = {
 		.depth = HEAPTRACE_DEPTH,
 		.sample = 1,
+		.pin = true,
 		.report = { .format = FMT_TEXT, .sort = SORT_SIZE, .top = 10, .max_size = UINT64_MAX },
 	};
 	const char *outfile = NULL;
@@ -277,6 +279,9 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			o.follow_fork = true;
+			break;
+		case OPT_NO_PIN:
+			o.pin = false;
 			break;
 		case OPT_INTERVAL:
 			if (!parse_secs(optarg, &o.interval))

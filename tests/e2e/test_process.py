@@ -233,3 +233,16 @@ def test_setuid_as_root():
             r.fail("frame 1 of %s is not in the set-user-ID program" % bad)
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_affinity_given_back():
+    """heaptrace shares one CPU with a single-threaded program it launched (much faster on an
+    idle machine); once the program creates a thread or a process it has its own CPU mask
+    again: the counts it prints then are those of the untraced run."""
+    prog = target("affinity", "O0")
+    nat = native(prog)
+    if nat.rc != 0 or nat.stdout.count("\n") != 3:
+        raise Fail("affinity untraced: exit %s, printed %r" % (nat.rc, nat.stdout))
+    r = heaptrace(prog, name="affinity")
+    expect_rc(r, 0)
+    same_output(r, nat, "CPU masks")
