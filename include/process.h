@@ -87,6 +87,8 @@ void proc_for_each_thread(struct proc *p, void (*fn)(struct thread *t, void *ctx
 
 /* /proc/PID/cmdline with spaces between the arguments (never NULL). */
 char *proc_cmdline(pid_t pid);
+/* The number after "key:" in /proc/TID/status (e.g. "Tgid", "TracerPid"), or -1. */
+long proc_status_field(pid_t tid, const char *key);
 /* Read /proc/PID/statm into p->statm (bytes). */
 void proc_read_statm(struct proc *p);
 /* Read /proc/PID/exe into p->exe. */

@@ -54,15 +54,25 @@ static void drop_stale(struct thread *t, uint64_t sp, unsigned adjust)
 	}
 }
 
+/* The caller's return address at a function's entry: on the stack at sp, or in a register.
+ * Return 0 or -errno. */
+static int return_address(const struct thread *t, const struct arch_regs *regs, uint64_t sp,
+			  uint64_t *ret)
+{
+	if (arch->ret_on_stack)
+		return remote_read_word(t->tid, sp, arch->word_size, ret);
+	*ret = arch->get_ret_reg(regs);
+	return 0;
+}
+
 void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, bool count)
 {
 	struct proc *p = t->p;
 	uint64_t sp = arch->get_sp(regs), ret;
-
-	stops++;
 	const struct hook_desc *d = &hook_table[b->hook];
 	struct frame *f;
 
+	stops++;
 	drop_stale(t, sp, 0);
 	/* inside another traced call (realloc -> malloc, posix_memalign -> malloc, ...) */
 	if (t->nframes || !p->counting || !count)
@@ -73,21 +83,14 @@ void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 		if (!table_free(&p->table, ptr) && ptr && log_level >= 2) {
 			uint64_t caller = 0;
 
-			if (arch->ret_on_stack)
-				remote_read_word(t->tid, sp, arch->word_size, &caller);
-			else
-				caller = arch->get_ret_reg(regs);
+			return_address(t, regs, sp, &caller);
 			pr_dbg(1, "thread %d: free(%#llx) of a block never seen, from %#llx", t->tid,
 			       (unsigned long long)ptr, (unsigned long long)caller);
 		}
 		return;
 	}
-	if (arch->ret_on_stack) {
-		if (remote_read_word(t->tid, sp, arch->word_size, &ret))
-			return;
-	} else {
-		ret = arch->get_ret_reg(regs);
-	}
+	if (return_address(t, regs, sp, &ret))
+		return;
 	if (bp_is_tramp(&p->bps, arch->code_addr(ret)))
 		return; /* a tail call from a traced call: its return is already caught */
 	f = push_frame(t);
@@ -99,11 +102,12 @@ void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	f->took_old = false;
 	if ((b->hook == HOOK_REALLOC || b->hook == HOOK_REALLOCARRAY) && f->call.args[0])
 		f->took_old = table_take(&p->table, f->call.args[0], &f->old);
+	f->pcs[0] = arch->get_pc(regs);
+	f->npcs = 1;
 	if (sample > 1 && p->unwind_seq++ % sample) {
 		/* not sampled: the allocation function and its caller, known without unwinding */
-		f->pcs[0] = arch->get_pc(regs);
-		f->pcs[1] = ret;
-		f->npcs = depth < 2 ? 1 : 2;
+		if (depth > 1)
+			f->pcs[f->npcs++] = ret;
 	} else {
 		/*
 		 * At the entry the caller's frame is exact: pc = return address, sp above it, the
@@ -113,8 +117,6 @@ void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 		 */
 		struct arch_regs caller = *regs;
 
-		f->pcs[0] = arch->get_pc(regs);
-		f->npcs = 1;
 		if (depth > 1) {
 			arch->set_pc(&caller, ret);
 			arch->set_sp(&caller, sp + arch->ret_sp_adjust);

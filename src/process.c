@@ -173,3 +173,23 @@ void proc_free(struct proc *p)
 	free(p->command);
 	free(p);
 }
+
+long proc_status_field(pid_t tid, const char *key)
+{
+	char name[64], line[256];
+	size_t klen = strlen(key);
+	long v = -1;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "/proc/%d/status", (int)tid);
+	f = fopen(name, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			v = atol(line + klen + 1);
+			break;
+		}
+	fclose(f);
+	return v;
+}

@@ -116,31 +116,33 @@ static void resolve(const struct report_info *ri, uint64_t pc, unsigned idx, str
 		ri->resolve(ri->resolve_ctx, pc, idx, sf);
 }
 
-/* Decimal units, as classic heaptrace; the thresholds keep "1000.000 MB" from appearing. */
+/* v in decimal units, as classic heaptrace: unit[0] below 1000, then unit[1..3] with three
+ * decimals; the thresholds keep "1000.000 MB" from appearing. */
+static const char *fmt_scaled(char *buf, size_t len, uint64_t v, const char *const unit[4])
+{
+	if (v < 1000)
+		snprintf(buf, len, "%" PRIu64 " %s", v, unit[0]);
+	else if (v < 1000000)
+		snprintf(buf, len, "%.3f %s", v / 1e3, unit[1]);
+	else if (v < 999999500)
+		snprintf(buf, len, "%.3f %s", v / 1e6, unit[2]);
+	else
+		snprintf(buf, len, "%.3f %s", v / 1e9, unit[3]);
+	return buf;
+}
+
 static const char *fmt_size(char *buf, size_t len, uint64_t n)
 {
-	if (n < 1000)
-		snprintf(buf, len, "%" PRIu64 " bytes", n);
-	else if (n < 1000000)
-		snprintf(buf, len, "%.3f KB", n / 1e3);
-	else if (n < 999999500)
-		snprintf(buf, len, "%.3f MB", n / 1e6);
-	else
-		snprintf(buf, len, "%.3f GB", n / 1e9);
-	return buf;
+	static const char *const unit[4] = { "bytes", "KB", "MB", "GB" };
+
+	return fmt_scaled(buf, len, n, unit);
 }
 
 static const char *fmt_age(char *buf, size_t len, uint64_t ns)
 {
-	if (ns < 1000)
-		snprintf(buf, len, "%" PRIu64 " ns", ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, "%.3f us", ns / 1e3);
-	else if (ns < 999999500)
-		snprintf(buf, len, "%.3f ms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.3f sec", ns / 1e9);
-	return buf;
+	static const char *const unit[4] = { "ns", "us", "ms", "sec" };
+
+	return fmt_scaled(buf, len, ns, unit);
 }
 
 static uint64_t live_bts(const struct table *t)

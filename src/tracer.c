@@ -102,7 +102,7 @@ static void pin(pid_t child)
 	pr_dbg(0, "program and heaptrace pinned to CPU %d", cpu);
 }
 
-static volatile sig_atomic_t sig_stop, sig_report_size, sig_report_count, sig_tick;
+static volatile sig_atomic_t sig_stop, sig_report_size, sig_report_count;
 
 static void on_signal(int sig)
 {
@@ -117,22 +117,10 @@ static void on_signal(int sig)
 	case SIGUSR2:
 		sig_report_count = 1;
 		break;
-	default:
-		sig_tick = 1;
+	default: /* SIGALRM: the tick only interrupts waitpid */
+		break;
 	}
 }
-
-/* --- threads and processes --- */
-
-
-
-
-
-
-
-
-
-
 
 /* --- reports --- */
 
@@ -215,20 +203,7 @@ static void resume(struct thread *t, int sig)
 		pr_warn("ptrace(CONT, %d): %s", t->tid, strerror(errno));
 }
 
-/* --- modules and hooks --- */
-
-
-
-
-
-
-
-
 /* --- breakpoint handlers --- */
-
-
-
-
 
 /* Return true if the SIGTRAP was sent by a process, not raised by a breakpoint. */
 static bool trap_is_sent(pid_t tid)
@@ -356,8 +331,6 @@ static void on_exec(struct thread *t)
 	resume(t, 0);
 }
 
-
-
 /* The child of a fork heaptrace does not follow: clean its copy of memory, let it go. */
 static void release_child(struct thread *t)
 {
@@ -379,26 +352,6 @@ static void start_new(struct thread *t)
 		resume(t, 0);
 }
 
-static bool same_process(pid_t tid, pid_t tgid)
-{
-	char name[64], line[128];
-	bool same = false;
-	FILE *f;
-
-	snprintf(name, sizeof(name), "/proc/%d/status", (int)tid);
-	f = fopen(name, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Tgid:", 5)) {
-			same = atoi(line + 5) == tgid;
-			break;
-		}
-	fclose(f);
-	return same;
-}
-
-
 static void on_new_child(struct thread *pt, int event)
 {
 	struct proc *pp = pt->p, *p;
@@ -412,7 +365,7 @@ static void on_new_child(struct thread *pt, int event)
 	t = proc_thread_find(tid);
 	if (!t)
 		t = proc_thread_new(tid, NULL);
-	if (event == PTRACE_EVENT_CLONE && same_process(tid, pp->pid)) {
+	if (event == PTRACE_EVENT_CLONE && proc_status_field(tid, "Tgid") == pp->pid) {
 		t->p = pp;
 		pp->nthreads++;
 	} else {
@@ -712,19 +665,12 @@ static void resume_pending_cb(struct thread *t, void *ctx)
 static const char *why_eperm(pid_t pid, pid_t tid)
 {
 	static char buf[160];
-	char name[64], line[128];
-	long tracer = 0;
+	char name[64];
+	long tracer = proc_status_field(tid, "TracerPid");
 	int scope = -1;
 	FILE *f;
 
-	snprintf(name, sizeof(name), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	if ((f = fopen(name, "re"))) {
-		while (fgets(line, sizeof(line), f))
-			if (!strncmp(line, "TracerPid:", 10))
-				tracer = atol(line + 10);
-		fclose(f);
-	}
-	if (tracer) {
+	if (tracer > 0) {
 		snprintf(buf, sizeof(buf), " (process %ld already traces it: stop that tracer first)",
 			 tracer);
 		return buf;
