@@ -116,41 +116,16 @@ def test_own_signals(opt):
                % len(r.reports))
 
 
-@variants(*OPTS)
-def test_static(opt):
-    """A static executable: the malloc family is found inside it, and the blocks glibc's start-up
-    code makes before main (glibc 2.36: 5 in _dl_non_dynamic_init, never freed) are seen."""
-    prog = target("static_leaks", opt)
-    r = heaptrace(prog, name="static-" + opt)
+def static_run(opt, name, libc_startup_only):
+    """Trace static target name: its sites exact with file:line, and the blocks glibc's start-up
+    code makes before main (glibc 2.36: 5 in _dl_non_dynamic_init, never freed) seen and
+    counted in the summary. libc_startup_only: those must come from __libc_start_main."""
+    prog = target(name, opt)
+    r = heaptrace(prog, name="%s-%s" % (name, opt))
     expect_rc(r, 0)
     rep = r.report
     check_consistency(r, rep)
-    check_sites(r, rep, site_records(r), lines=site_lines("static_leaks"))
-    check_debug_info(r, rep, prog)
-    prog_sum = summary_record(r)
-    early = pre_main(rep)
-    if not early:
-        r.fail("no live block from before main: static start-up allocations were missed")
-    extra = {"alloc_calls": sum(s.count for s in early),
-             "live_blocks": sum(s.count for s in early),
-             "live_bytes": sum(s.size for s in early)}
-    check_summary(r, rep, prog_sum,
-                  keys=["alloc_calls", "free_calls", "unknown_frees", "live_blocks", "live_bytes"],
-                  extra=extra)
-
-
-@variants(*OPTS)
-def test_static_pie(opt):
-    """A static PIE (-static-pie): no dynamic linker, loaded at a random address; the malloc
-    family is found inside it at its load bias, the program's sites are exact with file:line, and
-    the start-up blocks (before main, glibc 2.36: 5 in _dl_non_dynamic_init, none freed) are seen
-    and are the only other live blocks."""
-    prog = target("staticpie_leaks", opt)
-    r = heaptrace(prog, name="staticpie-" + opt)
-    expect_rc(r, 0)
-    rep = r.report
-    check_consistency(r, rep)
-    check_sites(r, rep, site_records(r), lines=site_lines("staticpie_leaks"))
+    check_sites(r, rep, site_records(r), lines=site_lines(name))
     check_debug_info(r, rep, prog)
     prog_sum = summary_record(r)
     early = pre_main(rep)
@@ -158,7 +133,7 @@ def test_static_pie(opt):
         r.fail("no live block from before main: static start-up allocations were missed")
     outside = [s for s in early if s.chain and "__libc_start_main" not in s.chain
                and "__libc_start_main_impl" not in s.chain]
-    if outside:
+    if libc_startup_only and outside:
         r.fail("live blocks neither from main nor from the C library's start-up: %s" % outside)
     extra = {"alloc_calls": sum(s.count for s in early),
              "live_blocks": sum(s.count for s in early),
@@ -166,6 +141,21 @@ def test_static_pie(opt):
     check_summary(r, rep, prog_sum,
                   keys=["alloc_calls", "free_calls", "unknown_frees", "live_blocks", "live_bytes"],
                   extra=extra)
+    return rep, r
+
+
+@variants(*OPTS)
+def test_static(opt):
+    """A static executable: the malloc family is found inside it."""
+    static_run(opt, "static_leaks", libc_startup_only=False)
+
+
+@variants(*OPTS)
+def test_static_pie(opt):
+    """A static PIE (-static-pie): no dynamic linker, loaded at a random address; the malloc
+    family is found inside it at its load bias, and the start-up blocks are the only other
+    live blocks."""
+    rep, r = static_run(opt, "staticpie_leaks", libc_startup_only=True)
     if rep.get("exit_status") != 0:
         r.fail("exit_status is %r, expected 0" % rep.get("exit_status"))
 
