@@ -37,6 +37,7 @@ struct arch_emul {
 
 #define ARCH_MAX_INSN 16 /* bytes read at a breakpoint address to decode */
 #define ARCH_SLOT_SIZE 64 /* bytes of scratch page per displaced instruction */
+#define ARCH_LOGTRAMP_MAX 128 /* bytes of the logging trampoline, at most */
 
 struct arch_ops {
 	const char *name;
@@ -87,6 +88,18 @@ struct arch_ops {
 	/* The return address that sends a call returning to ret into the trampoline at base
 	 * (arm: the Thumb or the ARM one, with the caller's mode bit). */
 	uint64_t (*tramp_for)(uint64_t base, uint64_t ret);
+	/*
+	 * The logging trampoline (NULL where the arch has none): returns through it cost no stop.
+	 * At a call's entry the tracer moves sp down two words, [sp] = this code's address and
+	 * [sp + word] = a 32-bit cookie, leaving the caller's return address where it was. The
+	 * code reserves entry i = atomic post-increment of the 32-bit counter at head, writes
+	 * { u32 seq = i + 1 (last), u32 cookie, u64 return value } at entries + 16 * (i & mask),
+	 * restores every register but sp (which it pops past the cookie) and returns to the
+	 * caller. Encode it for address at into buf (ARCH_LOGTRAMP_MAX bytes); return its length.
+	 */
+	size_t (*logtramp_encode)(uint8_t *buf, uint64_t at, uint64_t head, uint64_t entries,
+				  uint32_t mask);
+	long nr_mprotect; /* to make the ring writable, where logtramp_encode is set */
 
 	/* Syscall injection: the instruction, and how to set up a call and read its result. */
 	const uint8_t *syscall_insn;

@@ -38,12 +38,16 @@ struct bpset {
 	unsigned slots_used;
 	uint64_t tramp; /* return trampoline(s): [tramp, tramp + tramp_len) */
 	unsigned tramp_len;
+	uint64_t logtramp; /* logging return trampoline, 0 if none (retlog.h) */
+	unsigned logtramp_len;
+	uint64_t ring; /* its ring: the writable page after the scratch page */
 };
 
 /*
  * Map the scratch page in the process of stopped thread tid with an injected mmap, close
  * to hint (PC-relative operands must reach their targets from the slots), and put the
- * trampoline in it. maps are the process's mappings, searched for a syscall instruction.
+ * trampolines in it; where the arch has a logging trampoline, a writable page after it
+ * holds the ring. maps are the process's mappings, searched for a syscall instruction.
  * Return 0 or -errno; *pending_sig gets a signal that arrived meanwhile.
  */
 int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_t n,
@@ -55,10 +59,17 @@ int bp_insert(struct bpset *s, pid_t pid, uint64_t addr, enum bp_kind kind, int 
 
 struct bp *bp_find(struct bpset *s, uint64_t addr);
 
-/* True if code address addr is in the trampoline. */
+/* True if code address addr is in the trapping trampoline. */
 static inline bool bp_is_tramp(const struct bpset *s, uint64_t addr)
 {
 	return s->page && addr >= s->tramp && addr < s->tramp + s->tramp_len;
+}
+
+/* True if addr is a return address heaptrace put in place of a caller's. */
+static inline bool bp_is_any_tramp(const struct bpset *s, uint64_t addr)
+{
+	return bp_is_tramp(s, addr) ||
+	       (s->logtramp && addr >= s->logtramp && addr < s->logtramp + s->logtramp_len);
 }
 
 /* Set regs so that the thread, resumed, executes the displaced instruction and goes on. */

@@ -12,7 +12,8 @@
 void calls_init(unsigned depth, unsigned sample);
 
 /* Thread t hit the entry breakpoint b (regs: its registers, pc at the entry). Count it unless
- * it is made inside another traced call or count is false; regs may get a new return address. */
+ * it is made inside another traced call or count is false; regs may get a new sp or return
+ * address. p's logged returns must have been drained first. */
 void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, bool count);
 
 /* Thread t hit the trampoline: account the innermost call and set regs to return to its
@@ -23,8 +24,12 @@ int calls_return(struct thread *t, struct arch_regs *regs);
  * releasing a forked copy of it). ctx is unused (a proc_for_each_thread callback). */
 void calls_restore_cb(struct thread *t, void *ctx);
 
-/* Breakpoint stops handled (entries and returns), and backtraces unwound. */
-void calls_stats(uint64_t *stops, uint64_t *unwinds);
+/* Breakpoint stops handled (entries and returns), backtraces unwound, returns logged. */
+void calls_stats(uint64_t *stops, uint64_t *unwinds, uint64_t *logged);
+
+/* Account the returns p logged since it was last drained (read through its thread tid,
+ * which must be stopped or p's memory must be stable enough: entries are checked). */
+void calls_drain(struct proc *p, pid_t tid);
 
 /*
  * A realloc in flight has its old block out of the table (see table_take) until it returns,

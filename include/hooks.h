@@ -28,6 +28,7 @@ struct hook_desc {
 	const char *name; /* public symbol */
 	unsigned nargs; /* arguments kept at entry */
 	bool at_entry_only; /* free: everything is known at entry, no return capture */
+	bool result_in_memory; /* posix_memalign: the block is in *memptr, read at the return */
 };
 
 extern const struct hook_desc hook_table[HOOK_COUNT];

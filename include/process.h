@@ -14,12 +14,15 @@
 #include "breakpoint.h"
 #include "hooks.h"
 #include "maps.h"
+#include "retlog.h"
 #include "table.h"
 
 /* A hooked call in flight on one thread. */
 struct frame {
-	uint64_t ret; /* the caller's return address, replaced by the trampoline */
+	uint64_t ret; /* the caller's return address */
 	uint64_t sp; /* sp at entry */
+	uint64_t entry_ns; /* when the call was made: the birth of its block */
+	bool logged; /* returns through the logging trampoline (retlog.h), not with a stop */
 	struct hook_call call;
 	struct block old; /* realloc: the block taken out at entry */
 	bool took_old;
@@ -52,6 +55,7 @@ struct proc {
 	int interp; /* index of the dynamic linker in mods, -1 if none */
 	char *exe; /* /proc/PID/exe */
 	struct bpset bps;
+	struct retlog retlog; /* returns logged since the last stop */
 	struct unwinder *unw;
 	uint64_t hook_addr[HOOK_COUNT]; /* armed entries, 0 if none */
 	bool armed;

@@ -10,6 +10,7 @@
 #include "breakpoint.h"
 #include "log.h"
 #include "remote.h"
+#include "retlog.h"
 #include "util.h"
 
 /* Find the arch's syscall instruction in an executable mapping, other than the one the
@@ -38,6 +39,34 @@ static uint64_t find_syscall_insn(pid_t pid, const struct mapping *maps, size_t 
 	return 0;
 }
 
+/* Make the page after the scratch page writable and put the logging trampoline in slots
+ * after the trapping one. Without it returns still work, each with a stop. */
+static void logtramp_setup(struct bpset *s, pid_t tid, uint64_t insn, int *pending_sig)
+{
+	uint8_t code[ARCH_LOGTRAMP_MAX];
+	uint64_t args[6] = { s->page + s->page_size, s->page_size, PROT_READ | PROT_WRITE };
+	uint64_t at = s->page + s->slots_used * ARCH_SLOT_SIZE;
+	size_t len;
+	int64_t ret;
+	int err, sig = 0;
+
+	ret = remote_syscall(tid, insn, arch->nr_mprotect, args, &sig, &err);
+	if (sig)
+		*pending_sig = sig;
+	if (err || ret) {
+		pr_dbg(1, "no logging trampoline: mprotect %lld, %d", (long long)ret, err);
+		return;
+	}
+	len = arch->logtramp_encode(code, at, args[0] + RETLOG_HEAD_OFF,
+				    args[0] + RETLOG_ENTRIES_OFF, RETLOG_SLOTS - 1);
+	if (remote_write(tid, at, code, len))
+		return;
+	s->logtramp = at;
+	s->logtramp_len = len;
+	s->ring = args[0];
+	s->slots_used += (len + ARCH_SLOT_SIZE - 1) / ARCH_SLOT_SIZE;
+}
+
 int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_t n,
 		   uint64_t hint, int *pending_sig)
 {
@@ -56,7 +85,7 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 	}
 	s->page_size = 4096;
 	args[0] = hint & ~(s->page_size - 1);
-	args[1] = s->page_size;
+	args[1] = s->page_size * (arch->logtramp_encode ? 2 : 1);
 	args[2] = PROT_READ | PROT_EXEC; /* ptrace writes it anyway */
 	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
 	args[4] = (uint64_t)-1;
@@ -75,7 +104,10 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 	s->tramp_len = tlen;
 	pr_dbg(1, "scratch page at %#llx (hint %#llx)", (unsigned long long)s->page,
 	       (unsigned long long)hint);
-	return remote_write(tid, s->tramp, tramp, tlen);
+	err = remote_write(tid, s->tramp, tramp, tlen);
+	if (!err && arch->logtramp_encode && !getenv("HEAPTRACE_NO_LOGTRAMP"))
+		logtramp_setup(s, tid, insn, pending_sig);
+	return err;
 }
 
 struct bp *bp_find(struct bpset *s, uint64_t addr)

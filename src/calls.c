@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Hooked calls in flight. At an outer call's entry: its arguments, its backtrace, and its
- * return address swapped for the trampoline; at the trampoline: what the call did to the
- * heap. Calls made inside a traced call (realloc -> malloc, tail calls) are not counted again.
+ * return sent through a trampoline: the logging one where the arch has it (the return is
+ * read later from the ring, without a stop), else the trapping one (a stop at the return).
+ * Then what the call did to the heap. Calls made inside a traced call (realloc -> malloc,
+ * tail calls) are not counted again.
  */
+#include <errno.h>
 #include <string.h>
 
 #define PR_DOMAIN "calls"
@@ -14,12 +17,16 @@
 #include "util.h"
 
 static unsigned depth = 8, sample = 1;
-static uint64_t unwinds, stops; /* for -v */
+static uint64_t unwinds, stops, logged; /* for -v */
 
-void calls_stats(uint64_t *nstops, uint64_t *nunwinds)
+/* A logged call's cookie: its thread (ids are below 2^22) and its frame's index. */
+#define COOKIE_FRAME_BITS 10
+
+void calls_stats(uint64_t *nstops, uint64_t *nunwinds, uint64_t *nlogged)
 {
 	*nstops = stops;
 	*nunwinds = unwinds;
+	*nlogged = logged;
 }
 
 void calls_init(unsigned max_depth, unsigned every)
@@ -41,17 +48,101 @@ static struct frame *push_frame(struct thread *t)
 	return &t->frames[t->nframes++];
 }
 
-/* Frames whose entry sp lies below sp were left by longjmp: their return never comes. */
+/* Drop t's innermost frame, whose return never comes (it was left by longjmp). */
+static void drop_frame(struct thread *t)
+{
+	struct frame *f = &t->frames[--t->nframes];
+
+	if (f->took_old)
+		table_put_back(&t->p->table, &f->old);
+	if (f->logged && t->p->retlog.inflight)
+		t->p->retlog.inflight--;
+	pr_dbg(0, "thread %d: dropped a call to %s left by longjmp", t->tid,
+	       hook_table[f->call.id].name);
+}
+
+/* Frames whose entry sp lies below sp were left by longjmp. */
 static void drop_stale(struct thread *t, uint64_t sp, unsigned adjust)
 {
-	while (t->nframes && t->frames[t->nframes - 1].sp + adjust < sp) {
-		struct frame *f = &t->frames[--t->nframes];
+	while (t->nframes && t->frames[t->nframes - 1].sp + adjust < sp)
+		drop_frame(t);
+}
 
-		if (f->took_old)
-			table_put_back(&t->p->table, &f->old);
-		pr_dbg(0, "thread %d: dropped a call to %s left by longjmp", t->tid,
-		       hook_table[f->call.id].name);
+/* Account call f of thread t, which returned retval, in the table. */
+static void account(struct thread *t, const struct frame *f, uint64_t retval)
+{
+	struct table *tb = &t->p->table;
+	uint64_t memptr = 0;
+	struct hook_effect e;
+
+	if (hook_needs_memptr(&f->call, retval))
+		remote_read_word(t->tid, f->call.args[0], arch->word_size, &memptr);
+	hook_effect(&f->call, retval, memptr, &e);
+	if (f->call.id == HOOK_REALLOC || f->call.id == HOOK_REALLOCARRAY) {
+		if (e.freed)
+			table_count_release(tb, f->took_old);
+		else if (f->took_old)
+			table_put_back(tb, &f->old);
+	} else if (e.freed) {
+		table_free(tb, e.freed);
 	}
+	if (e.allocated)
+		table_alloc(tb, e.allocated, e.size, table_intern(tb, f->pcs, f->npcs),
+			    f->entry_ns);
+}
+
+/*
+ * Send the call of frame f (index idx on t, entry sp) through the logging trampoline: two
+ * words below sp, sp moved down to them. Return true if done; false leaves everything as it
+ * was, for the trapping trampoline.
+ */
+static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *f,
+			unsigned idx, uint64_t sp)
+{
+	struct proc *p = t->p;
+	uint64_t words[2] = { p->bps.logtramp, (uint32_t)t->tid << COOKIE_FRAME_BITS | idx };
+
+	if (!arch->logtramp_encode || p->shares_mm || hook_table[f->call.id].result_in_memory ||
+	    idx >= 1u << COOKIE_FRAME_BITS || !retlog_room(&p->retlog))
+		return false;
+	if (remote_write_data(t->tid, sp - sizeof(words), words, sizeof(words)))
+		return false;
+	arch->set_sp(regs, sp - sizeof(words));
+	f->logged = true;
+	p->retlog.inflight++;
+	return true;
+}
+
+/* A logged return: the call of the frame named by cookie returned retval. */
+static void logged_return(uint32_t cookie, uint64_t retval, void *ctx)
+{
+	struct proc *p = ctx;
+	struct thread *t = proc_thread_find((pid_t)(cookie >> COOKIE_FRAME_BITS));
+	unsigned idx = cookie & ((1u << COOKIE_FRAME_BITS) - 1);
+
+	logged++;
+	if (!t || t->p != p || idx >= t->nframes || !t->frames[idx].logged) {
+		pr_dbg(1, "process %d: a logged return for no call in flight (%#x)", p->pid,
+		       cookie);
+		return;
+	}
+	while (t->nframes > idx + 1)
+		drop_frame(t); /* deeper calls it returned past */
+	t->nframes--;
+	p->retlog.inflight--;
+	account(t, &t->frames[idx], retval);
+}
+
+void calls_drain(struct proc *p, pid_t tid)
+{
+	struct retlog *r = &p->retlog;
+	int ret;
+
+	if (!r->ring || (!r->inflight && r->tail == r->head))
+		return;
+	ret = retlog_drain(r, tid, logged_return, p);
+	if (ret && ret != -ESRCH)
+		pr_dbg(1, "process %d: reading its logged returns: %s", p->pid, strerror(-ret));
 }
 
 /* The caller's return address at a function's entry: on the stack at sp, or in a register.
@@ -91,11 +182,13 @@ void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	}
 	if (return_address(t, regs, sp, &ret))
 		return;
-	if (bp_is_tramp(&p->bps, arch->code_addr(ret)))
+	if (bp_is_any_tramp(&p->bps, arch->code_addr(ret)))
 		return; /* a tail call from a traced call: its return is already caught */
 	f = push_frame(t);
 	f->ret = ret;
 	f->sp = sp;
+	f->entry_ns = now_ns();
+	f->logged = false;
 	f->call.id = b->hook;
 	for (unsigned i = 0; i < 3; i++)
 		f->call.args[i] = i < d->nargs ? arch->get_arg(regs, i) : 0;
@@ -125,6 +218,8 @@ void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 			unwinds++;
 		}
 	}
+	if (send_logged(t, regs, f, t->nframes - 1, sp))
+		return;
 	if (arch->ret_on_stack) {
 		if (remote_write_word(t->tid, sp, arch->word_size,
 				      arch->tramp_for(p->bps.tramp, ret))) {
@@ -140,33 +235,19 @@ void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 /* Return 0, or -1 when the thread cannot go on (no call in flight). */
 int calls_return(struct thread *t, struct arch_regs *regs)
 {
-	struct proc *p = t->p;
-	uint64_t retval = arch->get_retval(regs), memptr = 0;
-
-	stops++;
-	struct hook_effect e;
 	struct frame *f;
 
+	stops++;
 	drop_stale(t, arch->get_sp(regs), arch->ret_sp_adjust);
+	/* logged calls deeper than the returning one were left by longjmp */
+	while (t->nframes && t->frames[t->nframes - 1].logged)
+		drop_frame(t);
 	if (!t->nframes) {
 		pr_err("thread %d returned to the trampoline with no traced call in flight", t->tid);
 		return -1;
 	}
 	f = &t->frames[--t->nframes];
-	if (hook_needs_memptr(&f->call, retval))
-		remote_read_word(t->tid, f->call.args[0], arch->word_size, &memptr);
-	hook_effect(&f->call, retval, memptr, &e);
-	if (f->call.id == HOOK_REALLOC || f->call.id == HOOK_REALLOCARRAY) {
-		if (e.freed)
-			table_count_release(&p->table, f->took_old);
-		else if (f->took_old)
-			table_put_back(&p->table, &f->old);
-	} else if (e.freed) {
-		table_free(&p->table, e.freed);
-	}
-	if (e.allocated)
-		table_alloc(&p->table, e.allocated, e.size,
-			    table_intern(&p->table, f->pcs, f->npcs), now_ns());
+	account(t, f, arch->get_retval(regs));
 	arch->set_pc(regs, f->ret);
 	return 0;
 }
@@ -205,10 +286,15 @@ void calls_restore_cb(struct thread *t, void *ctx)
 	(void)ctx;
 	if (t->p->shares_mm || !t->nframes)
 		return;
+	/*
+	 * A logged call keeps its caller's return address where it was; it returns through
+	 * the logging trampoline, which stays mapped and needs nobody.
+	 */
 	if (arch->ret_on_stack) { /* x86_64: the slot at the entry sp is untouched until ret */
 		for (unsigned i = t->nframes; i-- > 0;)
-			remote_write_word(t->tid, t->frames[i].sp, arch->word_size,
-					  t->frames[i].ret);
+			if (!t->frames[i].logged)
+				remote_write_word(t->tid, t->frames[i].sp, arch->word_size,
+						  t->frames[i].ret);
 		t->nframes = 0;
 		return;
 	}
@@ -265,8 +351,13 @@ void calls_unpark(struct proc *p)
 void calls_copy(struct thread *dst, const struct thread *src)
 {
 	for (unsigned i = 0; i < src->nframes; i++) {
-		struct frame *f = push_frame(dst);
-		uint64_t *pcs = f->pcs;
+		struct frame *f;
+		uint64_t *pcs;
+
+		if (src->frames[i].logged)
+			break; /* its cookie names src: the copy's return is not seen */
+		f = push_frame(dst);
+		pcs = f->pcs;
 
 		*f = src->frames[i];
 		f->pcs = pcs;

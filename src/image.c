@@ -175,6 +175,8 @@ int image_setup(struct proc *p, struct thread *t, uint64_t near, bool attached)
 		pr_err("cannot map a scratch page in process %d: %s", p->pid, strerror(-ret));
 		return ret;
 	}
+	memset(&p->retlog, 0, sizeof(p->retlog));
+	p->retlog.ring = p->bps.ring;
 	if (p->interp >= 0) {
 		const struct module *m = &p->mods.v[p->interp];
 

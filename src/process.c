@@ -46,6 +46,9 @@ void proc_thread_free(struct thread *t)
 	*pp = t->hnext;
 	if (t->p)
 		t->p->nthreads--;
+	for (unsigned i = 0; t->p && i < t->nframes; i++)
+		if (t->frames[i].logged && t->p->retlog.inflight)
+			t->p->retlog.inflight--; /* its entry will never come */
 	for (unsigned i = 0; i < t->cap; i++)
 		free(t->frames[i].pcs);
 	free(t->frames);
@@ -147,6 +150,7 @@ void proc_forget_image(struct proc *p)
 	free(p->exe);
 	p->exe = NULL;
 	bp_forget(&p->bps);
+	memset(&p->retlog, 0, sizeof(p->retlog));
 	unwind_destroy(p->unw);
 	p->unw = NULL;
 	memset(p->hook_addr, 0, sizeof(p->hook_addr));

@@ -147,6 +147,14 @@ static void resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_fra
 	}
 }
 
+static pid_t any_tid;
+
+static void any_tid_cb(struct thread *t, void *ctx)
+{
+	(void)ctx;
+	any_tid = t->tid;
+}
+
 static void write_report(struct proc *p, int sort)
 {
 	struct report_opts ro = opts->report;
@@ -171,6 +179,12 @@ static void write_report(struct proc *p, int sort)
 	ri.elapsed_ns = ri.now_ns - p->start_ns;
 	if (sort >= 0)
 		ro.sort = sort;
+	if (!p->exited) {
+		any_tid = 0;
+		proc_for_each_thread(p, any_tid_cb, NULL);
+		if (any_tid)
+			calls_drain(p, any_tid);
+	}
 	calls_park(p);
 	ret = report_write(opts->out, &p->table, &ro, &ri);
 	calls_unpark(p);
@@ -377,6 +391,10 @@ static void on_new_child(struct thread *pt, int event)
 		p->counting = opts->follow_fork;
 		p->detach_at_first_stop = !opts->follow_fork && !p->shares_mm;
 		bp_copy(&p->bps, &pp->bps);
+		if (!p->shares_mm) { /* its copy of the ring, read up to where the parent's was */
+			p->retlog = pp->retlog;
+			p->retlog.inflight = 0;
+		}
 		memcpy(p->hook_addr, pp->hook_addr, sizeof(p->hook_addr));
 		p->armed = pp->armed;
 		modlist_copy(&p->mods, &pp->mods);
@@ -455,6 +473,8 @@ static void handle(pid_t tid, int status)
 		return;
 	}
 	t->seen_first_stop = true;
+	if (event != PTRACE_EVENT_EXEC) /* after exec the ring is gone with the old image */
+		calls_drain(t->p, tid);
 	switch (event) {
 	case 0:
 		if (sig == SIGTRAP)
@@ -518,14 +538,6 @@ static void detach_cb(struct thread *t, void *ctx)
 {
 	(void)ctx;
 	ptrace(PTRACE_DETACH, t->tid, 0, t->pending_sig);
-}
-
-static pid_t any_tid;
-
-static void any_tid_cb(struct thread *t, void *ctx)
-{
-	(void)ctx;
-	any_tid = t->tid;
 }
 
 /* Stop every thread, take every breakpoint out, put return addresses back, let go. */
@@ -873,11 +885,12 @@ int tracer_run(const struct tracer_opts *o)
 	}
 	if (log_level) {
 		struct rusage ru;
-		uint64_t nstops, nunwinds;
+		uint64_t nstops, nunwinds, nlogged;
 
 		/* what tracing cost heaptrace itself, for the benchmark */
 		getrusage(RUSAGE_SELF, &ru);
-		calls_stats(&nstops, &nunwinds);
+		calls_stats(&nstops, &nunwinds, &nlogged);
+		pr_info("%llu returns logged without a stop", (unsigned long long)nlogged);
 		pr_info("%llu breakpoint stops, %llu backtraces unwound, CPU %.6f s user %.6f s "
 			"system", (unsigned long long)nstops, (unsigned long long)nunwinds,
 			ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,

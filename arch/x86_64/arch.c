@@ -298,6 +298,53 @@ static uint64_t x86_tramp_for(uint64_t base, uint64_t ret)
 	return base;
 }
 
+/* rel32 of a RIP-relative operand: target minus the end of the instruction. */
+static void put_rel32(uint8_t *at, uint64_t insn_end, uint64_t target)
+{
+	int32_t rel = (int32_t)(target - insn_end);
+
+	memcpy(at, &rel, 4);
+}
+
+/*
+ * Logging return trampoline (see arch.h). rcx, rdx and r11 are saved although the ABI lets
+ * a callee clobber them: a program's own allocator may be called by code built with
+ * interprocedural register allocation, which relies on the registers that allocator does
+ * not touch. Flags are clobbered, as by any call. The pushes land below the caller's sp,
+ * where the call itself already wrote.
+ */
+static size_t x86_logtramp_encode(uint8_t *buf, uint64_t at, uint64_t head, uint64_t entries,
+				  uint32_t mask)
+{
+	static const uint8_t code[] = {
+		0x51, /* push %rcx */
+		0x52, /* push %rdx */
+		0x41, 0x53, /* push %r11 */
+		0x41, 0xbb, 0x01, 0x00, 0x00, 0x00, /* mov $1,%r11d */
+		0xf0, 0x44, 0x0f, 0xc1, 0x1d, 0, 0, 0, 0, /* lock xadd %r11d,head(%rip) */
+		0x41, 0x8d, 0x4b, 0x01, /* lea 1(%r11),%ecx: seq */
+		0x41, 0x81, 0xe3, 0, 0, 0, 0, /* and $mask,%r11d */
+		0x41, 0xc1, 0xe3, 0x04, /* shl $4,%r11d */
+		0x48, 0x8d, 0x15, 0, 0, 0, 0, /* lea entries(%rip),%rdx */
+		0x4c, 0x01, 0xda, /* add %r11,%rdx */
+		0x48, 0x89, 0x42, 0x08, /* mov %rax,8(%rdx) */
+		0x44, 0x8b, 0x5c, 0x24, 0x18, /* mov 24(%rsp),%r11d: the cookie */
+		0x44, 0x89, 0x5a, 0x04, /* mov %r11d,4(%rdx) */
+		0x89, 0x0a, /* mov %ecx,(%rdx): seq last, the entry is complete */
+		0x41, 0x5b, /* pop %r11 */
+		0x5a, /* pop %rdx */
+		0x59, /* pop %rcx */
+		0x48, 0x8d, 0x64, 0x24, 0x08, /* lea 8(%rsp),%rsp: past the cookie */
+		0xc3, /* ret: to the caller's own return address */
+	};
+
+	memcpy(buf, code, sizeof(code));
+	put_rel32(buf + 15, at + 19, head);
+	memcpy(buf + 26, &mask, 4);
+	put_rel32(buf + 37, at + 41, entries);
+	return sizeof(code);
+}
+
 static const uint8_t x86_syscall_insn[] = { 0x0f, 0x05 };
 
 static void x86_syscall_setup(struct arch_regs *r, uint64_t insn_addr, long nr,
@@ -355,6 +402,8 @@ const struct arch_ops arch_x86_64_ops = {
 	.emulate = x86_emulate,
 	.tramp_encode = x86_tramp_encode,
 	.tramp_for = x86_tramp_for,
+	.logtramp_encode = x86_logtramp_encode,
+	.nr_mprotect = 10,
 	.syscall_insn = x86_syscall_insn,
 	.syscall_insn_len = sizeof(x86_syscall_insn),
 	.nr_mmap = 9,
