@@ -31,7 +31,8 @@ enum arch_step {
 /* What emulation needs to know about the displaced instruction. */
 struct arch_emul {
 	int kind; /* arch specific */
-	uint64_t target; /* new PC for branches, next PC for skipped instructions */
+	uint64_t target; /* new PC for branches, next PC for skipped instructions; with
+			  * trap_pc_after, also set for STEP_XOL: where the slot jumps back to */
 	uint64_t imm; /* arch specific operand */
 };
 
@@ -53,6 +54,10 @@ struct arch_ops {
 	uint64_t (*code_addr)(uint64_t sym);
 	/* Breakpoint address from the PC reported at its SIGTRAP (x86_64: pc - 1). */
 	uint64_t (*bp_addr_from_pc)(uint64_t pc);
+	/* The PC at a breakpoint's trap is past the breakpoint (x86_64), where no code runs
+	 * unless a stepped-over instruction continues there: any other SIGTRAP stop with that
+	 * PC was sent. Without it, a sent SIGTRAP can show the breakpoint's own address. */
+	bool trap_pc_after;
 
 	uint64_t (*get_pc)(const struct arch_regs *r);
 	void (*set_pc)(struct arch_regs *r, uint64_t pc);
@@ -99,6 +104,13 @@ struct arch_ops {
 	 */
 	size_t (*logtramp_encode)(uint8_t *buf, uint64_t at, uint64_t head, uint64_t entries,
 				  uint32_t mask);
+	/*
+	 * Where logtramp_encode is set: the entry path of a call sent through it. Code at
+	 * address at that pushes the cookie (put by set_cookie in a register the entry leaves
+	 * dead) and then logtramp, and jumps to cont, where the hooked function goes on.
+	 */
+	size_t (*logentry_encode)(uint8_t *buf, uint64_t at, uint64_t logtramp, uint64_t cont);
+	void (*set_cookie)(struct arch_regs *r, uint32_t cookie);
 	long nr_mprotect; /* to make the ring writable, where logtramp_encode is set */
 
 	/* Syscall injection: the instruction, and how to set up a call and read its result. */

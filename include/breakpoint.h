@@ -28,6 +28,8 @@ struct bp {
 	int step; /* STEP_XOL or STEP_EMULATE */
 	uint64_t slot; /* XOL slot address */
 	struct arch_emul emul;
+	uint64_t logentry; /* BP_HOOK: entry path of a call whose return is logged, 0 if none */
+	bool trap_is_ours; /* a SIGTRAP stop at its trap PC is this breakpoint (trap_pc_after) */
 };
 
 struct bpset {

@@ -12,9 +12,10 @@
 void calls_init(unsigned depth, unsigned sample);
 
 /* Thread t hit the entry breakpoint b (regs: its registers, pc at the entry). Count it unless
- * it is made inside another traced call or count is false; regs may get a new sp or return
- * address. p's logged returns must have been drained first. */
-void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, bool count);
+ * it is made inside another traced call or count is false; regs may get a new return
+ * address. p's logged returns must have been drained first. Return true if regs were set
+ * to go on through b's logged entry path (else the caller steps over b). */
+bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, bool count);
 
 /* Thread t hit the trampoline: account the innermost call and set regs to return to its
  * caller. Return 0, or -1 when no call is in flight (the thread cannot go on). */

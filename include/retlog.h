@@ -12,7 +12,6 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/types.h>
 
 #define RETLOG_SLOTS 128u /* a power of two */
 #define RETLOG_HEAD_OFF 0 /* u32 counter of reserved entries */
@@ -33,9 +32,9 @@ struct retlog {
  */
 bool retlog_room(const struct retlog *r);
 
-/* Take every complete entry of the process (read through its thread tid), in the order they
- * were reserved, calling fn for each. Return 0 or -errno. */
-int retlog_drain(struct retlog *r, pid_t tid,
+/* Take every complete entry of a copy of the ring (RETLOG_SIZE bytes), in the order they
+ * were reserved, calling fn for each. */
+void retlog_take(struct retlog *r, const void *ring,
 		 void (*fn)(uint32_t cookie, uint64_t retval, void *ctx), void *ctx);
 
 #endif

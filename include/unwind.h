@@ -19,9 +19,19 @@ void unwind_destroy(struct unwinder *u);
 /* Forget cached unwind information (the mappings changed). */
 void unwind_flush(struct unwinder *u);
 
-/* Write up to max PCs of stopped thread tid into pcs, pcs[0] being the current PC (regs).
- * Return the number written (at least 1). */
-unsigned unwind_capture(struct unwinder *u, pid_t tid, const struct arch_regs *regs,
-			uint64_t *pcs, unsigned max);
+/*
+ * Start a stop of thread tid: forget the memory read at earlier stops and read the stack
+ * from sp up in one go. Must come first at every stop that reads through unwind_read_word
+ * or unwind_capture.
+ */
+void unwind_prefetch(pid_t tid, uint64_t sp);
+
+/* One pointer-sized word of the stopped thread's memory, through the cache. 0 or -EFAULT. */
+int unwind_read_word(uint64_t addr, uint64_t *val);
+
+/* Write up to max PCs of the thread of the last unwind_prefetch into pcs, pcs[0] being the
+ * current PC (regs). Return the number written (at least 1). */
+unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
+			unsigned max);
 
 #endif

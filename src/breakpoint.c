@@ -118,6 +118,33 @@ struct bp *bp_find(struct bpset *s, uint64_t addr)
 	return NULL;
 }
 
+/* Give hook breakpoint b its logged entry path, in a slot of its own. */
+static int logentry_place(struct bpset *s, pid_t pid, struct bp *b)
+{
+	uint8_t code[ARCH_SLOT_SIZE];
+	uint64_t cont = b->slot;
+	size_t len;
+	int ret;
+
+	if (b->step == STEP_EMULATE) {
+		/* only x86_64 logs returns, and its emulated instructions just move the pc */
+		struct arch_regs r = { 0 };
+
+		if (arch->emulate(&b->emul, &r))
+			return -ENOTSUP;
+		cont = arch->get_pc(&r);
+	}
+	if ((s->slots_used + 1) * ARCH_SLOT_SIZE > s->page_size)
+		return -ENOSPC;
+	b->logentry = s->page + s->slots_used * ARCH_SLOT_SIZE;
+	len = arch->logentry_encode(code, b->logentry, s->logtramp, cont);
+	ret = remote_write(pid, b->logentry, code, len);
+	if (ret)
+		return ret;
+	s->slots_used++;
+	return 0;
+}
+
 int bp_insert(struct bpset *s, pid_t pid, uint64_t addr, enum bp_kind kind, int hook)
 {
 	uint8_t code[ARCH_MAX_INSN], slot[ARCH_SLOT_SIZE], trap[ARCH_MAX_INSN];
@@ -145,7 +172,13 @@ int bp_insert(struct bpset *s, pid_t pid, uint64_t addr, enum bp_kind kind, int 
 			return ret;
 		s->slots_used++;
 	}
+	if (kind == BP_HOOK && s->logtramp) {
+		ret = logentry_place(s, pid, &b);
+		if (ret)
+			return ret;
+	}
 	b.len = arch->bp_encode(addr, trap);
+	b.trap_is_ours = arch->trap_pc_after && b.emul.target != b.addr + b.len;
 	memcpy(b.saved, code, sizeof(b.saved));
 	ret = remote_write(pid, b.addr, trap, b.len);
 	if (ret)

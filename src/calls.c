@@ -92,22 +92,20 @@ static void account(struct thread *t, const struct frame *f, uint64_t retval)
 }
 
 /*
- * Send the call of frame f (index idx on t, entry sp) through the logging trampoline: two
- * words below sp, sp moved down to them. Return true if done; false leaves everything as it
- * was, for the trapping trampoline.
+ * Send the call of frame f (index idx on t) through the logging trampoline by entry path
+ * logentry, with its cookie in regs. Return true if done; false leaves regs as they were,
+ * for the trapping trampoline.
  */
 static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *f,
-			unsigned idx, uint64_t sp)
+			unsigned idx, uint64_t logentry)
 {
 	struct proc *p = t->p;
-	uint64_t words[2] = { p->bps.logtramp, (uint32_t)t->tid << COOKIE_FRAME_BITS | idx };
 
-	if (!arch->logtramp_encode || p->shares_mm || hook_table[f->call.id].result_in_memory ||
+	if (!logentry || p->shares_mm || hook_table[f->call.id].result_in_memory ||
 	    idx >= 1u << COOKIE_FRAME_BITS || !retlog_room(&p->retlog))
 		return false;
-	if (remote_write_data(t->tid, sp - sizeof(words), words, sizeof(words)))
-		return false;
-	arch->set_sp(regs, sp - sizeof(words));
+	arch->set_cookie(regs, (uint32_t)t->tid << COOKIE_FRAME_BITS | idx);
+	arch->set_pc(regs, logentry);
 	f->logged = true;
 	p->retlog.inflight++;
 	return true;
@@ -136,27 +134,31 @@ static void logged_return(uint32_t cookie, uint64_t retval, void *ctx)
 void calls_drain(struct proc *p, pid_t tid)
 {
 	struct retlog *r = &p->retlog;
-	int ret;
+	uint8_t ring[RETLOG_SIZE];
+	ssize_t got;
 
 	if (!r->ring || (!r->inflight && r->tail == r->head))
 		return;
-	ret = retlog_drain(r, tid, logged_return, p);
-	if (ret && ret != -ESRCH)
-		pr_dbg(1, "process %d: reading its logged returns: %s", p->pid, strerror(-ret));
+	got = remote_read(tid, r->ring, ring, sizeof(ring));
+	if (got == (ssize_t)sizeof(ring))
+		retlog_take(r, ring, logged_return, p);
+	else if (got != -ESRCH)
+		pr_dbg(1, "process %d: cannot read its logged returns (%zd)", p->pid, got);
 }
 
 /* The caller's return address at a function's entry: on the stack at sp, or in a register.
- * Return 0 or -errno. */
+ * Reads t's stack from sp up for the unwinder too. Return 0 or -errno. */
 static int return_address(const struct thread *t, const struct arch_regs *regs, uint64_t sp,
 			  uint64_t *ret)
 {
+	unwind_prefetch(t->tid, sp);
 	if (arch->ret_on_stack)
-		return remote_read_word(t->tid, sp, arch->word_size, ret);
+		return unwind_read_word(sp, ret);
 	*ret = arch->get_ret_reg(regs);
 	return 0;
 }
 
-void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, bool count)
+bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, bool count)
 {
 	struct proc *p = t->p;
 	uint64_t sp = arch->get_sp(regs), ret;
@@ -167,7 +169,7 @@ void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	drop_stale(t, sp, 0);
 	/* inside another traced call (realloc -> malloc, posix_memalign -> malloc, ...) */
 	if (t->nframes || !p->counting || !count)
-		return;
+		return false;
 	if (d->at_entry_only) {
 		uint64_t ptr = arch->get_arg(regs, 0);
 
@@ -178,12 +180,12 @@ void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 			pr_dbg(1, "thread %d: free(%#llx) of a block never seen, from %#llx", t->tid,
 			       (unsigned long long)ptr, (unsigned long long)caller);
 		}
-		return;
+		return false;
 	}
 	if (return_address(t, regs, sp, &ret))
-		return;
+		return false;
 	if (bp_is_any_tramp(&p->bps, arch->code_addr(ret)))
-		return; /* a tail call from a traced call: its return is already caught */
+		return false; /* a tail call from a traced call: its return is already caught */
 	f = push_frame(t);
 	f->ret = ret;
 	f->sp = sp;
@@ -213,13 +215,12 @@ void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 		if (depth > 1) {
 			arch->set_pc(&caller, ret);
 			arch->set_sp(&caller, sp + arch->ret_sp_adjust);
-			f->npcs += unwind_capture(p->unw, t->tid, &caller, f->pcs + 1,
-						  depth - 1);
+			f->npcs += unwind_capture(p->unw, &caller, f->pcs + 1, depth - 1);
 			unwinds++;
 		}
 	}
-	if (send_logged(t, regs, f, t->nframes - 1, sp))
-		return;
+	if (send_logged(t, regs, f, t->nframes - 1, b->logentry))
+		return true;
 	if (arch->ret_on_stack) {
 		if (remote_write_word(t->tid, sp, arch->word_size,
 				      arch->tramp_for(p->bps.tramp, ret))) {
@@ -230,6 +231,7 @@ void calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	} else {
 		arch->set_ret_reg(regs, arch->tramp_for(p->bps.tramp, ret));
 	}
+	return false;
 }
 
 /* Return 0, or -1 when the thread cannot go on (no call in flight). */

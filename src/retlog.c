@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The ring of logged returns: room before sending a call through it, taking its entries. */
-#include <errno.h>
+/* The ring of logged returns: room before sending a call through it, taking its entries.
+ * Pure: the caller reads the ring. */
 #include <string.h>
 
 #define PR_DOMAIN "retlog"
 #include "log.h"
-#include "remote.h"
 #include "retlog.h"
 
 struct retlog_entry {
@@ -38,23 +37,16 @@ static void set_taken(struct retlog *r, uint32_t i, bool on)
 		r->taken[k / 64] &= ~bit;
 }
 
-int retlog_drain(struct retlog *r, pid_t tid,
+void retlog_take(struct retlog *r, const void *ring,
 		 void (*fn)(uint32_t cookie, uint64_t retval, void *ctx), void *ctx)
 {
-	uint8_t buf[RETLOG_SIZE];
-	const struct retlog_entry *e = (const void *)(buf + RETLOG_ENTRIES_OFF);
-	ssize_t got;
+	const struct retlog_entry *e = (const void *)((const uint8_t *)ring + RETLOG_ENTRIES_OFF);
 
-	if (!r->ring)
-		return 0;
-	got = remote_read(tid, r->ring, buf, sizeof(buf));
-	if (got != (ssize_t)sizeof(buf))
-		return got < 0 ? (int)got : -EFAULT;
-	memcpy(&r->head, buf + RETLOG_HEAD_OFF, sizeof(r->head));
+	memcpy(&r->head, (const uint8_t *)ring + RETLOG_HEAD_OFF, sizeof(r->head));
 	if ((uint32_t)(r->head - r->tail) > RETLOG_SLOTS) {
 		/* more reserved than the ring holds: heaptrace's bound was broken */
-		pr_warn("process of thread %d logged %u returns in a ring of %u",
-			tid, r->head - r->tail, RETLOG_SLOTS);
+		pr_warn("%u returns logged in a ring of %u: some are lost", r->head - r->tail,
+			RETLOG_SLOTS);
 		r->tail = r->head - RETLOG_SLOTS;
 		memset(r->taken, 0, sizeof(r->taken));
 	}
@@ -68,5 +60,4 @@ int retlog_drain(struct retlog *r, pid_t tid,
 	}
 	while (r->tail != r->head && is_taken(r, r->tail))
 		set_taken(r, r->tail++, false);
-	return 0;
 }

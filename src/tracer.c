@@ -269,7 +269,8 @@ static void on_sigtrap(struct thread *t)
 		resume(t, 0);
 		return;
 	}
-	if (bp_is_tramp(&p->bps, addr) && !trap_is_sent(t->tid)) {
+	/* no code runs at the trampoline's trap PC (trap_pc_after): only the trap stops there */
+	if (bp_is_tramp(&p->bps, addr) && (arch->trap_pc_after || !trap_is_sent(t->tid))) {
 		if (calls_return(t, &regs)) {
 			resume(t, SIGSEGV);
 			return;
@@ -279,13 +280,17 @@ static void on_sigtrap(struct thread *t)
 		return;
 	}
 	b = bp_find(&p->bps, addr);
-	if (!b || trap_is_sent(t->tid)) {
+	if (!b || (!b->trap_is_ours && trap_is_sent(t->tid))) {
 		resume(t, SIGTRAP); /* the program's own */
 		return;
 	}
 	if (b->kind == BP_HOOK) {
 		arch->set_pc(&regs, addr); /* unwind from the entry itself */
-		calls_entry(t, &regs, b, !detaching);
+		if (calls_entry(t, &regs, b, !detaching)) {
+			arch_set_regs(t->tid, &regs);
+			resume(t, 0);
+			return;
+		}
 	} else if (b->kind == BP_LDSO && !p->shares_mm) {
 		image_scan(p);
 		if (image_arm_hooks(p, t->tid) < 0) {

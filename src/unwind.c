@@ -18,6 +18,7 @@
 
 #define LINE_SHIFT 9 /* 512-byte blocks of tracee memory */
 #define LINES 16
+#define PREFETCH_LINES 4 /* read at once from sp up: the frames of most backtraces */
 
 struct unwinder {
 	unw_addr_space_t as;
@@ -50,6 +51,34 @@ static int read_cached(uint64_t addr, unw_word_t *val)
 		cur.tag[line] = blk | 1;
 	}
 	memcpy(val, cur.data[line] + off, sizeof(*val));
+	return 0;
+}
+
+void unwind_prefetch(pid_t tid, uint64_t sp)
+{
+	uint64_t blk = sp >> LINE_SHIFT << LINE_SHIFT;
+	uint8_t buf[PREFETCH_LINES << LINE_SHIFT];
+	ssize_t n;
+
+	cur.tid = tid;
+	memset(cur.tag, 0, sizeof(cur.tag));
+	n = remote_read(tid, blk, buf, sizeof(buf));
+	for (unsigned i = 0; n > 0 && (i + 1) << LINE_SHIFT <= (size_t)n; i++) {
+		uint64_t b = blk + ((uint64_t)i << LINE_SHIFT);
+		unsigned line = (b >> LINE_SHIFT) % LINES;
+
+		memcpy(cur.data[line], buf + ((size_t)i << LINE_SHIFT), 1 << LINE_SHIFT);
+		cur.tag[line] = b | 1;
+	}
+}
+
+int unwind_read_word(uint64_t addr, uint64_t *val)
+{
+	unw_word_t w; /* the tracee's word: heaptrace runs on the architecture it traces */
+
+	if (read_cached(addr, &w))
+		return -EFAULT;
+	*val = w;
 	return 0;
 }
 
@@ -133,8 +162,8 @@ void unwind_flush(struct unwinder *u)
 	}
 }
 
-unsigned unwind_capture(struct unwinder *u, pid_t tid, const struct arch_regs *regs,
-			uint64_t *pcs, unsigned max)
+unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
+			unsigned max)
 {
 	unw_cursor_t c;
 	unsigned n = 0;
@@ -142,9 +171,7 @@ unsigned unwind_capture(struct unwinder *u, pid_t tid, const struct arch_regs *r
 	pcs[n++] = arch->get_pc(regs);
 	if (max <= 1 || !u->as || !u->upt)
 		return n;
-	cur.tid = tid;
-	cur.regs = regs;
-	memset(cur.tag, 0, sizeof(cur.tag));
+	cur.regs = regs; /* memory: through the cache unwind_prefetch filled for this stop */
 	unwinding = true;
 	if (unw_init_remote(&c, u->as, u->upt) < 0) {
 		unwinding = false;

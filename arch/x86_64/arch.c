@@ -259,6 +259,7 @@ static int x86_displace(uint64_t addr, const uint8_t *insn, size_t len, uint64_t
 		em->target = next;
 		return STEP_EMULATE;
 	}
+	em->target = next;
 	memset(slot, 0xcc, ARCH_SLOT_SIZE);
 	memcpy(slot, insn, d.len);
 	if (d.disp_off) {
@@ -345,6 +346,30 @@ static size_t x86_logtramp_encode(uint8_t *buf, uint64_t at, uint64_t head, uint
 	return sizeof(code);
 }
 
+/*
+ * rax carries the cookie: at the entry of a function that is not variadic it holds nothing
+ * (it counts vector registers for variadic calls only), and it is the return value after.
+ */
+static size_t x86_logentry_encode(uint8_t *buf, uint64_t at, uint64_t logtramp, uint64_t cont)
+{
+	static const uint8_t code[] = {
+		0x50, /* push %rax: the cookie */
+		0x48, 0x8d, 0x05, 0, 0, 0, 0, /* lea logtramp(%rip),%rax */
+		0x50, /* push %rax: the return address the function will see */
+		0xe9, 0, 0, 0, 0, /* jmp cont */
+	};
+
+	memcpy(buf, code, sizeof(code));
+	put_rel32(buf + 4, at + 8, logtramp);
+	put_rel32(buf + 10, at + 14, cont);
+	return sizeof(code);
+}
+
+static void x86_set_cookie(struct arch_regs *r, uint32_t cookie)
+{
+	r->w64[X_RAX] = cookie;
+}
+
 static const uint8_t x86_syscall_insn[] = { 0x0f, 0x05 };
 
 static void x86_syscall_setup(struct arch_regs *r, uint64_t insn_addr, long nr,
@@ -388,6 +413,7 @@ const struct arch_ops arch_x86_64_ops = {
 	.bp_encode = x86_bp_encode,
 	.code_addr = x86_code_addr,
 	.bp_addr_from_pc = x86_bp_addr_from_pc,
+	.trap_pc_after = true,
 	.get_pc = x86_get_pc,
 	.set_pc = x86_set_pc,
 	.get_sp = x86_get_sp,
@@ -403,6 +429,8 @@ const struct arch_ops arch_x86_64_ops = {
 	.tramp_encode = x86_tramp_encode,
 	.tramp_for = x86_tramp_for,
 	.logtramp_encode = x86_logtramp_encode,
+	.logentry_encode = x86_logentry_encode,
+	.set_cookie = x86_set_cookie,
 	.nr_mprotect = 10,
 	.syscall_insn = x86_syscall_insn,
 	.syscall_insn_len = sizeof(x86_syscall_insn),
