@@ -14,14 +14,14 @@ from helpers import (OPTS, check_consistency, check_sites, expect_rc, heaptrace,
 KEYS = ["alloc_calls", "free_calls", "unknown_frees", "live_blocks", "live_bytes"]
 
 
-def threads_run(opt, nthreads, iterations, keep, timeout, exact_unknown=True):
+def threads_run(opt, nthreads, iterations, keep, timeout, exact_unknown=True, env=None):
     prog = target("threads", opt)
-    base = heaptrace(prog, args=[nthreads, 1, 0], name="threads-base-%s" % opt)
+    base = heaptrace(prog, args=[nthreads, 1, 0], env=env, name="threads-base-%s" % opt)
     expect_rc(base, 0)
     check_consistency(base, base.report)
     base_prog = summary_record(base)
     glibc = {k: base.report["summary"][k] - base_prog[k] for k in KEYS}
-    r = heaptrace(prog, args=[nthreads, iterations, keep], timeout=timeout,
+    r = heaptrace(prog, args=[nthreads, iterations, keep], timeout=timeout, env=env,
                   name="threads-%s" % opt)
     expect_rc(r, 0)
     rep = r.report

@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Returns logged without a stop (x86_64, src/retlog.c): the same reports as with a stop at
+every return (HEAPTRACE_NO_LOGTRAMP=1 turns the logging trampoline off), and blocks dated from
+their call even when heaptrace reads the return much later."""
+
+import platform
+import re
+
+from helpers import (OPTS, check_consistency, check_sites, check_summary, expect_rc, heaptrace,
+                     site_lines, site_records, summary_record, target, variants)
+from test_threads import threads_run
+
+LOGS = platform.machine() == "x86_64"  # the only arch with a logging trampoline so far
+
+
+def traced(name, opt, logged, args=()):
+    """Run NAME with -v, logging returns or not; check the report exactly against what the
+    target says it did, and how the returns were caught."""
+    env = {} if logged else {"HEAPTRACE_NO_LOGTRAMP": "1"}
+    r = heaptrace(target(name, opt), args=args, opts=["-v"], env=env,
+                  name="%s-%s-%s" % (name, opt, "logged" if logged else "trapped"))
+    expect_rc(r, 0)
+    rep = r.report
+    check_consistency(r, rep)
+    want = summary_record(r)
+    check_sites(r, rep, site_records(r, allow_none=want["live_blocks"] == 0),
+                lines=site_lines(name))
+    check_summary(r, rep, want)
+    m = re.search(r"^heaptrace: (\d+) returns logged without a stop$", r.proc.stderr, re.M)
+    if not m:
+        r.fail("-v did not say how many returns were logged")
+    n = int(m.group(1))
+    if logged and LOGS and n < want["alloc_calls"] // 2:
+        r.fail("only %d returns logged for %d allocations" % (n, want["alloc_calls"]))
+    if not (logged and LOGS) and n:
+        r.fail("%d returns logged with the logging trampoline off" % n)
+    return r, n
+
+
+@variants(*OPTS)
+def test_family_logged_and_trapped(opt):
+    """Every function of the family, both ways: the same exact report."""
+    traced("family", opt, True)
+    traced("family", opt, False)
+
+
+@variants(*OPTS)
+def test_threads_trapped(opt):
+    """test_threads' stress with a stop at every return (its own runs log them)."""
+    threads_run(opt, 8, 20000, 10, timeout=600, env={"HEAPTRACE_NO_LOGTRAMP": "1"})
+
+
+@variants(*OPTS)
+def test_age_from_the_call(opt):
+    """quiet's only block returns, then nothing stops for 600 ms: its age counts them."""
+    for logged in (True, False):
+        r, _ = traced("quiet", opt, logged)
+        rep = r.report
+        ages = [bt["age_ns"] for bt in rep["backtraces"]
+                if any(f.get("function") == "born_early" for f in bt["frames"])]
+        if len(ages) != 1:
+            r.fail("expected one backtrace through born_early, got %d" % len(ages))
+        if not 600e6 <= ages[0] <= rep["summary"]["elapsed_ns"]:
+            r.fail("age_ns %d: not between the 600 ms the block lived quietly and the run's "
+                   "%d ns" % (ages[0], rep["summary"]["elapsed_ns"]))
