@@ -12,6 +12,7 @@
 
 #define PR_DOMAIN "unwind"
 #include "log.h"
+#include "maps.h"
 #include "remote.h"
 #include "unwind.h"
 #include "util.h"
@@ -19,39 +20,100 @@
 #define LINE_SHIFT 9 /* 512-byte blocks of tracee memory */
 #define LINES 16
 #define PREFETCH_LINES 4 /* read at once from sp up: the frames of most backtraces */
+#define RO_SHIFT 10 /* 1 KiB blocks of read-only file mappings (unwind tables) */
+#define RO_LINES 256
+
+/* Blocks of memory that does not change while mapped: kept from stop to stop. */
+struct ro_cache {
+	struct mapping *maps; /* file-backed mappings without write permission */
+	size_t n;
+	uint64_t tag[RO_LINES];
+	uint8_t data[RO_LINES][1 << RO_SHIFT];
+};
 
 struct unwinder {
 	unw_addr_space_t as;
 	void *upt; /* _UPT context: libunwind's find_proc_info needs it */
 	pid_t pid;
+	struct ro_cache *ro; /* NULL until the first unwind after a mapping change */
 };
 
 /* The thread being unwound. heaptrace is single-threaded, so one is enough. */
 static struct {
 	pid_t tid;
 	const struct arch_regs *regs;
+	struct ro_cache *ro;
 	uint64_t tag[LINES]; /* block address | 1 when valid */
 	uint8_t data[LINES][1 << LINE_SHIFT];
 } cur;
 
-static int read_cached(uint64_t addr, unw_word_t *val)
+/* Word at addr through a direct-mapped cache of 1 << shift byte blocks. */
+static int read_line(uint64_t addr, unw_word_t *val, unsigned shift, unsigned lines,
+		     uint64_t *tag, uint8_t *data)
 {
-	uint64_t blk = addr >> LINE_SHIFT << LINE_SHIFT;
-	unsigned off = addr - blk, line = (blk >> LINE_SHIFT) % LINES;
+	uint64_t blk = addr >> shift << shift;
+	unsigned off = addr - blk, line = (blk >> shift) % lines;
+	uint8_t *d = data + ((size_t)line << shift);
 
-	if (off + sizeof(*val) > (1u << LINE_SHIFT)) /* straddles two blocks */
+	if (off + sizeof(*val) > (1u << shift)) /* straddles two blocks */
 		return remote_read(cur.tid, addr, val, sizeof(*val)) == sizeof(*val) ? 0 : -1;
-	if (cur.tag[line] != (blk | 1)) {
-		ssize_t n = remote_read(cur.tid, blk, cur.data[line], 1 << LINE_SHIFT);
+	if (tag[line] != (blk | 1)) {
+		ssize_t n = remote_read(cur.tid, blk, d, (size_t)1 << shift);
 
-		if (n != 1 << LINE_SHIFT) {
-			cur.tag[line] = 0;
+		if (n != (ssize_t)1 << shift) {
+			tag[line] = 0;
 			return remote_read(cur.tid, addr, val, sizeof(*val)) == sizeof(*val) ? 0 : -1;
 		}
-		cur.tag[line] = blk | 1;
+		tag[line] = blk | 1;
 	}
-	memcpy(val, cur.data[line] + off, sizeof(*val));
+	memcpy(val, d + off, sizeof(*val));
 	return 0;
+}
+
+static bool is_ro(const struct ro_cache *ro, uint64_t addr)
+{
+	size_t lo = 0, hi = ro ? ro->n : 0;
+
+	while (lo < hi) { /* maps are sorted by address */
+		size_t mid = (lo + hi) / 2;
+
+		if (addr < ro->maps[mid].start)
+			hi = mid;
+		else if (addr >= ro->maps[mid].end)
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+static int read_cached(uint64_t addr, unw_word_t *val)
+{
+	if (is_ro(cur.ro, addr))
+		return read_line(addr, val, RO_SHIFT, RO_LINES, cur.ro->tag, &cur.ro->data[0][0]);
+	return read_line(addr, val, LINE_SHIFT, LINES, cur.tag, &cur.data[0][0]);
+}
+
+/* The read-only file mappings of u's process, for the cache that outlives a stop. */
+static struct ro_cache *ro_load(pid_t pid)
+{
+	struct ro_cache *ro = xcalloc(1, sizeof(*ro));
+	struct mapping *maps = NULL;
+	ssize_t n = maps_read(pid, &maps);
+
+	for (ssize_t i = 0; i < n; i++)
+		if (maps[i].path[0] == '/' && !(maps[i].prot & MAP_W))
+			maps[ro->n++] = maps[i];
+	ro->maps = maps;
+	return ro;
+}
+
+static void ro_free(struct ro_cache *ro)
+{
+	if (ro) {
+		free(ro->maps);
+		free(ro);
+	}
 }
 
 void unwind_prefetch(pid_t tid, uint64_t sp)
@@ -61,6 +123,7 @@ void unwind_prefetch(pid_t tid, uint64_t sp)
 	ssize_t n;
 
 	cur.tid = tid;
+	cur.ro = NULL; /* until unwind_capture names the process's */
 	memset(cur.tag, 0, sizeof(cur.tag));
 	n = remote_read(tid, blk, buf, sizeof(buf));
 	for (unsigned i = 0; n > 0 && (i + 1) << LINE_SHIFT <= (size_t)n; i++) {
@@ -134,8 +197,12 @@ struct unwinder *unwind_new(pid_t pid)
 	}
 	u->pid = pid;
 	u->as = unw_create_addr_space(&accessors, 0);
-	if (u->as)
+	if (u->as) {
 		unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
+		/* unwind rules of 4096 return addresses instead of 128: big programs call malloc
+		 * from thousands of places (about 1.5 MiB) */
+		unw_set_cache_size(u->as, 4096, 0);
+	}
 	u->upt = _UPT_create(pid);
 	return u;
 }
@@ -148,6 +215,9 @@ void unwind_destroy(struct unwinder *u)
 		_UPT_destroy(u->upt);
 	if (u->as)
 		unw_destroy_addr_space(u->as);
+	if (cur.ro == u->ro)
+		cur.ro = NULL;
+	ro_free(u->ro);
 	free(u);
 }
 
@@ -155,6 +225,10 @@ void unwind_flush(struct unwinder *u)
 {
 	if (u->as)
 		unw_flush_cache(u->as, 0, 0);
+	if (cur.ro == u->ro)
+		cur.ro = NULL;
+	ro_free(u->ro);
+	u->ro = NULL;
 	/* _UPT keeps the last ELF image it read: start afresh after a mapping change */
 	if (u->upt) {
 		_UPT_destroy(u->upt);
@@ -172,6 +246,9 @@ unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64
 	if (max <= 1 || !u->as || !u->upt)
 		return n;
 	cur.regs = regs; /* memory: through the cache unwind_prefetch filled for this stop */
+	if (!u->ro)
+		u->ro = ro_load(u->pid);
+	cur.ro = u->ro;
 	unwinding = true;
 	if (unw_init_remote(&c, u->as, u->upt) < 0) {
 		unwinding = false;
