@@ -11,11 +11,11 @@ from helpers import (OPTS, Fail, check_consistency, check_debug_info, check_site
                      need_heaptrace)
 
 
-def full_check(name, opt, rc=0, args=(), opts=()):
+def full_check(name, opt, rc=0, args=(), opts=(), env=None):
     """Run NAME under heaptrace, check status, sites (exhaustive, with file:line), the exact
     summary, and that the C library made no blocks of its own."""
     prog = target(name, opt)
-    r = heaptrace(prog, args=args, opts=opts, name="%s-%s" % (name, opt))
+    r = heaptrace(prog, args=args, opts=opts, env=env, name="%s-%s" % (name, opt))
     expect_rc(r, rc)
     rep = r.report
     check_consistency(r, rep)

@@ -6,8 +6,8 @@ their call even when heaptrace reads the return much later."""
 import platform
 import re
 
-from helpers import (OPTS, check_consistency, check_sites, check_summary, expect_rc, heaptrace,
-                     site_lines, site_records, summary_record, target, variants)
+from helpers import OPTS, summary_record, variants
+from test_basic import full_check
 from test_threads import threads_run
 
 LOGS = platform.machine() == "x86_64"  # the only arch with a logging trampoline so far
@@ -16,16 +16,9 @@ LOGS = platform.machine() == "x86_64"  # the only arch with a logging trampoline
 def traced(name, opt, logged, args=()):
     """Run NAME with -v, logging returns or not; check the report exactly against what the
     target says it did, and how the returns were caught."""
-    env = {} if logged else {"HEAPTRACE_NO_LOGTRAMP": "1"}
-    r = heaptrace(target(name, opt), args=args, opts=["-v"], env=env,
-                  name="%s-%s-%s" % (name, opt, "logged" if logged else "trapped"))
-    expect_rc(r, 0)
-    rep = r.report
-    check_consistency(r, rep)
+    r = full_check(name, opt, args=args, opts=["-v"],
+                   env=None if logged else {"HEAPTRACE_NO_LOGTRAMP": "1"})
     want = summary_record(r)
-    check_sites(r, rep, site_records(r, allow_none=want["live_blocks"] == 0),
-                lines=site_lines(name))
-    check_summary(r, rep, want)
     m = re.search(r"^heaptrace: (\d+) returns logged without a stop$", r.proc.stderr, re.M)
     if not m:
         r.fail("-v did not say how many returns were logged")
