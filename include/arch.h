@@ -95,22 +95,32 @@ struct arch_ops {
 	uint64_t (*tramp_for)(uint64_t base, uint64_t ret);
 	/*
 	 * The logging trampoline (NULL where the arch has none): returns through it cost no stop.
-	 * At a call's entry the tracer moves sp down two words, [sp] = this code's address and
-	 * [sp + word] = a 32-bit cookie, leaving the caller's return address where it was. The
-	 * code reserves entry i = atomic post-increment of the 32-bit counter at head, writes
+	 * A call is sent through it at its entry by logentry_encode's code (x86_64) or by
+	 * log_frame (aarch64); the function then returns into it with a 32-bit cookie at [sp].
+	 * The code reserves entry i = atomic post-increment of the 32-bit counter at head, writes
 	 * { u32 seq = i + 1 (last), u32 cookie, u64 return value } at entries + 16 * (i & mask),
-	 * restores every register but sp (which it pops past the cookie) and returns to the
-	 * caller. Encode it for address at into buf (ARCH_LOGTRAMP_MAX bytes); return its length.
+	 * restores every register the function left (but sp and the return address register)
+	 * and returns to the caller as the function would have. Encode it for address at into
+	 * buf (ARCH_LOGTRAMP_MAX bytes); return its length.
 	 */
 	size_t (*logtramp_encode)(uint8_t *buf, uint64_t at, uint64_t head, uint64_t entries,
 				  uint32_t mask);
 	/*
-	 * Where logtramp_encode is set: the entry path of a call sent through it. Code at
-	 * address at that pushes the cookie (put by set_cookie in a register the entry leaves
-	 * dead) and then logtramp, and jumps to cont, where the hooked function goes on.
+	 * x86_64: the entry path of a call sent through the logging trampoline, in a slot of its
+	 * own: code at address at that pushes the cookie (put by set_cookie in a register the
+	 * entry leaves dead), then logtramp as the return address above the caller's, and jumps
+	 * to cont, where the hooked function goes on.
 	 */
 	size_t (*logentry_encode)(uint8_t *buf, uint64_t at, uint64_t logtramp, uint64_t cont);
 	void (*set_cookie)(struct arch_regs *r, uint32_t cookie);
+	/*
+	 * aarch64: send the call whose entry registers are r through the logging trampoline by
+	 * its stack: fill words[] with what the tracer writes at sp - 2 words (the cookie, the
+	 * caller's return address), move sp down to them and point the return register at
+	 * logtramp. No register is borrowed, so nothing the caller may keep is clobbered.
+	 */
+	void (*log_frame)(struct arch_regs *r, uint64_t logtramp, uint32_t cookie,
+			  uint64_t words[2]);
 	long nr_mprotect; /* to make the ring writable, where logtramp_encode is set */
 
 	/* Syscall injection: the instruction, and how to set up a call and read its result. */

@@ -15,6 +15,10 @@ ssize_t remote_read(pid_t pid, uint64_t addr, void *buf, size_t len);
  * Return 0 or -errno. */
 int remote_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
 
+/* Write len bytes at addr of writable memory (a stack) with one process_vm_writev,
+ * falling back to remote_write. Return 0 or -errno. */
+int remote_write_data(pid_t pid, uint64_t addr, const void *buf, size_t len);
+
 /* Read one pointer-sized word (word_size bytes) at addr. Return 0 or -errno. */
 int remote_read_word(pid_t pid, uint64_t addr, unsigned word_size, uint64_t *val);
 int remote_write_word(pid_t pid, uint64_t addr, unsigned word_size, uint64_t val);

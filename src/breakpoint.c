@@ -172,7 +172,7 @@ int bp_insert(struct bpset *s, pid_t pid, uint64_t addr, enum bp_kind kind, int 
 			return ret;
 		s->slots_used++;
 	}
-	if (kind == BP_HOOK && s->logtramp) {
+	if (kind == BP_HOOK && s->logtramp && arch->logentry_encode) {
 		ret = logentry_place(s, pid, &b);
 		if (ret)
 			return ret;

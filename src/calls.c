@@ -92,20 +92,35 @@ static void account(struct thread *t, const struct frame *f, uint64_t retval)
 }
 
 /*
- * Send the call of frame f (index idx on t) through the logging trampoline by entry path
- * logentry, with its cookie in regs. Return true if done; false leaves regs as they were,
- * for the trapping trampoline.
+ * Send the call of frame f (index idx on t, entered with the return address ret) through
+ * the logging trampoline: by b's entry path with the cookie in a register (regs' pc is set
+ * then, *pc_set), or by a frame written below sp. Return true if done; false leaves
+ * everything as it was, for the trapping trampoline.
  */
 static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *f,
-			unsigned idx, uint64_t logentry)
+			unsigned idx, const struct bp *b, bool *pc_set)
 {
 	struct proc *p = t->p;
+	uint32_t cookie = (uint32_t)t->tid << COOKIE_FRAME_BITS | idx;
 
-	if (!logentry || p->shares_mm || hook_table[f->call.id].result_in_memory ||
+	if (!p->bps.logtramp || p->shares_mm || hook_table[f->call.id].result_in_memory ||
 	    idx >= 1u << COOKIE_FRAME_BITS || !retlog_room(&p->retlog))
 		return false;
-	arch->set_cookie(regs, (uint32_t)t->tid << COOKIE_FRAME_BITS | idx);
-	arch->set_pc(regs, logentry);
+	if (b->logentry) {
+		arch->set_cookie(regs, cookie);
+		arch->set_pc(regs, b->logentry);
+		*pc_set = true;
+	} else if (arch->log_frame) {
+		struct arch_regs r = *regs;
+		uint64_t words[2];
+
+		arch->log_frame(&r, p->bps.logtramp, cookie, words);
+		if (remote_write_data(t->tid, arch->get_sp(&r), words, sizeof(words)))
+			return false;
+		*regs = r;
+	} else {
+		return false;
+	}
 	f->logged = true;
 	p->retlog.inflight++;
 	return true;
@@ -163,6 +178,7 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	struct proc *p = t->p;
 	uint64_t sp = arch->get_sp(regs), ret;
 	const struct hook_desc *d = &hook_table[b->hook];
+	bool pc_set = false;
 	struct frame *f;
 
 	stops++;
@@ -219,8 +235,8 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 			unwinds++;
 		}
 	}
-	if (send_logged(t, regs, f, t->nframes - 1, b->logentry))
-		return true;
+	if (send_logged(t, regs, f, t->nframes - 1, b, &pc_set))
+		return pc_set;
 	if (arch->ret_on_stack) {
 		if (remote_write_word(t->tid, sp, arch->word_size,
 				      arch->tramp_for(p->bps.tramp, ret))) {
@@ -312,6 +328,10 @@ void calls_restore_cb(struct thread *t, void *ctx)
 		const struct frame *f = &t->frames[i];
 		uint64_t tv = arch->tramp_for(t->p->bps.tramp, f->ret);
 
+		if (f->logged) { /* it returns through the logging trampoline */
+			lo = f->sp;
+			continue;
+		}
 		if (arch->get_ret_reg(&regs) == tv) {
 			arch->set_ret_reg(&regs, f->ret);
 			dirty = true;

@@ -75,6 +75,15 @@ int remote_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 	return 0;
 }
 
+int remote_write_data(pid_t pid, uint64_t addr, const void *buf, size_t len)
+{
+	struct iovec local = { (void *)buf, len }, remote = { (void *)addr, len };
+
+	if (process_vm_writev(pid, &local, 1, &remote, 1, 0) == (ssize_t)len)
+		return 0;
+	return remote_write(pid, addr, buf, len);
+}
+
 int remote_read_word(pid_t pid, uint64_t addr, unsigned word_size, uint64_t *val)
 {
 	uint32_t v32;

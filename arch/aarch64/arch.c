@@ -334,6 +334,58 @@ static uint64_t a64_tramp_for(uint64_t base, uint64_t ret)
 	return base;
 }
 
+/* adr xd, target (from pc): the offset must be within +-1 MiB (the same scratch mapping). */
+static uint32_t a64_adr(unsigned rd, uint64_t pc, uint64_t target)
+{
+	uint32_t off = (uint32_t)(target - pc) & 0x1fffff;
+
+	return 0x10000000u | (off & 3) << 29 | (off >> 2) << 5 | rd;
+}
+
+/*
+ * Logging return trampoline (see arch.h). The reservation is an exclusive-load/store loop
+ * (ARMv8.0 has no atomic add); x14-x17 are borrowed and put back, and no instruction sets
+ * the flags. The function returned with sp at the two words log_frame wrote: the cookie and
+ * the caller's return address.
+ */
+static size_t a64_logtramp_encode(uint8_t *buf, uint64_t at, uint64_t head, uint64_t entries,
+				  uint32_t mask)
+{
+	uint32_t code[] = {
+		0xa9be3fee, /* stp x14, x15, [sp, #-32]! */
+		0xa90147f0, /* stp x16, x17, [sp, #16] */
+		a64_adr(16, at + 8, head), /* adr x16, head */
+		0x885f7e11, /* 1: ldxr w17, [x16] */
+		0x1100062e, /* add w14, w17, #1: seq */
+		0x880f7e0e, /* stxr w15, w14, [x16] */
+		0x35ffffaf, /* cbnz w15, 1b */
+		0x12000231 | (uint32_t)(__builtin_popcount(mask) - 1) << 10, /* and w17, w17, #mask */
+		a64_adr(16, at + 32, entries), /* adr x16, entries */
+		0x8b111210, /* add x16, x16, x17, lsl #4 */
+		0xf9000600, /* str x0, [x16, #8] */
+		0xb94023ef, /* ldr w15, [sp, #32]: the cookie */
+		0xb900060f, /* str w15, [x16, #4] */
+		0x889ffe0e, /* stlr w14, [x16]: seq last, after the other stores */
+		0xa94147f0, /* ldp x16, x17, [sp, #16] */
+		0xa8c23fee, /* ldp x14, x15, [sp], #32 */
+		0xf94007fe, /* ldr x30, [sp, #8]: the caller's return address */
+		0x910043ff, /* add sp, sp, #16 */
+		0xd65f03c0, /* ret */
+	};
+
+	memcpy(buf, code, sizeof(code));
+	return sizeof(code);
+}
+
+static void a64_log_frame(struct arch_regs *r, uint64_t logtramp, uint32_t cookie,
+			  uint64_t words[2])
+{
+	words[0] = cookie;
+	words[1] = r->w64[A_X30];
+	r->w64[A_SP] -= 16; /* stays 16-byte aligned */
+	r->w64[A_X30] = logtramp;
+}
+
 static const uint8_t a64_syscall_insn[] = { 0x01, 0x00, 0x00, 0xd4 }; /* svc #0 */
 
 /*
@@ -409,6 +461,9 @@ const struct arch_ops arch_aarch64_ops = {
 	.emulate = a64_emulate,
 	.tramp_encode = a64_tramp_encode,
 	.tramp_for = a64_tramp_for,
+	.logtramp_encode = a64_logtramp_encode,
+	.log_frame = a64_log_frame,
+	.nr_mprotect = 226,
 	.syscall_insn = a64_syscall_insn,
 	.syscall_insn_len = sizeof(a64_syscall_insn),
 	.nr_mmap = 222,

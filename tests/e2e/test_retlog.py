@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""Returns logged without a stop (x86_64, src/retlog.c): the same reports as with a stop at
-every return (HEAPTRACE_NO_LOGTRAMP=1 turns the logging trampoline off), and blocks dated from
-their call even when heaptrace reads the return much later."""
+"""Returns logged without a stop (x86_64 and aarch64, src/retlog.c): the same reports as with a
+stop at every return (HEAPTRACE_NO_LOGTRAMP=1 turns the logging trampoline off), and blocks
+dated from their call even when heaptrace reads the return much later. tests/xarch runs
+check_logged on every architecture."""
 
 import platform
 import re
@@ -10,7 +11,22 @@ from helpers import OPTS, summary_record, variants
 from test_basic import full_check
 from test_threads import threads_run
 
-LOGS = platform.machine() == "x86_64"  # the only arch with a logging trampoline so far
+LOGGING_ARCHES = ("x86_64", "aarch64")  # those with a logging trampoline so far
+LOGS = platform.machine() in LOGGING_ARCHES
+
+
+def check_logged(r, logs):
+    """r ran with -v: most allocations returned without a stop if logs, none otherwise.
+    Return the number."""
+    m = re.search(r"^heaptrace: (\d+) returns logged without a stop$", r.proc.stderr, re.M)
+    if not m:
+        r.fail("-v did not say how many returns were logged")
+    n, allocs = int(m.group(1)), summary_record(r)["alloc_calls"]
+    if logs and n < allocs // 2:
+        r.fail("only %d returns logged for %d allocations" % (n, allocs))
+    if not logs and n:
+        r.fail("%d returns logged where returns should stop" % n)
+    return n
 
 
 def traced(name, opt, logged, args=()):
@@ -18,16 +34,7 @@ def traced(name, opt, logged, args=()):
     target says it did, and how the returns were caught."""
     r = full_check(name, opt, args=args, opts=["-v"],
                    env=None if logged else {"HEAPTRACE_NO_LOGTRAMP": "1"})
-    want = summary_record(r)
-    m = re.search(r"^heaptrace: (\d+) returns logged without a stop$", r.proc.stderr, re.M)
-    if not m:
-        r.fail("-v did not say how many returns were logged")
-    n = int(m.group(1))
-    if logged and LOGS and n < want["alloc_calls"] // 2:
-        r.fail("only %d returns logged for %d allocations" % (n, want["alloc_calls"]))
-    if not (logged and LOGS) and n:
-        r.fail("%d returns logged with the logging trampoline off" % n)
-    return r, n
+    return r, check_logged(r, logged and LOGS)
 
 
 @variants(*OPTS)

@@ -429,6 +429,44 @@ TEST_CASE(trampoline)
 	CHECK_EQ(a->tramp_for(SLOT - 0x40, BASE + 0x27a30), SLOT - 0x40);
 }
 
+/* Target of adr at pc (word w). */
+static uint64_t adr_target(uint64_t pc, uint32_t w)
+{
+	int64_t off = (int64_t)((w >> 5 & 0x7ffff) << 2 | (w >> 29 & 3));
+
+	if (off & (1 << 20))
+		off -= 1 << 21;
+	return pc + off;
+}
+
+TEST_CASE(logging_trampoline)
+{
+	const uint64_t at = SLOT + 0x40, ring = SLOT - 0x40 + 0x1000;
+	uint8_t buf[ARCH_LOGTRAMP_MAX];
+	struct arch_regs r = snapshot();
+	uint64_t words[2], sp = r.w64[SP], lr = r.w64[X30];
+	size_t n = a->logtramp_encode(buf, at, ring, ring + 64, 127);
+
+	/* the words were checked once against aarch64-linux-gnu-as; what varies is checked here */
+	REQUIRE(n == 19 * 4 && n <= ARCH_LOGTRAMP_MAX);
+	CHECK_EQ(word(buf + 8) & 0x9f00001f, 0x10000010); /* adr x16 */
+	CHECK_EQ(adr_target(at + 8, word(buf + 8)), ring);
+	CHECK_EQ(word(buf + 28), 0x12001a31); /* and w17, w17, #0x7f */
+	CHECK_EQ(adr_target(at + 32, word(buf + 32)), ring + 64);
+	CHECK_EQ(word(buf + 52), 0x889ffe0e); /* stlr w14, [x16]: seq last */
+	CHECK_EQ(word(buf + 72), 0xd65f03c0); /* ret */
+	a->logtramp_encode(buf, at, ring, ring + 64, 63);
+	CHECK_EQ(word(buf + 28), 0x12001631); /* and w17, w17, #0x3f */
+	/* the frame: cookie and the caller's address two words down, x30 the trampoline */
+	a->log_frame(&r, at, 0x12345, words);
+	CHECK_EQ(words[0], 0x12345);
+	CHECK_EQ(words[1], lr);
+	CHECK_EQ(r.w64[SP], sp - 16);
+	CHECK_EQ(r.w64[X30], at);
+	CHECK(a->logentry_encode == NULL);
+	CHECK_EQ(a->nr_mprotect, 226);
+}
+
 TEST_CASE(syscall_injection)
 {
 	struct arch_regs r = snapshot();

@@ -149,6 +149,10 @@ def plan(opts):
          lambda c: c.mod("test_threads").threads_run("O0", n, iters, keep, timeout=RUN_LIMIT)),
         ("attach_duration", [GuestRun("attach", "attach", mode="wait", opts=["--duration=1"])],
          lambda c: c.mod("test_attach").test_attach_duration()),
+        ("returns_logged", [GuestRun("ht", "family", opts=["-v"])],
+         lambda c: c.mod("test_retlog").check_logged(
+             c.mod("test_basic").full_check("family", "O0", opts=["-v"]),
+             c.arch.name in c.mod("test_retlog").LOGGING_ARCHES)),
     ]
     return cases
 
