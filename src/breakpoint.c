@@ -127,7 +127,7 @@ static int logentry_place(struct bpset *s, pid_t pid, struct bp *b)
 	int ret;
 
 	if (b->step == STEP_EMULATE) {
-		/* only x86_64 logs returns, and its emulated instructions just move the pc */
+		/* logentry_encode is x86_64's, whose emulated instructions only move the pc */
 		struct arch_regs r = { 0 };
 
 		if (arch->emulate(&b->emul, &r))
