@@ -112,10 +112,10 @@ static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *
 		*pc_set = true;
 	} else if (arch->log_frame) {
 		struct arch_regs r = *regs;
-		uint64_t words[2];
+		uint8_t frame[16];
+		size_t len = arch->log_frame(&r, p->bps.logtramp, cookie, frame);
 
-		arch->log_frame(&r, p->bps.logtramp, cookie, words);
-		if (remote_write_data(t->tid, arch->get_sp(&r), words, sizeof(words)))
+		if (remote_write_data(t->tid, arch->get_sp(&r), frame, len))
 			return false;
 		*regs = r;
 	} else {

@@ -377,13 +377,15 @@ static size_t a64_logtramp_encode(uint8_t *buf, uint64_t at, uint64_t head, uint
 	return sizeof(code);
 }
 
-static void a64_log_frame(struct arch_regs *r, uint64_t logtramp, uint32_t cookie,
-			  uint64_t words[2])
+static size_t a64_log_frame(struct arch_regs *r, uint64_t logtramp, uint32_t cookie,
+			    uint8_t frame[16])
 {
-	words[0] = cookie;
-	words[1] = r->w64[A_X30];
+	uint64_t words[2] = { cookie, r->w64[A_X30] };
+
+	memcpy(frame, words, sizeof(words));
 	r->w64[A_SP] -= 16; /* stays 16-byte aligned */
 	r->w64[A_X30] = logtramp;
+	return 16;
 }
 
 static const uint8_t a64_syscall_insn[] = { 0x01, 0x00, 0x00, 0xd4 }; /* svc #0 */

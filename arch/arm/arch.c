@@ -421,6 +421,63 @@ static uint64_t arm_tramp_for(uint64_t base, uint64_t ret)
 	return ret & 1 ? (base + 4) | 1 : base;
 }
 
+/*
+ * Logging return trampoline (see arch.h), in ARM state: a Thumb function's bx lr or
+ * pop {pc} switches to it by lr's bit 0 (clear), and its bx lr returns to the caller in the
+ * caller's own state. Like the trapping trampolines, it relies on functions returning with
+ * an interworking instruction, as compilers emit them. The reservation is an ldrex/strex loop; r4-r7 are borrowed and put
+ * back (the flags are not kept across a call anyway); the function returned with sp at the
+ * two words arm_log_frame wrote: the cookie and the caller's lr. The 64-bit return value of
+ * an entry gets r0 and a zero high word (little endian). The two addresses are literals after
+ * the code.
+ */
+static size_t arm_logtramp_encode(uint8_t *buf, uint64_t at, uint64_t head, uint64_t entries,
+				  uint32_t mask)
+{
+	static const uint32_t code[] = {
+		0xe92d00f0, /* push {r4, r5, r6, r7} */
+		0xe59f4048, /* ldr r4, [pc, #72]: head */
+		0xe1945f9f, /* 1: ldrex r5, [r4] */
+		0xe2856001, /* add r6, r5, #1: seq */
+		0xe1847f96, /* strex r7, r6, [r4] */
+		0xe3570000, /* cmp r7, #0 */
+		0x1afffffa, /* bne 1b */
+		0xe2055000, /* and r5, r5, #mask (set below) */
+		0xe59f4030, /* ldr r4, [pc, #48]: entries */
+		0xe0844205, /* add r4, r4, r5, lsl #4 */
+		0xe5840008, /* str r0, [r4, #8] */
+		0xe3a05000, /* mov r5, #0 */
+		0xe584500c, /* str r5, [r4, #12] */
+		0xe59d5010, /* ldr r5, [sp, #16]: the cookie */
+		0xe5845004, /* str r5, [r4, #4] */
+		0xf57ff05b, /* dmb ish: the entry before its seq */
+		0xe5846000, /* str r6, [r4] */
+		0xe8bd00f0, /* pop {r4, r5, r6, r7} */
+		0xe59de004, /* ldr lr, [sp, #4]: the caller's lr */
+		0xe28dd008, /* add sp, sp, #8 */
+		0xe12fff1e, /* bx lr */
+	};
+	size_t n = sizeof(code);
+
+	(void)at;
+	for (size_t i = 0; i < sizeof(code) / 4; i++)
+		wr32(buf + 4 * i, code[i]);
+	wr32(buf + 28, code[7] | (mask & 0xff)); /* masks up to 255 fit the immediate */
+	wr32(buf + n, (uint32_t)head);
+	wr32(buf + n + 4, (uint32_t)entries);
+	return n + 8;
+}
+
+static size_t arm_log_frame(struct arch_regs *r, uint64_t logtramp, uint32_t cookie,
+			    uint8_t frame[16])
+{
+	wr32(frame, cookie);
+	wr32(frame + 4, r->w32[A_LR]);
+	r->w32[A_SP] -= 8; /* stays 8-byte aligned */
+	r->w32[A_LR] = (uint32_t)logtramp; /* ARM state: bit 0 clear */
+	return 8;
+}
+
 /* --- system call injection --- */
 
 /* Thumb svc #0 (0xdf00). Any 00 df at an even address of an executable mapping is that
@@ -512,6 +569,9 @@ const struct arch_ops arch_arm_ops = {
 	.emulate = arm_emulate,
 	.tramp_encode = arm_tramp_encode,
 	.tramp_for = arm_tramp_for,
+	.logtramp_encode = arm_logtramp_encode,
+	.log_frame = arm_log_frame,
+	.nr_mprotect = 125,
 	.syscall_insn = arm_syscall_insn,
 	.syscall_insn_len = sizeof(arm_syscall_insn),
 	.nr_mmap = 192, /* mmap2 */
