@@ -38,7 +38,7 @@ struct arch_emul {
 
 #define ARCH_MAX_INSN 16 /* bytes read at a breakpoint address to decode */
 #define ARCH_SLOT_SIZE 64 /* bytes of scratch page per displaced instruction */
-#define ARCH_LOGTRAMP_MAX 128 /* bytes of the logging trampoline, at most */
+#define ARCH_LOGTRAMP_MAX 192 /* bytes of the logging trampoline, at most */
 
 struct arch_ops {
 	const char *name;
@@ -96,8 +96,8 @@ struct arch_ops {
 	/*
 	 * The logging trampoline (NULL where the arch has none): returns through it cost no stop.
 	 * A call is sent through it at its entry by logentry_encode's code (x86_64) or by
-	 * log_frame (aarch64, arm); the function then returns into it with a 32-bit cookie at
-	 * [sp].
+	 * log_frame (aarch64, arm, mips64); the function then returns into it with a 32-bit
+	 * cookie at [sp].
 	 * The code reserves entry i = atomic post-increment of the 32-bit counter at head, writes
 	 * { u32 seq = i + 1 (last), u32 cookie, u64 return value } at entries + 16 * (i & mask),
 	 * restores every register the function left (but sp and the return address register)
@@ -115,7 +115,7 @@ struct arch_ops {
 	size_t (*logentry_encode)(uint8_t *buf, uint64_t at, uint64_t logtramp, uint64_t cont);
 	void (*set_cookie)(struct arch_regs *r, uint32_t cookie);
 	/*
-	 * aarch64, arm: send the call whose entry registers are r through the logging
+	 * aarch64, arm, mips64: send the call whose entry registers are r through the logging
 	 * trampoline by its stack: fill frame with what the tracer writes just below sp (the
 	 * cookie, then the caller's return address, one word each), move sp down to it and
 	 * point the return register at logtramp; return the frame's length. No register is

@@ -309,6 +309,73 @@ static uint64_t mips_tramp_for(uint64_t base, uint64_t ret)
 	return base;
 }
 
+/*
+ * Logging return trampoline (see arch.h). The reservation is an ll/sc loop (with the sync
+ * before ll that gas puts there for Loongson 3); t0-t3 are borrowed and put back; bal
+ * reads the PC into ra to reach the two address literals after the code, and ra is then
+ * reloaded with the caller's address from the two words mips_log_frame wrote.
+ */
+static size_t mips_logtramp_encode(uint8_t *buf, uint64_t at, uint64_t head, uint64_t entries,
+				   uint32_t mask)
+{
+	static const uint32_t code[] = {
+		0x67bdffe0, /* daddiu sp, sp, -32 */
+		0xffac0000, /* sd t0, 0(sp) */
+		0xffad0008, /* sd t1, 8(sp) */
+		0xffae0010, /* sd t2, 16(sp) */
+		0xffaf0018, /* sd t3, 24(sp) */
+		0x04110001, /* bal 1f */
+		0x00000000, /* nop */
+		0xdfec0064, /* 1: ld t0, 100(ra): head */
+		0x0000000f, /* 2: sync */
+		0xc18d0000, /* ll t1, 0(t0) */
+		0x25ae0001, /* addiu t2, t1, 1: seq */
+		0x01c07825, /* move t3, t2 */
+		0xe18f0000, /* sc t3, 0(t0) */
+		0x11e0fffa, /* beqz t3, 2b */
+		0x00000000, /* nop */
+		0x31ad0000, /* andi t1, t1, mask (set below) */
+		0x000d6938, /* dsll t1, t1, 4 */
+		0xdfec006c, /* ld t0, 108(ra): entries */
+		0x018d602d, /* daddu t0, t0, t1 */
+		0xfd820008, /* sd v0, 8(t0) */
+		0x9faf0020, /* lwu t3, 32(sp): the cookie */
+		0xad8f0004, /* sw t3, 4(t0) */
+		0x0000000f, /* sync: the entry before its seq */
+		0xad8e0000, /* sw t2, 0(t0) */
+		0xdfac0000, /* ld t0, 0(sp) */
+		0xdfad0008, /* ld t1, 8(sp) */
+		0xdfae0010, /* ld t2, 16(sp) */
+		0xdfaf0018, /* ld t3, 24(sp) */
+		0xdfbf0028, /* ld ra, 40(sp): the caller's address */
+		0x03e00008, /* jr ra */
+		0x67bd0030, /* daddiu sp, sp, 48 (delay slot) */
+		0x00000000, /* nop: the literals are 8-byte aligned */
+	};
+	size_t n = sizeof(code);
+
+	(void)at;
+	for (size_t i = 0; i < sizeof(code) / 4; i++)
+		wr_insn(buf + 4 * i, code[i]);
+	wr_insn(buf + 60, code[15] | (mask & 0xffff));
+	wr_insn(buf + n, (uint32_t)head); /* little-endian doublewords */
+	wr_insn(buf + n + 4, (uint32_t)(head >> 32));
+	wr_insn(buf + n + 8, (uint32_t)entries);
+	wr_insn(buf + n + 12, (uint32_t)(entries >> 32));
+	return n + 16;
+}
+
+static size_t mips_log_frame(struct arch_regs *r, uint64_t logtramp, uint32_t cookie,
+			     uint8_t frame[16])
+{
+	uint64_t words[2] = { cookie, r->w64[M_RA] };
+
+	memcpy(frame, words, sizeof(words));
+	r->w64[M_SP] -= 16; /* stays 16-byte aligned */
+	r->w64[M_RA] = logtramp;
+	return 16;
+}
+
 static const uint8_t mips_syscall_insn[] = { 0x0c, 0x00, 0x00, 0x00 }; /* syscall */
 
 /*
@@ -391,6 +458,9 @@ const struct arch_ops arch_mips64_ops = {
 	.emulate = mips_emulate,
 	.tramp_encode = mips_tramp_encode,
 	.tramp_for = mips_tramp_for,
+	.logtramp_encode = mips_logtramp_encode,
+	.log_frame = mips_log_frame,
+	.nr_mprotect = NR_N64(10),
 	.syscall_insn = mips_syscall_insn,
 	.syscall_insn_len = sizeof(mips_syscall_insn),
 	.nr_mmap = NR_N64(9),

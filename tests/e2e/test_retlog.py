@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""Returns logged without a stop (x86_64, aarch64 and arm, src/retlog.c): the same reports as
-with a stop at every return (HEAPTRACE_NO_LOGTRAMP=1 turns the logging trampoline off), and
-blocks dated from their call even when heaptrace reads the return much later. tests/xarch
-runs check_logged on every architecture."""
+"""Returns logged without a stop (src/retlog.c): the same reports as with a stop at every return
+(HEAPTRACE_NO_LOGTRAMP=1 turns the logging trampoline off), and blocks dated from their call even
+when heaptrace reads the return much later. tests/xarch runs check_logged on every architecture."""
 
 import platform
 import re
@@ -11,7 +10,7 @@ from helpers import OPTS, summary_record, variants
 from test_basic import full_check
 from test_threads import threads_run
 
-LOGGING_ARCHES = ("x86_64", "aarch64", "arm")  # those with a logging trampoline so far
+LOGGING_ARCHES = ("x86_64", "aarch64", "arm", "mips64")  # all heaptrace runs on
 LOGS = platform.machine() in LOGGING_ARCHES
 
 

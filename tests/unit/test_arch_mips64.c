@@ -301,6 +301,38 @@ TEST_CASE(return_trampoline)
 	CHECK_EQ(m->tramp_for(SLOT - 0x40, 0x120000c44), SLOT - 0x40);
 }
 
+/* The logging trampoline: the words were checked once against mips64el-linux-gnuabi64-as
+ * (-march=mips64r2); what varies with the ring and the frame the tracer writes is checked. */
+TEST_CASE(logging_trampoline)
+{
+	const uint64_t at = SLOT + 0x40, head = SLOT - 0x40 + 0x1000;
+	uint8_t buf[ARCH_LOGTRAMP_MAX], frame[16];
+	uint64_t v, words[2];
+	struct arch_regs r;
+	size_t n = m->logtramp_encode(buf, at, head, head + 64, 127);
+
+	REQUIRE(n == 32 * 4 + 16 && n <= ARCH_LOGTRAMP_MAX);
+	CHECK_EQ(word(buf + 28), 0xdfec0064); /* ld t0, 100(ra): ra = at + 28 after bal */
+	CHECK_EQ(word(buf + 68), 0xdfec006c); /* ld t0, 108(ra) */
+	CHECK_EQ(word(buf + 60), 0x31ad007f); /* andi t1, t1, 127 */
+	CHECK_EQ(word(buf + 92), 0xad8e0000); /* sw t2, 0(t0): seq, after sync */
+	CHECK_EQ(word(buf + 116), 0x03e00008); /* jr ra */
+	memcpy(&v, buf + 28 + 100, 8);
+	CHECK_EQ(v, head);
+	memcpy(&v, buf + 28 + 108, 8);
+	CHECK_EQ(v, head + 64);
+	memset(&r, 0, sizeof(r));
+	r.w64[SP] = 0xfffff3e9a0;
+	r.w64[RA] = 0xfff2c1d2c4;
+	CHECK_EQ(m->log_frame(&r, at, 0x777, frame), 16);
+	memcpy(words, frame, sizeof(words));
+	CHECK_EQ(words[0], 0x777);
+	CHECK_EQ(words[1], 0xfff2c1d2c4);
+	CHECK_EQ(r.w64[SP], 0xfffff3e990);
+	CHECK_EQ(r.w64[RA], at);
+	CHECK_EQ(m->nr_mprotect, 5010);
+}
+
 TEST_CASE(syscall_injection)
 {
 	struct arch_regs r;
