@@ -95,9 +95,11 @@ struct arch_ops {
 	uint64_t (*tramp_for)(uint64_t base, uint64_t ret);
 	/*
 	 * The logging trampoline (NULL where the arch has none): returns through it cost no stop.
-	 * A call is sent through it at its entry by logentry_encode's code (x86_64) or by
-	 * log_frame (aarch64, arm, mips64); the function then returns into it with a 32-bit
-	 * cookie at [sp].
+	 * A call is sent through it at its entry by logentry_encode's code (x86_64), or, where
+	 * the return address is in a register, by a frame of two words the tracer writes below
+	 * sp (the cookie, then the caller's return address), sp moved down to it and the
+	 * register pointed at the trampoline. Either way the function returns into it with the
+	 * 32-bit cookie at [sp].
 	 * The code reserves entry i = atomic post-increment of the 32-bit counter at head, writes
 	 * { u32 seq = i + 1 (last), u32 cookie, u64 return value } at entries + 16 * (i & mask),
 	 * restores every register the function left (but sp and the return address register)
@@ -114,15 +116,6 @@ struct arch_ops {
 	 */
 	size_t (*logentry_encode)(uint8_t *buf, uint64_t at, uint64_t logtramp, uint64_t cont);
 	void (*set_cookie)(struct arch_regs *r, uint32_t cookie);
-	/*
-	 * aarch64, arm, mips64: send the call whose entry registers are r through the logging
-	 * trampoline by its stack: fill frame with what the tracer writes just below sp (the
-	 * cookie, then the caller's return address, one word each), move sp down to it and
-	 * point the return register at logtramp; return the frame's length. No register is
-	 * borrowed, so nothing the caller may keep is clobbered.
-	 */
-	size_t (*log_frame)(struct arch_regs *r, uint64_t logtramp, uint32_t cookie,
-			    uint8_t frame[16]);
 	long nr_mprotect; /* to make the ring writable, where logtramp_encode is set */
 
 	/* Syscall injection: the instruction, and how to set up a call and read its result. */

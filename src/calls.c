@@ -92,10 +92,10 @@ static void account(struct thread *t, const struct frame *f, uint64_t retval)
 }
 
 /*
- * Send the call of frame f (index idx on t, entered with the return address ret) through
- * the logging trampoline: by b's entry path with the cookie in a register (regs' pc is set
- * then, *pc_set), or by a frame written below sp. Return true if done; false leaves
- * everything as it was, for the trapping trampoline.
+ * Send the call of frame f (index idx on t) through the logging trampoline (arch.h): by b's
+ * entry path with the cookie in a register (regs' pc is set then, *pc_set), or by a frame
+ * written below sp. Return true if done; false leaves everything as it was, for the
+ * trapping trampoline.
  */
 static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *f,
 			unsigned idx, const struct bp *b, bool *pc_set)
@@ -110,14 +110,18 @@ static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *
 		arch->set_cookie(regs, cookie);
 		arch->set_pc(regs, b->logentry);
 		*pc_set = true;
-	} else if (arch->log_frame) {
-		struct arch_regs r = *regs;
-		uint8_t frame[16];
-		size_t len = arch->log_frame(&r, p->bps.logtramp, cookie, frame);
+	} else if (!arch->ret_on_stack) {
+		/* two words below sp: the cookie, the caller's return address (remote byte order
+		 * is the host's); sp stays aligned (16 bytes, or 8 on 32-bit arm) */
+		uint64_t frame[2] = { cookie, arch->get_ret_reg(regs) }, sp = arch->get_sp(regs);
+		uint32_t frame32[2] = { cookie, (uint32_t)frame[1] };
+		unsigned w = arch->word_size;
 
-		if (remote_write_data(t->tid, arch->get_sp(&r), frame, len))
+		if (remote_write_data(t->tid, sp - 2 * w, w == 8 ? (void *)frame : (void *)frame32,
+				      2 * w))
 			return false;
-		*regs = r;
+		arch->set_sp(regs, sp - 2 * w);
+		arch->set_ret_reg(regs, p->bps.logtramp);
 	} else {
 		return false;
 	}

@@ -345,7 +345,7 @@ static uint32_t a64_adr(unsigned rd, uint64_t pc, uint64_t target)
 /*
  * Logging return trampoline (see arch.h). The reservation is an exclusive-load/store loop
  * (ARMv8.0 has no atomic add); x14-x17 are borrowed and put back, and no instruction sets
- * the flags. The function returned with sp at the two words log_frame wrote: the cookie and
+ * the flags. The function returned with sp at the two words heaptrace wrote: the cookie and
  * the caller's return address.
  */
 static size_t a64_logtramp_encode(uint8_t *buf, uint64_t at, uint64_t head, uint64_t entries,
@@ -375,17 +375,6 @@ static size_t a64_logtramp_encode(uint8_t *buf, uint64_t at, uint64_t head, uint
 
 	memcpy(buf, code, sizeof(code));
 	return sizeof(code);
-}
-
-static size_t a64_log_frame(struct arch_regs *r, uint64_t logtramp, uint32_t cookie,
-			    uint8_t frame[16])
-{
-	uint64_t words[2] = { cookie, r->w64[A_X30] };
-
-	memcpy(frame, words, sizeof(words));
-	r->w64[A_SP] -= 16; /* stays 16-byte aligned */
-	r->w64[A_X30] = logtramp;
-	return 16;
 }
 
 static const uint8_t a64_syscall_insn[] = { 0x01, 0x00, 0x00, 0xd4 }; /* svc #0 */
@@ -464,7 +453,6 @@ const struct arch_ops arch_aarch64_ops = {
 	.tramp_encode = a64_tramp_encode,
 	.tramp_for = a64_tramp_for,
 	.logtramp_encode = a64_logtramp_encode,
-	.log_frame = a64_log_frame,
 	.nr_mprotect = 226,
 	.syscall_insn = a64_syscall_insn,
 	.syscall_insn_len = sizeof(a64_syscall_insn),

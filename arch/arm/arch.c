@@ -427,7 +427,7 @@ static uint64_t arm_tramp_for(uint64_t base, uint64_t ret)
  * caller's own state. Like the trapping trampolines, it relies on functions returning with
  * an interworking instruction, as compilers emit them. The reservation is an ldrex/strex loop; r4-r7 are borrowed and put
  * back (the flags are not kept across a call anyway); the function returned with sp at the
- * two words arm_log_frame wrote: the cookie and the caller's lr. The 64-bit return value of
+ * two words heaptrace wrote: the cookie and the caller's lr. The 64-bit return value of
  * an entry gets r0 and a zero high word (little endian). The two addresses are literals after
  * the code.
  */
@@ -466,16 +466,6 @@ static size_t arm_logtramp_encode(uint8_t *buf, uint64_t at, uint64_t head, uint
 	wr32(buf + n, (uint32_t)head);
 	wr32(buf + n + 4, (uint32_t)entries);
 	return n + 8;
-}
-
-static size_t arm_log_frame(struct arch_regs *r, uint64_t logtramp, uint32_t cookie,
-			    uint8_t frame[16])
-{
-	wr32(frame, cookie);
-	wr32(frame + 4, r->w32[A_LR]);
-	r->w32[A_SP] -= 8; /* stays 8-byte aligned */
-	r->w32[A_LR] = (uint32_t)logtramp; /* ARM state: bit 0 clear */
-	return 8;
 }
 
 /* --- system call injection --- */
@@ -570,7 +560,6 @@ const struct arch_ops arch_arm_ops = {
 	.tramp_encode = arm_tramp_encode,
 	.tramp_for = arm_tramp_for,
 	.logtramp_encode = arm_logtramp_encode,
-	.log_frame = arm_log_frame,
 	.nr_mprotect = 125,
 	.syscall_insn = arm_syscall_insn,
 	.syscall_insn_len = sizeof(arm_syscall_insn),

@@ -313,7 +313,7 @@ static uint64_t mips_tramp_for(uint64_t base, uint64_t ret)
  * Logging return trampoline (see arch.h). The reservation is an ll/sc loop (with the sync
  * before ll that gas puts there for Loongson 3); t0-t3 are borrowed and put back; bal
  * reads the PC into ra to reach the two address literals after the code, and ra is then
- * reloaded with the caller's address from the two words mips_log_frame wrote.
+ * reloaded with the caller's address from the two words heaptrace wrote below sp.
  */
 static size_t mips_logtramp_encode(uint8_t *buf, uint64_t at, uint64_t head, uint64_t entries,
 				   uint32_t mask)
@@ -363,17 +363,6 @@ static size_t mips_logtramp_encode(uint8_t *buf, uint64_t at, uint64_t head, uin
 	wr_insn(buf + n + 8, (uint32_t)entries);
 	wr_insn(buf + n + 12, (uint32_t)(entries >> 32));
 	return n + 16;
-}
-
-static size_t mips_log_frame(struct arch_regs *r, uint64_t logtramp, uint32_t cookie,
-			     uint8_t frame[16])
-{
-	uint64_t words[2] = { cookie, r->w64[M_RA] };
-
-	memcpy(frame, words, sizeof(words));
-	r->w64[M_SP] -= 16; /* stays 16-byte aligned */
-	r->w64[M_RA] = logtramp;
-	return 16;
 }
 
 static const uint8_t mips_syscall_insn[] = { 0x0c, 0x00, 0x00, 0x00 }; /* syscall */
@@ -459,7 +448,6 @@ const struct arch_ops arch_mips64_ops = {
 	.tramp_encode = mips_tramp_encode,
 	.tramp_for = mips_tramp_for,
 	.logtramp_encode = mips_logtramp_encode,
-	.log_frame = mips_log_frame,
 	.nr_mprotect = NR_N64(10),
 	.syscall_insn = mips_syscall_insn,
 	.syscall_insn_len = sizeof(mips_syscall_insn),
