@@ -501,6 +501,31 @@ def check_summary(run, report, want, keys=None, extra=None):
                    % (json.dumps(summ), run.describe(), describe_sites(report)))
 
 
+def one_error_line(p, status, words=()):
+    """Proc p exited with status and said why on one stderr line beginning "heaptrace:",
+    naming one of words (if any)."""
+    if p.rc != status:
+        raise Fail("exit status %s, expected %s" % (p.rc, status), p.describe())
+    lines = [line for line in p.stderr.splitlines() if line.strip()]
+    if len(lines) != 1 or not lines[0].startswith("heaptrace:"):
+        raise Fail("stderr is not one line beginning \"heaptrace:\" (%d lines: %r)"
+                   % (len(lines), lines[:3]), p.describe())
+    if words and not any(w in lines[0] for w in words):
+        raise Fail("the error mentions none of %s: %r" % (list(words), lines[0]), p.describe())
+
+
+def list_sum_errors(summ, ss):
+    """The live blocks and bytes of the summary against the sums over the listed sites."""
+    errors = []
+    if sum(s.count for s in ss) != summ["live_blocks"]:
+        errors.append("the backtraces hold %d blocks but live_blocks = %d"
+                      % (sum(s.count for s in ss), summ["live_blocks"]))
+    if sum(s.size for s in ss) != summ["live_bytes"]:
+        errors.append("the backtraces hold %d bytes but live_bytes = %d"
+                      % (sum(s.size for s in ss), summ["live_bytes"]))
+    return errors
+
+
 def check_consistency(run, report):
     """Facts that hold for any report: the summary agrees with the unfiltered list."""
     summ = report["summary"]
@@ -509,12 +534,7 @@ def check_consistency(run, report):
     if summ["alloc_calls"] - summ["free_calls"] != summ["live_blocks"]:
         errors.append("alloc_calls - free_calls = %d but live_blocks = %d"
                       % (summ["alloc_calls"] - summ["free_calls"], summ["live_blocks"]))
-    if sum(s.count for s in ss) != summ["live_blocks"]:
-        errors.append("the backtraces hold %d blocks but live_blocks = %d"
-                      % (sum(s.count for s in ss), summ["live_blocks"]))
-    if sum(s.size for s in ss) != summ["live_bytes"]:
-        errors.append("the backtraces hold %d bytes but live_bytes = %d"
-                      % (sum(s.size for s in ss), summ["live_bytes"]))
+    errors += list_sum_errors(summ, ss)
     if summ.get("backtraces") != len(ss):
         errors.append("summary.backtraces = %s but %d are listed"
                       % (summ.get("backtraces"), len(ss)))

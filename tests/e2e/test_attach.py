@@ -21,8 +21,9 @@ import subprocess
 import time
 
 from helpers import (HEAPTRACE, OPTS, Fail, Proc, Run, Skip, check_sites, check_summary,
-                     describe_sites, need_heaptrace, run, scratch, site_records, sites,
-                     summary_record, target, variants, which, TIMEOUT)
+                     describe_sites, list_sum_errors, need_heaptrace, one_error_line, run,
+                     scratch, site_records, sites, summary_record, target, variants, which,
+                     TIMEOUT)
 
 TARGET_RC = {3: "its malloc/calloc/free entries were not restored after the detach",
              99: "a checkpoint never came (breakpoints never seen, or no report/detach)",
@@ -227,12 +228,7 @@ def check_busy_report(r, pid, nthreads):
                 errors.append("%s: %s = %r" % (s.key(), k, getattr(s, k)))
         if s.peak_count < s.count or s.total_count < s.count or s.peak_size < s.size:
             errors.append("%s: peak or total below the current value" % s.key())
-    if sum(s.count for s in ss) != summ["live_blocks"]:
-        errors.append("the backtraces hold %d blocks but live_blocks = %d"
-                      % (sum(s.count for s in ss), summ["live_blocks"]))
-    if sum(s.size for s in ss) != summ["live_bytes"]:
-        errors.append("the backtraces hold %d bytes but live_bytes = %d"
-                      % (sum(s.size for s in ss), summ["live_bytes"]))
+    errors += list_sum_errors(summ, ss)
     gap = summ["alloc_calls"] - summ["free_calls"] - summ["live_blocks"]
     if gap:
         # busy's workers realloc all the time: the old block of a realloc in flight is
@@ -331,17 +327,6 @@ def test_attach_busy(variant):
         busy.kill()
 
 
-def one_error_line(p, status, words):
-    if p.rc != status:
-        raise Fail("exit status %s, expected %s" % (p.rc, status), p.describe())
-    lines = [line for line in p.stderr.splitlines() if line.strip()]
-    if len(lines) != 1 or not lines[0].startswith("heaptrace:"):
-        raise Fail("stderr is not one line beginning \"heaptrace:\" (%d lines: %r)"
-                   % (len(lines), lines[:3]), p.describe())
-    if words and not any(w in lines[0] for w in words):
-        raise Fail("the error mentions none of %s: %r" % (words, lines[0]), p.describe())
-
-
 def wait_traced(pid, tid):
     """Poll until thread tid of pid has a tracer; return its pid."""
     deadline = time.monotonic() + TIMEOUT
@@ -435,4 +420,4 @@ def test_refuse_kernel_thread():
              "--outfile=" + os.path.join(d, "report")])
     if p.timed_out:
         raise Fail("heaptrace -p %d (a kernel thread) did not finish" % pid, p.describe())
-    one_error_line(p, 2, None)
+    one_error_line(p, 2)

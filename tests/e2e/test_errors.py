@@ -7,7 +7,8 @@ import os
 import re
 import shutil
 
-from helpers import HEAPTRACE, ROOT, Fail, need_heaptrace, run, scratch, target, variants
+from helpers import (HEAPTRACE, ROOT, Fail, need_heaptrace, one_error_line, run, scratch, target,
+                     variants)
 
 # The option table of interface.md (long forms are the contract).
 CONTRACT_OPTIONS = ["--pid", "--duration", "--depth", "--sort", "--top", "--outfile",
@@ -18,17 +19,6 @@ CONTRACT_OPTIONS = ["--pid", "--duration", "--depth", "--sort", "--top", "--outf
 def ht(args, **kw):
     need_heaptrace()
     return run([HEAPTRACE] + list(args), **kw)
-
-
-def one_error_line(p, status, must_contain=None):
-    if p.rc != status:
-        raise Fail("exit status %s, expected %s" % (p.rc, status), p.describe())
-    lines = [line for line in p.stderr.splitlines() if line.strip()]
-    if len(lines) != 1 or not lines[0].startswith("heaptrace:"):
-        raise Fail("stderr is not one line beginning \"heaptrace:\" (%d lines: %r)"
-                   % (len(lines), lines[:3]), p.describe())
-    if must_contain and must_contain not in lines[0]:
-        raise Fail("the error does not say %r: %r" % (must_contain, lines[0]), p.describe())
 
 
 def test_nonexistent_program():
@@ -75,7 +65,7 @@ def test_directory():
 
 def test_static_stripped():
     """A static executable without symbols: the malloc family cannot be found."""
-    one_error_line(ht([target("static_stripped")]), 2, "no allocator symbols found")
+    one_error_line(ht([target("static_stripped")]), 2, ["no allocator symbols found"])
 
 
 def test_nonexistent_pid():
