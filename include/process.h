@@ -66,6 +66,7 @@ struct proc {
 	bool shares_mm; /* vfork child: its memory is its parent's until it execs */
 	bool detach_at_first_stop; /* an unfollowed fork child */
 	bool exited;
+	bool detached; /* let go: kept only for its final report */
 	int exit_status;
 	bool has_statm;
 	uint64_t statm[3];
@@ -78,6 +79,12 @@ struct proc {
 extern struct proc *procs; /* every traced process */
 
 struct proc *proc_new(pid_t pid);
+/*
+ * A new process pid made by a fork of pp (its memory a copy: the same breakpoints, modules and
+ * ring position), or by vfork or a clone that may share pp's memory (shares_mm). counting:
+ * its allocations are traced (-f), starting from a copy of pp's table.
+ */
+struct proc *proc_fork(const struct proc *pp, pid_t pid, bool shares_mm, bool counting);
 /* Free p and its threads (it must not be traced any more). */
 void proc_free(struct proc *p);
 /* Forget the modules, breakpoints and unwinder of p's image (it was replaced by execve). */
@@ -93,6 +100,8 @@ void proc_for_each_thread(struct proc *p, void (*fn)(struct thread *t, void *ctx
 char *proc_cmdline(pid_t pid);
 /* The number after "key:" in /proc/TID/status (e.g. "Tgid", "TracerPid"), or -1. */
 long proc_status_field(pid_t tid, const char *key);
+/* The hexadecimal mask after "key:" in /proc/TID/status (e.g. "SigPnd"). Return 0 or -errno. */
+int proc_status_hex(pid_t tid, const char *key, uint64_t *val);
 /* Read /proc/PID/statm into p->statm (bytes). */
 void proc_read_statm(struct proc *p);
 /* Read /proc/PID/exe into p->exe. */

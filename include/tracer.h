@@ -30,10 +30,16 @@ struct tracer_opts {
 #define EXIT_START 2
 
 /*
- * Trace until the program ends, --duration passes, or SIGINT/SIGTERM. Return the status
- * heaptrace exits with: the launched program's (128+signal if killed), 0 after --pid, or
- * EXIT_START when tracing could not start (the reason was printed).
+ * Trace until the program ends, --duration passes, or a signal ends tracing (every one that
+ * would end heaptrace: the program is let go first, then the final report is written). Return
+ * the status heaptrace exits with: the launched program's (128+signal if killed), 0 after
+ * --pid, or EXIT_START when tracing could not start or a report could not be written (the
+ * reason was printed).
  */
 int tracer_run(const struct tracer_opts *o);
+
+struct proc;
+/* Write the report of p now (sort: a SORT_* key, or -1 for the one of the options). */
+void tracer_report(struct proc *p, int sort);
 
 #endif

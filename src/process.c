@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Traced processes and their threads: creation, lookup by thread id, what /proc says of them. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -140,6 +141,36 @@ struct proc *proc_new(pid_t pid)
 	return p;
 }
 
+struct proc *proc_fork(const struct proc *pp, pid_t pid, bool shares_mm, bool counting)
+{
+	struct proc *p = proc_new(pid);
+
+	p->command = xstrdup(pp->command ? pp->command : "?");
+	p->shares_mm = shares_mm;
+	p->counting = counting;
+	p->detach_at_first_stop = !counting && !shares_mm;
+	bp_copy(&p->bps, &pp->bps);
+	if (!shares_mm) { /* its copy of the ring, read up to where the parent's was */
+		p->retlog = pp->retlog;
+		p->retlog.inflight = 0;
+	}
+	memcpy(p->hook_addr, pp->hook_addr, sizeof(p->hook_addr));
+	p->armed = pp->armed;
+	modlist_copy(&p->mods, &pp->mods);
+	p->interp = pp->interp;
+	p->exe = pp->exe ? xstrdup(pp->exe) : NULL;
+	p->mod_hooks = xcalloc(pp->mods.n ? pp->mods.n : 1, sizeof(*p->mod_hooks));
+	if (pp->mods.n)
+		memcpy(p->mod_hooks, pp->mod_hooks, pp->mods.n * sizeof(*p->mod_hooks));
+	p->mod_hooks_n = pp->mods.n;
+	p->unw = unwind_new(pid);
+	if (counting) {
+		table_destroy(&p->table);
+		table_copy(&p->table, &pp->table);
+	}
+	return p;
+}
+
 void proc_forget_image(struct proc *p)
 {
 	modlist_clear(&p->mods);
@@ -196,4 +227,25 @@ long proc_status_field(pid_t tid, const char *key)
 		}
 	fclose(f);
 	return v;
+}
+
+int proc_status_hex(pid_t tid, const char *key, uint64_t *val)
+{
+	char name[64], line[256];
+	size_t klen = strlen(key);
+	int ret = -ENOENT;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "/proc/%d/status", (int)tid);
+	f = fopen(name, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			*val = strtoull(line + klen + 1, NULL, 16);
+			ret = 0;
+			break;
+		}
+	fclose(f);
+	return ret;
 }

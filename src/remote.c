@@ -2,6 +2,7 @@
 /* Tracee memory: process_vm_readv first (one syscall for a whole range), ptrace as fallback. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -10,6 +11,7 @@
 
 #define PR_DOMAIN "remote"
 #include "arch.h"
+#include "events.h"
 #include "log.h"
 #include "remote.h"
 
@@ -105,16 +107,19 @@ int remote_write_word(pid_t pid, uint64_t addr, unsigned word_size, uint64_t val
 	return word_size == 8 ? remote_write(pid, addr, &val, 8) : remote_write(pid, addr, &v32, 4);
 }
 
-/* Resume with PTRACE_SYSCALL until the next syscall stop of tid; stash other signals. */
+/* Resume with PTRACE_SYSCALL until the next syscall stop of tid. Every blockable signal is
+ * blocked meanwhile (see remote_syscall); a SIGSTOP still comes, stashed in *pending_sig. */
 static int to_syscall_stop(pid_t tid, int *pending_sig)
 {
 	int status;
+	pid_t got;
 
 	for (;;) {
 		if (ptrace(PTRACE_SYSCALL, tid, 0, 0) < 0)
 			return -errno;
-		if (waitpid(tid, &status, __WALL) < 0)
-			return -errno;
+		got = events_wait_tid(tid, &status);
+		if (got < 0)
+			return got;
 		if (WIFEXITED(status) || WIFSIGNALED(status))
 			return -ESRCH;
 		if (!WIFSTOPPED(status))
@@ -131,12 +136,21 @@ int64_t remote_syscall(pid_t tid, uint64_t insn_addr, long nr, const uint64_t ar
 		       int *pending_sig, int *err)
 {
 	struct arch_regs saved, regs;
+	uint64_t mask, all = ~0ULL;
+	bool masked;
 	int ret;
 
 	*pending_sig = 0;
 	*err = arch_get_regs(tid, &saved);
 	if (*err)
 		return -1;
+	/*
+	 * Signals that arrive during the call stay pending in the kernel, with their siginfo,
+	 * and reach the program after it as if nothing had happened: a signal taken by heaptrace
+	 * here could only be given back later with a siginfo made up by the kernel.
+	 */
+	masked = !ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(mask), &mask) &&
+		 !ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(all), &all);
 	regs = saved;
 	arch->syscall_setup(&regs, insn_addr, nr, args);
 	ret = arch_set_regs(tid, &regs);
@@ -149,6 +163,8 @@ int64_t remote_syscall(pid_t tid, uint64_t insn_addr, long nr, const uint64_t ar
 	if (ret != -ESRCH) {
 		arch->syscall_restart(&saved);
 		arch_set_regs(tid, &saved);
+		if (masked)
+			ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask);
 	}
 	*err = ret;
 	pr_dbg(1, "injected syscall %ld in %d: %lld", nr, tid,

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Attaching to a running process: every thread seized and stopped, then armed and let go. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PR_DOMAIN "attach"
+#include "attach.h"
+#include "dispatch.h"
+#include "events.h"
+#include "image.h"
+#include "log.h"
+#include "process.h"
+#include "session.h"
+
+static void count_running_cb(struct thread *t, void *ctx)
+{
+	if (!t->stopped)
+		++*(unsigned *)ctx;
+}
+
+static void resume_pending_cb(struct thread *t, void *ctx)
+{
+	int sig = t->pending_sig;
+
+	(void)ctx;
+	t->pending_sig = 0;
+	dispatch_resume(t, sig);
+}
+
+/* Why the kernel refused to let heaptrace trace tid of process pid, and what to do. */
+static const char *why_eperm(pid_t pid, pid_t tid)
+{
+	static char buf[160];
+	char name[64];
+	long tracer = proc_status_field(tid, "TracerPid");
+	int scope = -1;
+	FILE *f;
+
+	if (tracer > 0) {
+		snprintf(buf, sizeof(buf), " (process %ld already traces it: stop that tracer first)",
+			 tracer);
+		return buf;
+	}
+	snprintf(name, sizeof(name), "/proc/%d/cmdline", (int)pid);
+	if ((f = fopen(name, "re"))) {
+		int c = fgetc(f);
+
+		fclose(f);
+		if (c == EOF)
+			return " (a kernel thread: it has no user space to trace)";
+	}
+	if ((f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re"))) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = -1;
+		fclose(f);
+	}
+	if (scope >= 1 && geteuid() != 0)
+		return " (Yama ptrace_scope forbids it: run as root, or set "
+		       "/proc/sys/kernel/yama/ptrace_scope to 0)";
+	if (geteuid() != 0)
+		return " (it belongs to another user or is privileged: run heaptrace as root)";
+	return " (refused by a security module or its dumpable flag)";
+}
+
+int attach_process(pid_t pid)
+{
+	char name[64];
+	struct proc *p;
+	bool added = true;
+	struct thread *main_t;
+
+	if (kill(pid, 0) && errno == ESRCH) {
+		pr_err("no such process: %d", pid);
+		return -ESRCH;
+	}
+	p = proc_new(pid);
+	p->command = proc_cmdline(pid);
+	snprintf(name, sizeof(name), "/proc/%d/task", (int)pid);
+	/* threads may be created while we attach: list until nothing new appears */
+	while (added) {
+		DIR *d = opendir(name);
+		struct dirent *de;
+
+		added = false;
+		if (!d) {
+			pr_err("cannot read %s: %s", name, strerror(errno));
+			return -ESRCH;
+		}
+		while ((de = readdir(d))) {
+			pid_t tid = atoi(de->d_name);
+			struct thread *t;
+
+			if (tid <= 0 || proc_thread_find(tid))
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, 0, SESSION_PTRACE_OPTS) < 0) {
+				int e = errno;
+
+				if (e == ESRCH)
+					continue;
+				closedir(d);
+				pr_err("cannot attach to process %d: ptrace(SEIZE, %d): %s%s", pid, tid,
+				       strerror(e), e == EPERM ? why_eperm(pid, tid) : "");
+				return -e;
+			}
+			t = proc_thread_new(tid, p);
+			t->seen_first_stop = true;
+			ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+			added = true;
+		}
+		closedir(d);
+	}
+	/* wait until every thread is stopped */
+	for (;;) {
+		unsigned running = 0;
+		int status;
+		pid_t tid;
+		struct thread *t;
+
+		proc_for_each_thread(p, count_running_cb, &running);
+		/* threads just seized are not "stopped" until their interrupt stop arrives */
+		if (!running)
+			break;
+		tid = events_wait_tid(-1, &status);
+		if (tid < 0)
+			return tid;
+		t = proc_thread_find(tid);
+		if (!t)
+			continue;
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			dispatch_exit(t, status);
+			if (!procs)
+				return -ESRCH;
+			continue;
+		}
+		if ((status >> 16) == 0) {
+			/* a signal on its way (no breakpoint is placed yet: even a SIGTRAP is the
+			 * program's): delivered now, from this stop, with its own siginfo; the
+			 * interrupt stop comes next */
+			if (ptrace(PTRACE_CONT, tid, 0, WSTOPSIG(status)) < 0 && errno == ESRCH)
+				t->stopped = true;
+			continue;
+		}
+		t->stopped = true;
+		if ((status >> 16) == PTRACE_EVENT_CLONE || (status >> 16) == PTRACE_EVENT_FORK ||
+		    (status >> 16) == PTRACE_EVENT_VFORK)
+			dispatch_new_child(t, status >> 16);
+	}
+	main_t = proc_thread_find(pid);
+	if (!main_t) {
+		pr_err("process %d has no main thread left", pid);
+		return -ESRCH;
+	}
+	if (image_setup(p, main_t, 0, true))
+		return -EINVAL;
+	proc_for_each_thread(p, resume_pending_cb, NULL);
+	return 0;
+}

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Letting go: every thread stopped, the code as it was, every return address back. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#define PR_DOMAIN "detach"
+#include "breakpoint.h"
+#include "calls.h"
+#include "cpu.h"
+#include "detach.h"
+#include "dispatch.h"
+#include "events.h"
+#include "log.h"
+#include "process.h"
+#include "remote.h"
+#include "session.h"
+
+static void interrupt_cb(struct thread *t, void *ctx)
+{
+	(void)ctx;
+	if (!t->stopped && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 && errno == ESRCH)
+		t->stopped = true; /* gone: its exit is reported later */
+}
+
+static void count_running_cb(struct thread *t, void *ctx)
+{
+	if (!t->stopped)
+		++*(unsigned *)ctx;
+}
+
+static unsigned count_running(void)
+{
+	unsigned running = 0;
+
+	for (struct proc *p = procs; p; p = p->next)
+		proc_for_each_thread(p, count_running_cb, &running);
+	return running;
+}
+
+/* True if a SIGTRAP is pending for thread tid alone (one a breakpoint raised). */
+static bool trap_pending(pid_t tid)
+{
+	uint64_t pending;
+
+	return !proc_status_hex(tid, "SigPnd", &pending) && (pending & (1ULL << (SIGTRAP - 1)));
+}
+
+/*
+ * A thread that hit a breakpoint just before the interrupt reports the interrupt stop first,
+ * its SIGTRAP still pending: let go like that, it would die of it. Let it take the trap now
+ * (dispatch steps it over the breakpoint, or gives a SIGTRAP of the program's own back).
+ */
+static void take_pending_trap_cb(struct thread *t, void *ctx)
+{
+	int status;
+
+	(void)ctx;
+	if (!t->stopped || !trap_pending(t->tid) || ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+		return;
+	t->stopped = false;
+	while (!t->stopped && events_wait_tid(t->tid, &status) == t->tid) {
+		dispatch(t->tid, status);
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return; /* t is freed */
+	}
+}
+
+static void detach_cb(struct thread *t, void *ctx)
+{
+	(void)ctx;
+	/* the signal of the stop it is in, with that stop's siginfo: delivered as it came */
+	ptrace(PTRACE_DETACH, t->tid, 0, t->pending_sig);
+	t->pending_sig = 0;
+}
+
+static pid_t any_tid;
+
+static void any_tid_cb(struct thread *t, void *ctx)
+{
+	(void)ctx;
+	any_tid = t->tid;
+}
+
+/* Undo in p's memory what heaptrace changed, through its stopped thread tid. */
+static void restore_image(struct proc *p, pid_t tid)
+{
+	if (!p->shares_mm)
+		bp_remove_all(&p->bps, tid);
+	if (p->start_bp)
+		remote_write(tid, p->start_bp, p->start_saved, p->start_len);
+	/* a realloc in flight keeps its old block live: how it ends is not seen any more */
+	calls_park(p);
+	proc_for_each_thread(p, calls_restore_cb, NULL);
+}
+
+void detach_all(void)
+{
+	session.detaching = true;
+	cpu_unpin(0);
+	for (struct proc *p = procs; p; p = p->next)
+		proc_for_each_thread(p, interrupt_cb, NULL);
+	while (count_running()) {
+		int status;
+		pid_t tid = events_wait_tid(-1, &status);
+
+		if (tid < 0)
+			break;
+		dispatch(tid, status);
+	}
+	for (struct proc *p = procs; p; p = p->next)
+		proc_for_each_thread(p, take_pending_trap_cb, NULL);
+	for (struct proc *p = procs; p; p = p->next) {
+		if (p->detached)
+			continue;
+		any_tid = 0;
+		proc_for_each_thread(p, any_tid_cb, NULL);
+		if (any_tid) {
+			calls_drain(p, any_tid); /* the returns logged since the last stop */
+			restore_image(p, any_tid);
+		}
+		proc_for_each_thread(p, detach_cb, NULL);
+		p->detached = true;
+	}
+}
+
+void detach_untouched(void)
+{
+	while (procs) {
+		struct proc *p = procs;
+
+		proc_for_each_thread(p, detach_cb, NULL);
+		if (p->launched)
+			kill(p->pid, SIGKILL);
+		proc_free(p);
+	}
+}
