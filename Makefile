@@ -17,7 +17,20 @@ PYTHON      ?= python3
 # executable (default ./heaptrace); with BUILD a cross build stays out of the native tree.
 SYSROOT     ?=
 STATIC      ?=
+# SANITIZE=1 builds the tool and the unit tests with ASan and UBSan (not the traced targets)
+# into build-san/, the tool as build-san/heaptrace, so the normal build is left alone.
+SANITIZE    ?=
+ifneq ($(SANITIZE),)
+BUILD       := build-san
+OUT         ?= $(BUILD)/heaptrace
+SAN_FLAGS   := -fsanitize=address,undefined -fno-omit-frame-pointer
+# halt_on_error makes UB fail the tests. LeakSanitizer stays on: its stop-the-world at exit
+# (it ptraces heaptrace's own threads) works in every test, tracees or not.
+SAN_ENV     := UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+else
+BUILD       := build
 OUT         ?= heaptrace
+endif
 ARCHES      ?= aarch64 arm mips64
 ifneq ($(SYSROOT),)
 TRIPLET     := $(shell $(CC) -dumpmachine)
@@ -37,23 +50,24 @@ UNW_ARCH    := $(patsubst mips64,mips,$(ARCH))
 PKG_LIBS    := $(shell $(PKG_ENV) $(PKG_CONFIG) --libs-only-L $(PKGS) 2>/dev/null) \
                -Wl,--start-group -lunwind-ptrace -lunwind-generic -lunwind-$(UNW_ARCH) -lunwind \
                -ldw -lelf -Wl,--end-group -lz -llzma -lbz2 -lpthread -ldl
-LDFLAGS     += -static -Wl,--eh-frame-hdr
+HT_LDFLAGS  += -static -Wl,--eh-frame-hdr
 endif
-LDFLAGS     += $(SYSROOT_FLAGS)
+HT_LDFLAGS  += $(SYSROOT_FLAGS) $(SAN_FLAGS)
 
+# CFLAGS and LDFLAGS are the user's (make CFLAGS=-O0 keeps everything below); HT_CFLAGS and
+# HT_LDFLAGS are what the build needs and come first.
 CFLAGS      ?= -O2 -g
-CFLAGS      += -Wall -Wextra -std=gnu11 -Iinclude -iquote arch/$(ARCH) $(PKG_CFLAGS) \
+HT_CFLAGS   := -Wall -Wextra -std=gnu11 -Iinclude -iquote arch/$(ARCH) $(PKG_CFLAGS) \
                -DHEAPTRACE_DEPTH=$(DEPTH) -DHEAPTRACE_VERSION=\"$(VERSION)\" -MMD -MP \
-               $(SYSROOT_FLAGS)
-LDLIBS      := $(PKG_LIBS) -lstdc++
+               $(SYSROOT_FLAGS) $(SAN_FLAGS)
+LDLIBS      := $(PKG_LIBS) -lstdc++ -pthread
 
-BUILD       := build
 SRCS        := $(wildcard src/*.c) $(wildcard arch/$(ARCH)/*.c)
 OBJS        := $(patsubst %.c,$(BUILD)/%.o,$(SRCS))
 
 # Rebuild when the flags change (make DEPTH=30 after a plain make): they are kept in a file
 # the objects depend on, rewritten only when different.
-FLAGS_NOW   := $(CC) $(CFLAGS) | $(LDFLAGS) $(LDLIBS)
+FLAGS_NOW   := $(CC) $(HT_CFLAGS) $(CFLAGS) | $(HT_LDFLAGS) $(LDFLAGS) $(LDLIBS)
 FLAGS_FILE  := $(BUILD)/flags
 ifneq ($(FLAGS_NOW),$(file < $(FLAGS_FILE)))
 $(shell mkdir -p $(BUILD))
@@ -64,10 +78,11 @@ $(OBJS): $(FLAGS_FILE)
 
 # Pure modules the unit tests link (no ptrace, no libunwind/libdw).
 PURE        := src/table.c src/report.c src/hooks.c src/maps.c src/util.c src/log.c \
-	       src/retlog.c
+	       src/retlog.c src/seccomp.c
 UNIT_ARCHES := $(wildcard arch/*/arch.c)
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRCS))
+UNIT_DEPS   := $(wildcard include/*.h arch/*/*.h) tests/unit/unittest.h $(FLAGS_FILE)
 
 # Target programs the end-to-end tests trace: built at -O0 and -O2.
 TARGET_CFLAGS := -g -fno-inline -fno-omit-frame-pointer -fno-optimize-sibling-calls -pthread
@@ -79,28 +94,30 @@ TARGET_ONE  := $(wildcard tests/targets/*.c) $(wildcard tests/targets/*.cc)
 all: $(OUT)
 
 $(OUT): $(OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(HT_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(HT_CFLAGS) $(CFLAGS) -c -o $@ $<
 
 # Installs the build dependencies when pkg-config cannot find them (Debian/Ubuntu, apt-get).
 deps:
 	@sh tests/deps.sh
 
-$(BUILD)/unit/%: tests/unit/%.c $(PURE) $(UNIT_ARCHES) tests/unit/unittest.h
+$(BUILD)/unit/%: tests/unit/%.c $(PURE) $(UNIT_ARCHES) $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) -Wall -Wextra -std=gnu11 -g -O1 -Iinclude -Itests/unit -o $@ $< $(PURE) $(UNIT_ARCHES)
+	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Iinclude -Itests/unit -o $@ $< $(PURE) \
+		$(UNIT_ARCHES)
 
 # Symbol lookup needs libelf/libdw and a fixture library to read.
 $(BUILD)/unit/fixture_alloc.so: tests/unit/fixture_alloc.c
 	@mkdir -p $(dir $@)
 	$(CC) -shared -fPIC -O1 -fno-builtin -o $@ $<
 
-$(BUILD)/unit/test_symbols: tests/unit/test_symbols.c src/symbols.c $(PURE) $(BUILD)/unit/fixture_alloc.so
+$(BUILD)/unit/test_symbols: tests/unit/test_symbols.c src/symbols.c $(PURE) $(UNIT_DEPS) \
+		$(BUILD)/unit/fixture_alloc.so
 	@mkdir -p $(dir $@)
-	$(CC) -Wall -Wextra -std=gnu11 -g -O0 -Iinclude -Itests/unit $(PKG_CFLAGS) \
+	$(CC) -Wall -Wextra -std=gnu11 -g -O0 $(SAN_FLAGS) -Iinclude -Itests/unit $(PKG_CFLAGS) \
 		-DFIXTURE=\"$(abspath $(BUILD)/unit/fixture_alloc.so)\" -o $@ $< src/symbols.c $(PURE) $(LDLIBS) -ldl
 
 unit: $(UNIT_BINS)
@@ -111,7 +128,7 @@ targets:
 # Unit tests, then end-to-end tests; the runner ends with "N passed, M failed".
 check: deps
 	@$(MAKE) --no-print-directory all unit targets
-	$(PYTHON) tests/run.py --build $(BUILD)
+	$(SAN_ENV) $(PYTHON) tests/run.py --build $(BUILD) --heaptrace $(OUT)
 
 demo: deps
 	@$(MAKE) --no-print-directory all
