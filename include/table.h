@@ -5,7 +5,8 @@
 /*
  * The heap as heaptrace sees it, kept in heaptrace's own memory: live blocks by pointer
  * (open addressing, O(1) expected) and the distinct backtraces they were allocated from.
- * Pure bookkeeping, no ptrace: the counting rules of interface.md live here.
+ * Pure bookkeeping, no ptrace: the counting rules of man/heaptrace.1 ("What is counted") live
+ * here.
  */
 #include <stdbool.h>
 #include <stddef.h>

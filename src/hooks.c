@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The malloc family and the counting rules of interface.md, call by call. */
+/* The malloc family and the counting rules of man/heaptrace.1 ("What is counted"), call by call. */
 #include <string.h>
 
 #include "hooks.h"

@@ -21,7 +21,7 @@ _Static_assert(offsetof(struct user_regs_struct, sp) == 31 * 8 &&
 		       offsetof(struct user_regs_struct, pstate) == 33 * 8,
 	       "sp, pc, pstate at 31, 32, 33");
 
-/* There is no PTRACE_GETREGS on arm64 (cross-arch.md §6): the regset is the only way. */
+/* arm64 has no PTRACE_GETREGS (glibc's <sys/ptrace.h> lacks it): the regset is the only way. */
 int arch_get_regs(pid_t tid, struct arch_regs *r)
 {
 	struct iovec iov = { .iov_base = r->w64, .iov_len = sizeof(r->w64) };

@@ -11,7 +11,7 @@
 
 const struct arch_ops *const arch = &arch_arm_ops;
 
-/* NT_PRSTATUS is struct user_regs: r0-r15, cpsr, orig_r0 (cross-arch.md §6: 72 bytes) */
+/* NT_PRSTATUS is struct user_regs: r0-r15, cpsr, orig_r0 (18 x u32 = 72 bytes) */
 #define ARM_REGS_SIZE (18 * sizeof(uint32_t))
 
 _Static_assert(sizeof(struct user_regs) == ARM_REGS_SIZE, "unexpected struct user_regs");
@@ -40,7 +40,8 @@ int arch_set_regs(pid_t tid, const struct arch_regs *r)
 /*
  * UNW_ARM_R0..R15 are r0-r15 (UNW_REG_IP = R15, UNW_REG_SP = R13): the snapshot's first 16
  * words. The PC is returned as stored, without the Thumb bit: at an entry the tracer unwinds
- * from the caller with pc = lr & ~1, the state verified to unwind (cross-arch.md §8).
+ * from the caller with pc = lr & ~1: libunwind's EXIDX data is wrong at an entry, and the
+ * caller's state {pc = lr, same sp and callee-saved registers} unwinds correctly.
  */
 int arch_unwind_reg(const struct arch_regs *r, int regnum, uint64_t *val)
 {

@@ -65,8 +65,9 @@ int arch_set_regs(pid_t tid, const struct arch_regs *r)
 #endif
 
 /*
- * libunwind-ptrace's own access_reg is broken on mips64 (cross-arch.md §8): unwind.c reads
- * registers from the snapshot through this instead. UNW_MIPS_R0..R31 are the GPRs (R0 is
+ * libunwind-ptrace's own access_reg is broken on mips64 (it uses _UPT_reg_offset[]'s PEEKUSER
+ * register numbers as byte offsets into NT_PRSTATUS, so the PC comes from gpr[8]): unwind.c
+ * reads registers from the snapshot through this instead. UNW_MIPS_R0..R31 are the GPRs (R0 is
  * zero, not the dump's restart slot), UNW_MIPS_PC is EPC.
  */
 int arch_unwind_reg(const struct arch_regs *r, int regnum, uint64_t *val)

@@ -161,7 +161,7 @@ def test_static_pie(opt):
 
 
 def test_report_fields():
-    """The JSON report has every field of interface.md, with the right types."""
+    """The JSON report has every field man/heaptrace.1 documents, with the right types."""
     prog = target("leaks")
     r = heaptrace(prog)
     rep = r.report

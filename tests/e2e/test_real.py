@@ -14,7 +14,8 @@ with the same environment). The libraries valgrind preloads are loaded by the dy
 its own minimal allocator, which neither tool counts.
 
 alloc_calls and free_calls are compared with valgrind's "total heap usage: N allocs, M frees"
-too: interface.md counts a moving realloc as one allocation and one free, as valgrind does.
+too: heaptrace counts a moving realloc as one allocation and one free, as valgrind does
+(man/heaptrace.1, "What is counted").
 Skipped when valgrind (or sqlite3) is not installed."""
 
 import os

@@ -162,7 +162,8 @@ static inline __attribute__((unused)) void expect_summary(const struct expect_su
 /*
  * The running count of a target that tracks each of its calls as heaptrace counts them (one
  * object shared by all files of a target: a weak definition). A realloc that moves or keeps a
- * block is expect_free(old) then expect_alloc(new), in that order, as interface.md says.
+ * block is expect_free(old) then expect_alloc(new), in that order, as man/heaptrace.1 says
+ * ("What is counted").
  */
 __attribute__((weak)) struct expect_sum expect_tracked;
 

@@ -2,7 +2,8 @@
 /*
  * ownsignals: signals that are the program's own, which a tracer must deliver to it, neither
  * swallow nor take for its own: SIGTRAP by raise(), by kill(getpid()) and, on x86, from an int3
- * the program executes itself (breakpoints.md section 4), and SIGUSR1, SIGUSR2 and SIGTERM raised
+ * the program executes itself (SI_KERNEL like a breakpoint's: only its address tells them
+ * apart), and SIGUSR1, SIGUSR2 and SIGTERM raised
  * to itself (heaptrace's own control signals, but these are sent to the program, so heaptrace
  * prints no extra report). A handler counts them. Between them it leaks 3 x 99 bytes
  * (trap_leak <- main). Known to exit 0 when every signal reached the handler, else 1. No stdio.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The x86_64 arch layer: breakpoint encoding, register slots, and displacing the first
- * instructions of glibc's and musl's malloc family (breakpoints.md §1). */
+ * instructions of glibc's and musl's malloc family (from objdump of Debian 12's amd64 glibc
+ * 2.36 and musl 1.2.3). */
 #include <errno.h>
 #include <string.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The arm arch layer: ARM and Thumb breakpoints, register slots, and displacing the first
- * instructions of glibc 2.36's and musl 1.2.3's malloc family (breakpoints.md §1.3, §1.5) and
+ * instructions of glibc 2.36's and musl 1.2.3's malloc family and
  * of ld.so's _dl_debug_state. Instruction words are from objdump of Debian's armhf libc.so.6,
  * ld-linux-armhf.so.3 and musl libc.so; expected slot images from arm-linux-gnueabihf-as.
  */
@@ -158,7 +158,7 @@ TEST_CASE(register_slots)
 
 TEST_CASE(glibc_plain_entries_run_out_of_line)
 {
-	/* breakpoints.md §1.3: the first instruction of each glibc armhf entry but realloc */
+	/* the first instruction of each glibc 2.36 armhf entry but realloc (objdump of libc.so.6) */
 	static const struct {
 		uint64_t sym;
 		uint8_t code[4];
@@ -262,7 +262,7 @@ TEST_CASE(dl_debug_state_return_is_emulated)
 
 TEST_CASE(musl_entries)
 {
-	/* musl 1.2.3 armhf libc.so (breakpoints.md §1.5) */
+	/* musl 1.2.3 armhf libc.so (objdump) */
 	static const struct {
 		uint64_t sym, target; /* target: where a b.w goes (0: runs out of line) */
 		uint8_t code[4];

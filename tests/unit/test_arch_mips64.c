@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The mips64el (n64) arch layer: breakpoint encoding, register slots, displacing the first
- * instructions of glibc 2.36's and musl 1.2.3's malloc family (breakpoints.md §1.4, §1.5;
- * words from objdump of Debian's libc6 2.36-9+deb12u14 and musl 1.2.3-1 for mips64el), the
- * return trampoline and syscall injection. */
+ * instructions of glibc 2.36's and musl 1.2.3's malloc family (words from objdump of Debian's
+ * libc6 2.36-9+deb12u14 and musl 1.2.3-1 for mips64el), the return trampoline and syscall
+ * injection. */
 #include <elf.h>
 #include <errno.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* What each malloc-family call amounts to (interface.md "What is counted"). */
+/* What each malloc-family call amounts to (man/heaptrace.1, "What is counted"). */
 #include <stdint.h>
 
 #include "hooks.h"

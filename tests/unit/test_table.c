@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Table bookkeeping: the counting rules of interface.md, interning, and the pointer hash. */
+/* Table bookkeeping: the counting rules of man/heaptrace.1, interning, and the pointer hash. */
 #include "table.h"
 #include "util.h"
 #include "unittest.h"
