@@ -22,7 +22,8 @@ struct arch_regs {
 	size_t size; /* bytes valid, as returned by the kernel */
 };
 
-/* How a hit breakpoint is stepped over without removing it (breakpoints.md §3). */
+/* How a hit breakpoint is stepped over without removing it (remove-and-step loses other threads'
+ * calls, and arm and mips64 have no PTRACE_SINGLESTEP). */
 enum arch_step {
 	STEP_XOL = 1, /* run the copied instruction in a scratch slot that jumps back */
 	STEP_EMULATE, /* the tracer computes the effect (arch_ops.emulate) */
@@ -44,6 +45,9 @@ struct arch_ops {
 	const char *name;
 	int elf_machine; /* EM_X86_64, EM_AARCH64, EM_ARM, EM_MIPS */
 	int elf_class; /* ELFCLASS64 or ELFCLASS32 */
+	/* AUDIT_ARCH_* (<linux/audit.h>) of the traced process's system calls: what the kernel
+	 * puts in seccomp_data.arch for a call made through syscall_insn. */
+	uint32_t audit_arch;
 	unsigned word_size; /* bytes in a pointer of the traced process */
 	unsigned insn_align; /* instructions start at multiples of this (x86_64: 1) */
 
@@ -66,6 +70,7 @@ struct arch_ops {
 	/* Integer argument n (0-based) at a function's entry. */
 	uint64_t (*get_arg)(const struct arch_regs *r, unsigned n);
 	uint64_t (*get_retval)(const struct arch_regs *r);
+	void (*set_retval)(struct arch_regs *r, uint64_t v);
 
 	/* Where the return address lives at a function's first instruction: on the stack at sp
 	 * (ret_on_stack, x86_64) or in a register (get_ret_reg/set_ret_reg). */

@@ -17,6 +17,7 @@
 enum bp_kind {
 	BP_HOOK, /* entry of a malloc-family function */
 	BP_LDSO, /* the dynamic linker's _dl_debug_state: libraries were (un)loaded */
+	BP_SIGACTION, /* the C library's sigaction: SIGTRAP's is answered for the guard */
 };
 
 struct bp {
@@ -43,17 +44,28 @@ struct bpset {
 	uint64_t logtramp; /* logging return trampoline, 0 if none (retlog.h) */
 	unsigned logtramp_len;
 	uint64_t ring; /* its ring: the writable page after the scratch page */
+	uint64_t syscall_insn; /* the system call instruction injected calls use */
 };
+
+/*
+ * Asked before each system call bp_page_inject would make the thread run, with its number,
+ * its exact arguments (as the call gets them) and the address of the syscall instruction
+ * that runs it. Return true to make the call, false to leave it out: it is then never made.
+ */
+typedef bool (*bp_syscall_ok_fn)(void *ctx, long nr, const uint64_t args[6], uint64_t insn_addr);
 
 /*
  * Map the scratch page in the process of stopped thread tid with an injected mmap, close
  * to hint (PC-relative operands must reach their targets from the slots), and put the
  * trampolines in it; where the arch has a logging trampoline, a writable page after it
- * holds the ring. maps are the process's mappings, searched for a syscall instruction.
- * Return 0 or -errno; *pending_sig gets a signal that arrived meanwhile.
+ * holds the ring (made writable by an injected mprotect, left out if ok refuses it: returns
+ * then stop). maps are the process's mappings, searched for a syscall instruction.
+ * Return 0, -ENOENT if there is no syscall instruction, -ECANCELED if ok refused the mmap,
+ * or -errno (from ptrace, or the mmap's own error); nothing is printed. *pending_sig gets a
+ * signal that arrived meanwhile.
  */
 int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_t n,
-		   uint64_t hint, int *pending_sig);
+		   uint64_t hint, int *pending_sig, bp_syscall_ok_fn ok, void *ok_ctx);
 
 /* Place a breakpoint at code address addr. Return 0, -EEXIST, or -errno (-ENOTSUP: its
  * first instruction cannot be stepped over safely). */

@@ -18,8 +18,10 @@ int image_arm_hooks(struct proc *p, pid_t tid);
 /*
  * Map the scratch page and place the breakpoints of a fresh image. Thread t is stopped at a
  * clean point: the first instruction (near: its address) or an attach stop (attached).
- * Return 0, -EXDEV for a program of another architecture (to be left untraced), or -errno
- * after printing why.
+ * No system call is injected that t's seccomp state could refuse (seccomp.h): then, after
+ * one line saying so, an attach gives up (-EPERM) and a fresh image is left untraced.
+ * Return 0, -EXDEV for a program to be left untraced (another architecture, or seccomp; not
+ * when attached), or -errno after printing why (one line).
  */
 int image_setup(struct proc *p, struct thread *t, uint64_t near, bool attached);
 

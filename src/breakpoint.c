@@ -41,7 +41,8 @@ static uint64_t find_syscall_insn(pid_t pid, const struct mapping *maps, size_t 
 
 /* Make the page after the scratch page writable and put the logging trampoline in slots
  * after the trapping one. Without it returns still work, each with a stop. */
-static void logtramp_setup(struct bpset *s, pid_t tid, uint64_t insn, int *pending_sig)
+static void logtramp_setup(struct bpset *s, pid_t tid, uint64_t insn, int *pending_sig,
+			   bp_syscall_ok_fn ok, void *ok_ctx)
 {
 	uint8_t code[ARCH_LOGTRAMP_MAX];
 	uint64_t args[6] = { s->page + s->page_size, s->page_size, PROT_READ | PROT_WRITE };
@@ -50,6 +51,10 @@ static void logtramp_setup(struct bpset *s, pid_t tid, uint64_t insn, int *pendi
 	int64_t ret;
 	int err, sig = 0;
 
+	if (!ok(ok_ctx, arch->nr_mprotect, args, insn)) {
+		pr_dbg(1, "no logging trampoline: its mprotect would be refused (seccomp)");
+		return;
+	}
 	ret = remote_syscall(tid, insn, arch->nr_mprotect, args, &sig, &err);
 	if (sig)
 		*pending_sig = sig;
@@ -68,7 +73,7 @@ static void logtramp_setup(struct bpset *s, pid_t tid, uint64_t insn, int *pendi
 }
 
 int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_t n,
-		   uint64_t hint, int *pending_sig)
+		   uint64_t hint, int *pending_sig, bp_syscall_ok_fn ok, void *ok_ctx)
 {
 	struct arch_regs regs;
 	uint64_t insn, args[6];
@@ -79,25 +84,27 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 
 	*pending_sig = 0;
 	insn = find_syscall_insn(tid, maps, n, arch_get_regs(tid, &regs) ? 0 : arch->get_pc(&regs));
-	if (!insn) {
-		pr_err("no system call instruction found in process %d to map a scratch page", tid);
+	if (!insn)
 		return -ENOENT;
-	}
 	s->page_size = 4096;
 	args[0] = hint & ~(s->page_size - 1);
-	args[1] = s->page_size * (arch->logtramp_encode ? 2 : 1);
+	/* code, then the ring (made writable), then the guard's code (guard.h) */
+	args[1] = s->page_size * (arch->logtramp_encode ? 3 : 1);
 	args[2] = PROT_READ | PROT_EXEC; /* ptrace writes it anyway */
 	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
 	args[4] = (uint64_t)-1;
 	args[5] = 0;
+	if (!ok(ok_ctx, arch->nr_mmap, args, insn))
+		return -ECANCELED;
 	ret = remote_syscall(tid, insn, arch->nr_mmap, args, pending_sig, &err);
 	if (err)
 		return err;
 	if (ret < 0 && ret > -4096) {
-		pr_err("mmap in process %d: %s", tid, strerror((int)-ret));
+		pr_dbg(1, "mmap in process %d: %s", tid, strerror((int)-ret));
 		return (int)ret;
 	}
 	s->page = (uint64_t)ret;
+	s->syscall_insn = insn;
 	s->slots_used = 1; /* slot 0 holds the trampoline */
 	tlen = arch->tramp_encode(tramp);
 	s->tramp = s->page;
@@ -106,7 +113,7 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 	       (unsigned long long)hint);
 	err = remote_write(tid, s->tramp, tramp, tlen);
 	if (!err && arch->logtramp_encode && !getenv("HEAPTRACE_NO_LOGTRAMP"))
-		logtramp_setup(s, tid, insn, pending_sig);
+		logtramp_setup(s, tid, insn, pending_sig, ok, ok_ctx);
 	return err;
 }
 

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * aarch64: pure knowledge. Register indexes follow struct user_pt_regs (<asm/ptrace.h>), which
- * is what PTRACE_GETREGSET(NT_PRSTATUS) returns (272 bytes: x0-x30, sp, pc, pstate; cross-arch.md
- * §6); it is spelled out here so this file builds anywhere. Instructions are 32-bit
+ * is what PTRACE_GETREGSET(NT_PRSTATUS) returns (272 bytes: x0-x30, sp, pc, pstate); it is
+ * spelled out here so this file builds anywhere. Instructions are 32-bit
  * little-endian words. Encodings are from the Arm ARM (DDI 0487) and were checked against
  * aarch64-linux-gnu-as/objdump and Debian 12's arm64 libc6 2.36 and musl 1.2.3.
  */
 #include <elf.h>
 #include <errno.h>
+#include <linux/audit.h>
 #include <string.h>
 
 #include "arch.h"
@@ -89,6 +90,11 @@ static uint64_t a64_get_arg(const struct arch_regs *r, unsigned n)
 static uint64_t a64_get_retval(const struct arch_regs *r)
 {
 	return r->w64[A_X0];
+}
+
+static void a64_set_retval(struct arch_regs *r, uint64_t v)
+{
+	r->w64[A_X0] = v;
 }
 
 /* bl leaves the return address in x30 (lr); nothing is on the stack at the first instruction. */
@@ -433,6 +439,7 @@ const struct arch_ops arch_aarch64_ops = {
 	.name = "aarch64",
 	.elf_machine = EM_AARCH64,
 	.elf_class = ELFCLASS64,
+	.audit_arch = AUDIT_ARCH_AARCH64,
 	.word_size = 8,
 	.insn_align = 4,
 	.bp_encode = a64_bp_encode,
@@ -444,6 +451,7 @@ const struct arch_ops arch_aarch64_ops = {
 	.set_sp = a64_set_sp,
 	.get_arg = a64_get_arg,
 	.get_retval = a64_get_retval,
+	.set_retval = a64_set_retval,
 	.ret_on_stack = false,
 	.get_ret_reg = a64_get_ret_reg,
 	.set_ret_reg = a64_set_ret_reg,

@@ -3,16 +3,18 @@
  * arm (32-bit EABI, Debian armhf): pure knowledge. Register indexes follow what
  * PTRACE_GETREGSET(NT_PRSTATUS) returns, 18 x u32 (struct user_regs / pt_regs): r0-r15,
  * cpsr (ARM_cpsr = uregs[16]) and orig_r0 (ARM_ORIG_r0 = uregs[17]); spelled out here so
- * this file builds anywhere (cross-arch.md §6).
+ * this file builds anywhere.
  *
  * Debian's armhf code is Thumb-2: a symbol value with bit 0 set is Thumb code at value & ~1
  * and the CPSR T bit says which set the thread executes. Throughout this file a "mode
  * address" carries that bit the same way: odd = Thumb, even = ARM (or: unchanged, see
  * arm_set_pc). Encodings were checked against arm-linux-gnueabihf-as 2.40 and the
- * disassembly of glibc 2.36 and musl 1.2.3 (breakpoints.md §1.3, §1.5).
+ * disassembly of glibc 2.36 and musl 1.2.3, whose malloc-family entries start with push,
+ * stmdb, umull, cmp, mov, ldr (literal), b.w or cbz.
  */
 #include <elf.h>
 #include <errno.h>
+#include <linux/audit.h>
 #include <string.h>
 
 #include "arch.h"
@@ -139,6 +141,11 @@ static uint64_t arm_get_retval(const struct arch_regs *r)
 	return r->w32[A_R0];
 }
 
+static void arm_set_retval(struct arch_regs *r, uint64_t v)
+{
+	r->w32[A_R0] = (uint32_t)v;
+}
+
 /* lr, with bit 0 set for a Thumb caller (bl/blx from Thumb code). */
 static uint64_t arm_get_ret_reg(const struct arch_regs *r)
 {
@@ -190,7 +197,7 @@ static void arm_jump_back(uint8_t *slot, size_t o, uint32_t next)
  * Thumb-2 (code at the even address code). Out of line: T16 push, cmp #imm, mov (register);
  * T32 stmdb sp! (push.w), umull; and ldr (literal), relocated as movw/movt of the literal's
  * address and an ldr through the register. Emulated: bx Rm, cbz/cbnz, b.n, b.w. None of these
- * may sit in an IT block; no malloc-family entry does (breakpoints.md §1.3).
+ * may sit in an IT block; no glibc 2.36 armhf malloc-family entry does (its disassembly).
  */
 static int thumb_displace(uint32_t code, const uint8_t *insn, size_t len, uint64_t slot_addr,
 			  uint8_t *slot, struct arch_emul *em)
@@ -540,6 +547,7 @@ const struct arch_ops arch_arm_ops = {
 	.name = "arm",
 	.elf_machine = EM_ARM,
 	.elf_class = ELFCLASS32,
+	.audit_arch = AUDIT_ARCH_ARM, /* EABI, little-endian */
 	.word_size = 4,
 	.insn_align = 2,
 	.bp_encode = arm_bp_encode,
@@ -551,6 +559,7 @@ const struct arch_ops arch_arm_ops = {
 	.set_sp = arm_set_sp,
 	.get_arg = arm_get_arg,
 	.get_retval = arm_get_retval,
+	.set_retval = arm_set_retval,
 	.ret_on_stack = false,
 	.get_ret_reg = arm_get_ret_reg,
 	.set_ret_reg = arm_set_ret_reg,

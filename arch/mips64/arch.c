@@ -9,6 +9,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <linux/audit.h>
 #include <string.h>
 
 #include "arch.h"
@@ -64,7 +65,7 @@ static uint64_t mips_code_addr(uint64_t sym)
 	return sym;
 }
 
-/* break traps with EPC on it (it is never in a delay slot: no entry is, breakpoints.md §1.4). */
+/* break traps with EPC on it (never in a delay slot: no glibc 2.36 mips64el entry is one). */
 static uint64_t mips_bp_addr_from_pc(uint64_t pc)
 {
 	return pc;
@@ -101,6 +102,11 @@ static uint64_t mips_get_retval(const struct arch_regs *r)
 	return r->w64[M_V0];
 }
 
+static void mips_set_retval(struct arch_regs *r, uint64_t v)
+{
+	r->w64[M_V0] = v;
+}
+
 static uint64_t mips_get_ret_reg(const struct arch_regs *r)
 {
 	return r->w64[M_RA];
@@ -121,7 +127,7 @@ static uint64_t gpr(const struct arch_regs *r, unsigned n)
  * Plain integer instructions that read no PC, cannot trap and write one general register
  * (or HI/LO), so they run out of line unchanged. Return the register they write, 0 for HI/LO,
  * or -1 for anything else. This covers glibc 2.36's daddiu sp / dmultu and musl's lui, daddu,
- * sltiu first instructions (breakpoints.md §1.4, §1.5).
+ * sltiu first instructions (from their mips64el disassembly).
  */
 static int plain_dest(uint32_t w)
 {
@@ -428,6 +434,7 @@ const struct arch_ops arch_mips64_ops = {
 	.name = "mips64",
 	.elf_machine = EM_MIPS,
 	.elf_class = ELFCLASS64,
+	.audit_arch = AUDIT_ARCH_MIPSEL64, /* n64 */
 	.word_size = 8,
 	.insn_align = 4,
 	.bp_encode = mips_bp_encode,
@@ -439,6 +446,7 @@ const struct arch_ops arch_mips64_ops = {
 	.set_sp = mips_set_sp,
 	.get_arg = mips_get_arg,
 	.get_retval = mips_get_retval,
+	.set_retval = mips_set_retval,
 	.ret_on_stack = false,
 	.get_ret_reg = mips_get_ret_reg,
 	.set_ret_reg = mips_set_ret_reg,

@@ -5,6 +5,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <linux/audit.h>
 #include <string.h>
 
 #include "arch.h"
@@ -66,6 +67,11 @@ static uint64_t x86_get_retval(const struct arch_regs *r)
 	return r->w64[X_RAX];
 }
 
+static void x86_set_retval(struct arch_regs *r, uint64_t v)
+{
+	r->w64[X_RAX] = v;
+}
+
 static uint64_t x86_get_ret_reg(const struct arch_regs *r)
 {
 	(void)r;
@@ -81,7 +87,8 @@ static void x86_set_ret_reg(struct arch_regs *r, uint64_t v)
 /*
  * A small length decoder for the instructions that start functions: legacy prefixes, REX,
  * one- and two-byte opcodes with ModRM, SIB, displacement and immediate. Anything it does not
- * know is refused rather than guessed (breakpoints.md §5).
+ * know is refused rather than guessed, and never falls back to removing the breakpoint to step
+ * (which loses other threads' calls).
  */
 struct x86_insn {
 	size_t len;
@@ -408,6 +415,7 @@ const struct arch_ops arch_x86_64_ops = {
 	.name = "x86_64",
 	.elf_machine = EM_X86_64,
 	.elf_class = ELFCLASS64,
+	.audit_arch = AUDIT_ARCH_X86_64,
 	.word_size = 8,
 	.insn_align = 1,
 	.bp_encode = x86_bp_encode,
@@ -420,6 +428,7 @@ const struct arch_ops arch_x86_64_ops = {
 	.set_sp = x86_set_sp,
 	.get_arg = x86_get_arg,
 	.get_retval = x86_get_retval,
+	.set_retval = x86_set_retval,
 	.ret_on_stack = true,
 	.get_ret_reg = x86_get_ret_reg,
 	.set_ret_reg = x86_set_ret_reg,
