@@ -12,6 +12,7 @@
 
 #include "arch.h"
 #include "breakpoint.h"
+#include "guard.h"
 #include "hooks.h"
 #include "maps.h"
 #include "retlog.h"
@@ -56,6 +57,8 @@ struct proc {
 	char *exe; /* /proc/PID/exe */
 	struct bpset bps;
 	struct retlog retlog; /* returns logged since the last stop */
+	struct guard_state guard; /* SIGTRAP's handler in the process (guard.h) */
+	bool keep_ign; /* the program's SIGTRAP was SIG_IGN before its last exec */
 	struct unwinder *unw;
 	uint64_t hook_addr[HOOK_COUNT]; /* armed entries, 0 if none */
 	bool armed;
@@ -72,6 +75,9 @@ struct proc {
 	uint64_t statm[3];
 	uint64_t start_ns;
 	bool launched;
+	/* attached after its main thread exited (a zombie thread no tracer may seize): traced
+	 * through its other threads; /proc/PID shows no memory, see proc_mem_pid */
+	bool leader_gone;
 	unsigned nthreads;
 	uint64_t unwind_seq; /* allocations seen, for --sample */
 };
@@ -102,6 +108,11 @@ char *proc_cmdline(pid_t pid);
 long proc_status_field(pid_t tid, const char *key);
 /* The hexadecimal mask after "key:" in /proc/TID/status (e.g. "SigPnd"). Return 0 or -errno. */
 int proc_status_hex(pid_t tid, const char *key, uint64_t *val);
+/* The state letter (R, S, Z, ...) and the PF_* flags of /proc/TID/stat. Return 0 or -errno. */
+int proc_task_stat(pid_t tid, char *state, unsigned long *flags);
+/* The id under which /proc and process_vm_readv show p's memory: p->pid, or one of its traced
+ * threads when its main thread has exited (leader_gone). */
+pid_t proc_mem_pid(struct proc *p);
 /* Read /proc/PID/statm into p->statm (bytes). */
 void proc_read_statm(struct proc *p);
 /* Read /proc/PID/exe into p->exe. */

@@ -8,6 +8,7 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "hooks.h"
 #include "maps.h"
@@ -20,10 +21,16 @@ struct elf_info {
 	uint64_t entry;
 	uint64_t first_load_vaddr; /* p_vaddr of the first PT_LOAD, page aligned */
 	bool has_interp; /* PT_INTERP: dynamically linked */
+	char interp[256]; /* its path ("" if none, or too long) */
+	bool truncated; /* the file ends before its headers or a loaded segment do */
 };
 
 /* Return 0, -ENOEXEC if path is not ELF, or -errno. */
 int sym_elf_info(const char *path, struct elf_info *info);
+
+/* Read len bytes of the ELF file at path as loaded at virtual address vaddr (its code as the
+ * file has it). Return the bytes read or -errno (-ENOENT: not in a loaded segment). */
+ssize_t sym_read_code(const char *path, uint64_t vaddr, void *buf, size_t len);
 
 /*
  * Find the malloc family in the symbol tables (.symtab and .dynsym) of the ELF file at path.

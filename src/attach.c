@@ -26,6 +26,14 @@ static void count_running_cb(struct thread *t, void *ctx)
 		++*(unsigned *)ctx;
 }
 
+static void stopped_cb(struct thread *t, void *ctx)
+{
+	struct thread **out = ctx;
+
+	if (!*out && t->stopped)
+		*out = t;
+}
+
 static void resume_pending_cb(struct thread *t, void *ctx)
 {
 	int sig = t->pending_sig;
@@ -35,13 +43,25 @@ static void resume_pending_cb(struct thread *t, void *ctx)
 	dispatch_resume(t, sig);
 }
 
-/* Why the kernel refused to let heaptrace trace tid of process pid, and what to do. */
-static const char *why_eperm(pid_t pid, pid_t tid)
+#define PF_KTHREAD 0x00200000 /* the flag of a kernel thread, in /proc/PID/stat */
+
+/* Whether thread tid has exited and waits to be reaped (the kernel lets no tracer seize it). */
+static bool thread_dead(pid_t tid)
+{
+	unsigned long flags;
+	char state;
+
+	return !proc_task_stat(tid, &state, &flags) && (state == 'Z' || state == 'X');
+}
+
+/* Why the kernel refused to let heaptrace trace thread tid, and what to do. */
+static const char *why_eperm(pid_t tid)
 {
 	static char buf[160];
-	char name[64];
 	long tracer = proc_status_field(tid, "TracerPid");
+	unsigned long flags;
 	int scope = -1;
+	char state;
 	FILE *f;
 
 	if (tracer > 0) {
@@ -49,14 +69,9 @@ static const char *why_eperm(pid_t pid, pid_t tid)
 			 tracer);
 		return buf;
 	}
-	snprintf(name, sizeof(name), "/proc/%d/cmdline", (int)pid);
-	if ((f = fopen(name, "re"))) {
-		int c = fgetc(f);
-
-		fclose(f);
-		if (c == EOF)
-			return " (a kernel thread: it has no user space to trace)";
-	}
+	/* not an empty cmdline: a zombie's and an exited main thread's are empty too */
+	if (!proc_task_stat(tid, &state, &flags) && (flags & PF_KTHREAD))
+		return " (a kernel thread: it has no user space to trace)";
 	if ((f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re"))) {
 		if (fscanf(f, "%d", &scope) != 1)
 			scope = -1;
@@ -75,11 +90,15 @@ int attach_process(pid_t pid)
 	char name[64];
 	struct proc *p;
 	bool added = true;
-	struct thread *main_t;
+	struct thread *main_t = NULL;
 
 	if (kill(pid, 0) && errno == ESRCH) {
 		pr_err("no such process: %d", pid);
 		return -ESRCH;
+	}
+	if (pid == getpid() || proc_status_field(pid, "Tgid") == getpid()) {
+		pr_err("cannot trace heaptrace itself (process %d)", pid);
+		return -EPERM;
 	}
 	p = proc_new(pid);
 	p->command = proc_cmdline(pid);
@@ -105,9 +124,16 @@ int attach_process(pid_t pid)
 
 				if (e == ESRCH)
 					continue;
+				if (e == EPERM && thread_dead(tid)) {
+					/* nothing left to trace in it; a main thread that exited
+					 * stays a zombie while the other threads run on */
+					if (tid == pid)
+						p->leader_gone = true;
+					continue;
+				}
 				closedir(d);
 				pr_err("cannot attach to process %d: ptrace(SEIZE, %d): %s%s", pid, tid,
-				       strerror(e), e == EPERM ? why_eperm(pid, tid) : "");
+				       strerror(e), e == EPERM ? why_eperm(tid) : "");
 				return -e;
 			}
 			t = proc_thread_new(tid, p);
@@ -116,6 +142,14 @@ int attach_process(pid_t pid)
 			added = true;
 		}
 		closedir(d);
+	}
+	if (!p->nthreads) {
+		if (p->leader_gone)
+			pr_err("process %d is a zombie (it has exited; its parent has not reaped it)",
+			       pid);
+		else
+			pr_err("no such process: %d", pid);
+		return -ESRCH;
 	}
 	/* wait until every thread is stopped */
 	for (;;) {
@@ -153,10 +187,18 @@ int attach_process(pid_t pid)
 		    (status >> 16) == PTRACE_EVENT_VFORK)
 			dispatch_new_child(t, status >> 16);
 	}
-	main_t = proc_thread_find(pid);
+	/* the main thread if it lives on, else another: the setup needs a stopped thread */
+	if (!p->leader_gone)
+		main_t = proc_thread_find(pid);
+	else
+		proc_for_each_thread(p, stopped_cb, &main_t);
 	if (!main_t) {
-		pr_err("process %d has no main thread left", pid);
+		pr_err("process %d has no thread left", pid);
 		return -ESRCH;
+	}
+	if (p->leader_gone) { /* its own cmdline is empty now */
+		free(p->command);
+		p->command = proc_cmdline(main_t->tid);
 	}
 	if (image_setup(p, main_t, 0, true))
 		return -EINVAL;

@@ -4,7 +4,8 @@
  *
  * Exit status: the traced program's own (128+signal when a signal killed it) when heaptrace
  * launched it; 0 after a clean --pid session; 1 on a usage error; 2 when tracing could not
- * start (no such program or process, permission denied, no allocator symbols found).
+ * start (no such program or process, a program that cannot run here, a process that cannot be
+ * traced, permission denied, no allocator symbols found) or the report could not be written.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "events.h"
 #include "log.h"
 #include "symbols.h"
 #include "tracer.h"
@@ -87,7 +89,8 @@ static void usage(FILE *f)
 	fprintf(f, "\nSignals: SIGUSR1 prints the report by size, SIGUSR2 by count; SIGINT and\n"
 		   "SIGTERM print the final report and detach.\n"
 		   "Exit status: the program's own (128+signal if killed), 0 after --pid,\n"
-		   "1 on a usage error, 2 when tracing could not start.\n");
+		   "1 on a usage error, 2 when tracing could not start or the report\n"
+		   "could not be written.\n");
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -96,6 +99,45 @@ static int usage_error(const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fputs(" (see heaptrace --help)\n", stderr);
 	return EXIT_USAGE;
+}
+
+/*
+ * The usage error for getopt_long's c (':' a value is missing, '?' otherwise). optopt is the
+ * option's letter or OPT_* value, 0 for an unknown or ambiguous long option; arg is the last
+ * argv element getopt looked at (a short option's letter may be inside a group, as in "-vx").
+ */
+static int option_error(int c, const char *arg)
+{
+	const struct opt_desc *o = NULL;
+	char name[80];
+	size_t len;
+
+	for (size_t i = 0; i < ARRAY_SIZE(opt_table); i++)
+		if (optopt && opt_table[i].val == optopt)
+			o = &opt_table[i];
+	if (!strncmp(arg, "--", 2) && (o || !optopt)) {
+		len = strcspn(arg, "=");
+		if (o) /* named in full, also when abbreviated */
+			snprintf(name, sizeof(name), "--%s", o->name);
+		else
+			snprintf(name, sizeof(name), "%.*s", (int)(len < 60 ? len : 60), arg);
+	} else {
+		snprintf(name, sizeof(name), "-%c", optopt);
+	}
+	if (c == ':')
+		return usage_error("option '%s' needs a value", name);
+	if (o && !o->arg)
+		return usage_error("option '%s' takes no value", name);
+	if (!optopt) {
+		unsigned matches = 0;
+
+		len = strcspn(arg + 2, "=");
+		for (size_t i = 0; i < ARRAY_SIZE(opt_table); i++)
+			matches += !strncmp(opt_table[i].name, arg + 2, len);
+		if (matches > 1)
+			return usage_error("ambiguous option '%s'", name);
+	}
+	return usage_error("unknown option '%s'", name);
 }
 
 static bool parse_u64(const char *s, uint64_t *out)
@@ -159,15 +201,81 @@ static char *find_program(const char *name, int *err)
 	return NULL;
 }
 
+/* The architecture of ELF machine and class, as uname -m says it ("" for an unknown one). */
+static const char *machine_name(int machine, int elf_class)
+{
+	static const struct {
+		int machine, elf_class; /* elf_class 0: either */
+		const char *name;
+	} names[] = {
+		{ EM_X86_64, ELFCLASS64, "x86_64" }, { EM_X86_64, ELFCLASS32, "x32" },
+		{ EM_386, 0, "i386 (32-bit x86)" }, { EM_AARCH64, ELFCLASS64, "aarch64" },
+		{ EM_AARCH64, ELFCLASS32, "aarch64 ILP32" }, { EM_ARM, 0, "arm" },
+		{ EM_MIPS, ELFCLASS64, "mips64" }, { EM_MIPS, 0, "mips" },
+		{ EM_PPC64, 0, "ppc64" }, { EM_PPC, 0, "ppc" },
+		{ EM_RISCV, ELFCLASS64, "riscv64" }, { EM_RISCV, 0, "riscv32" },
+		{ EM_S390, ELFCLASS64, "s390x" }, { EM_S390, 0, "s390" },
+		{ EM_SPARCV9, 0, "sparc64" }, { EM_SPARC, 0, "sparc" }, { EM_IA_64, 0, "ia64" },
+		{ 258 /* EM_LOONGARCH */, 0, "loongarch64" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (names[i].machine == machine &&
+		    (!names[i].elf_class || names[i].elf_class == elf_class))
+			return names[i].name;
+	return "";
+}
+
+/* A #! script runs only if its interpreter does: check it as exec would. Return 0 or the exit
+ * status after printing why not. */
+static int check_script(const char *name, const char *path)
+{
+	char line[256], *interp; /* the kernel reads the first 256 bytes */
+	size_t n, len;
+	FILE *f = fopen(path, "re");
+
+	if (!f) {
+		pr_err("%s: %s", name, strerror(errno));
+		return EXIT_START;
+	}
+	n = fread(line, 1, sizeof(line) - 1, f);
+	fclose(f);
+	line[n] = '\0';
+	interp = line + 2 + strspn(line + 2, " \t");
+	len = strcspn(interp, " \t\n");
+	if (!len) {
+		pr_err("%s: its #! line names no interpreter", name);
+		return EXIT_START;
+	}
+	if (!interp[len] && n == sizeof(line) - 1)
+		return 0; /* longer than the kernel reads: exec says what it makes of it */
+	interp[len] = '\0';
+	if (access(interp, F_OK)) {
+		bool cr = interp[len - 1] == '\r';
+
+		if (cr)
+			interp[len - 1] = '\0';
+		pr_err("%s: its interpreter %s%s is %s%s", name, interp, cr ? "\\r" : "",
+		       errno == ENOENT || errno == ENOTDIR ? "missing" : strerror(errno),
+		       cr ? " (the #! line ends with a carriage return: a DOS line end)" : "");
+		return EXIT_START;
+	}
+	if (access(interp, X_OK)) {
+		pr_err("%s: its interpreter %s is not executable", name, interp);
+		return EXIT_START;
+	}
+	return 0;
+}
+
 /* Check what exec would run. Return 0 or the exit status after printing why not. */
 static int check_program(const char *name, const char *path)
 {
 	struct elf_info info;
 	uint64_t hooks[HOOK_COUNT];
 	struct stat st;
-	char head[4] = { 0 };
+	unsigned char head[20] = { 0 }; /* e_ident, e_type, e_machine */
 	FILE *f;
-	int ret;
+	int ret, machine;
 
 	if (stat(path, &st) || !S_ISREG(st.st_mode)) {
 		pr_err("%s: not a regular file", name);
@@ -181,9 +289,28 @@ static int check_program(const char *name, const char *path)
 	ret = fread(head, 1, sizeof(head), f);
 	fclose(f);
 	if (ret >= 2 && head[0] == '#' && head[1] == '!')
-		return 0; /* a script: its interpreter is checked when it is executed */
-	if (ret < 4 || memcmp(head, ELFMAG, SELFMAG)) {
+		return check_script(name, path);
+	if (ret < SELFMAG || memcmp(head, ELFMAG, SELFMAG)) {
 		pr_err("%s: not an ELF executable or a #! script", name);
+		return EXIT_START;
+	}
+	/* e_machine is at the same offset in both classes: named even in a damaged file */
+	machine = ret < 20 ? -1 : head[EI_DATA] == ELFDATA2MSB ? head[18] << 8 | head[19] :
+								   head[19] << 8 | head[18];
+	if (machine >= 0 && (machine != arch->elf_machine || head[EI_CLASS] != arch->elf_class)) {
+		const char *m = machine_name(machine, head[EI_CLASS]);
+
+		if (*m)
+			pr_err("%s: %s %s program; this heaptrace traces %s programs", name,
+			       strchr("aeiox", m[0]) ? "an" : "a", m, arch->name);
+		else
+			pr_err("%s: a program for ELF machine %d; this heaptrace traces %s programs",
+			       name, machine, arch->name);
+		return EXIT_START;
+	}
+	if (st.st_size < (head[EI_CLASS] == ELFCLASS64 ? (off_t)sizeof(Elf64_Ehdr) :
+							 (off_t)sizeof(Elf32_Ehdr))) {
+		pr_err("%s: truncated ELF file (%lld bytes)", name, (long long)st.st_size);
 		return EXIT_START;
 	}
 	ret = sym_elf_info(path, &info);
@@ -191,13 +318,16 @@ static int check_program(const char *name, const char *path)
 		pr_err("%s: cannot read ELF headers: %s", name, strerror(-ret));
 		return EXIT_START;
 	}
-	if (info.machine != arch->elf_machine || info.elf_class != arch->elf_class) {
-		pr_err("%s: ELF for another architecture (machine %d); this heaptrace traces %s",
-		       name, info.machine, arch->name);
+	if (info.truncated) {
+		pr_err("%s: truncated ELF file (%lld bytes)", name, (long long)st.st_size);
 		return EXIT_START;
 	}
 	if (info.type != ET_EXEC && info.type != ET_DYN) {
 		pr_err("%s: not an executable ELF file", name);
+		return EXIT_START;
+	}
+	if (info.interp[0] && access(info.interp, F_OK) && (errno == ENOENT || errno == ENOTDIR)) {
+		pr_err("%s: its dynamic linker %s is missing", name, info.interp);
 		return EXIT_START;
 	}
 	if (!info.has_interp && sym_find_hooks(path, hooks) <= 0) {
@@ -211,7 +341,7 @@ static int check_program(const char *name, const char *path)
 int main(int argc, char **argv)
 {
 	struct option longopts[ARRAY_SIZE(opt_table) + 1];
-	char shortopts[64] = "+";
+	char shortopts[64] = "+:"; /* '+': stop at PROGRAM; ':': a missing value is ':', not '?' */
 	struct tracer_opts o = {
 		.depth = HEAPTRACE_DEPTH,
 		.sample = 1,
@@ -222,7 +352,9 @@ int main(int argc, char **argv)
 	uint64_t v;
 	int c, ret;
 
-	for (size_t i = 0, k = 1; i < ARRAY_SIZE(opt_table); i++) {
+	/* first thing: from here on a signal sent to heaptrace is taken, never fatal */
+	events_init();
+	for (size_t i = 0, k = 2; i < ARRAY_SIZE(opt_table); i++) {
 		longopts[i] = (struct option){ opt_table[i].name,
 					       opt_table[i].arg ? required_argument : no_argument,
 					       NULL, opt_table[i].val };
@@ -319,10 +451,8 @@ int main(int argc, char **argv)
 		case OPT_VERSION:
 			printf("heaptrace %s (%s)\n", HEAPTRACE_VERSION, arch->name);
 			return 0;
-		case ':':
-			return usage_error("option '%s' needs an argument", argv[optind - 1]);
-		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+		default: /* ':' or '?' */
+			return option_error(c, argv[optind - 1]);
 		}
 	}
 	if (o.report.min_size > o.report.max_size)
@@ -345,8 +475,10 @@ int main(int argc, char **argv)
 			return EXIT_START;
 		}
 		ret = check_program(argv[optind], path);
-		if (ret)
+		if (ret) {
+			free(path);
 			return ret;
+		}
 		o.path = path;
 		o.argv = argv + optind;
 	}
@@ -354,16 +486,22 @@ int main(int argc, char **argv)
 		o.out = fopen(outfile, "we");
 		if (!o.out) {
 			pr_err("cannot open --outfile %s: %s", outfile, strerror(errno));
+			free((char *)o.path);
 			return EXIT_START;
 		}
 	} else {
 		o.out = stderr;
 	}
 	ret = tracer_run(&o);
-	if (o.out != stderr && fclose(o.out)) {
-		pr_err("writing %s: %s", outfile, strerror(errno));
-		if (!ret)
+	free((char *)o.path);
+	if (o.out != stderr) {
+		/* a failed report write was said already (tracer_run then returns EXIT_START) */
+		bool said = ferror(o.out);
+
+		if (fclose(o.out) && !said) {
+			pr_err("writing %s: %s", outfile, strerror(errno));
 			ret = EXIT_START;
+		}
 	}
 	return ret;
 }

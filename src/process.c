@@ -92,6 +92,46 @@ char *proc_cmdline(pid_t pid)
 	return xstrdup(buf);
 }
 
+int proc_task_stat(pid_t tid, char *state, unsigned long *flags)
+{
+	char name[64], buf[1024], *s;
+	ssize_t n;
+	int fd;
+
+	snprintf(name, sizeof(name), "/proc/%d/stat", (int)tid);
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -EINVAL;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid pgrp session tty_nr tpgid flags ...": comm may hold ") " */
+	s = strrchr(buf, ')');
+	if (!s || sscanf(s + 1, " %c %*d %*d %*d %*d %*d %lu", state, flags) != 2)
+		return -EINVAL;
+	return 0;
+}
+
+static void first_tid_cb(struct thread *t, void *ctx)
+{
+	pid_t *tid = ctx;
+
+	if (!*tid)
+		*tid = t->tid;
+}
+
+pid_t proc_mem_pid(struct proc *p)
+{
+	pid_t tid = 0;
+
+	if (!p->leader_gone || proc_thread_find(p->pid))
+		return p->pid;
+	proc_for_each_thread(p, first_tid_cb, &tid);
+	return tid ? tid : p->pid;
+}
+
 void proc_read_statm(struct proc *p)
 {
 	char name[64];
@@ -99,7 +139,7 @@ void proc_read_statm(struct proc *p)
 	long page = sysconf(_SC_PAGESIZE);
 	FILE *f;
 
-	snprintf(name, sizeof(name), "/proc/%d/statm", (int)p->pid);
+	snprintf(name, sizeof(name), "/proc/%d/statm", (int)proc_mem_pid(p));
 	f = fopen(name, "re");
 	if (!f)
 		return;
@@ -117,7 +157,7 @@ void proc_read_exe(struct proc *p)
 	char name[64], buf[PATH_MAX];
 	ssize_t n;
 
-	snprintf(name, sizeof(name), "/proc/%d/exe", (int)p->pid);
+	snprintf(name, sizeof(name), "/proc/%d/exe", (int)proc_mem_pid(p));
 	n = readlink(name, buf, sizeof(buf) - 1);
 	free(p->exe);
 	p->exe = NULL;
@@ -135,6 +175,7 @@ struct proc *proc_new(pid_t pid)
 	p->interp = -1;
 	p->counting = true;
 	p->start_ns = now_ns();
+	p->guard.stat_fd = -1;
 	table_init(&p->table);
 	p->next = procs;
 	procs = p;
@@ -156,6 +197,13 @@ struct proc *proc_fork(const struct proc *pp, pid_t pid, bool shares_mm, bool co
 	}
 	memcpy(p->hook_addr, pp->hook_addr, sizeof(p->hook_addr));
 	p->armed = pp->armed;
+	if (pp->guard.page) { /* its memory and SIGTRAP action are copies of the parent's */
+		char name[64];
+
+		p->guard = pp->guard;
+		snprintf(name, sizeof(name), "/proc/%d/stat", (int)pid);
+		p->guard.stat_fd = open(name, O_RDONLY | O_CLOEXEC);
+	}
 	modlist_copy(&p->mods, &pp->mods);
 	p->interp = pp->interp;
 	p->exe = pp->exe ? xstrdup(pp->exe) : NULL;
@@ -182,6 +230,7 @@ void proc_forget_image(struct proc *p)
 	p->exe = NULL;
 	bp_forget(&p->bps);
 	memset(&p->retlog, 0, sizeof(p->retlog));
+	guard_forget(p);
 	unwind_destroy(p->unw);
 	p->unw = NULL;
 	memset(p->hook_addr, 0, sizeof(p->hook_addr));

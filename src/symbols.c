@@ -7,6 +7,7 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define PR_DOMAIN "symbols"
@@ -40,10 +41,12 @@ static Elf *elf_open_path(const char *path, int *fd_out)
 int sym_elf_info(const char *path, struct elf_info *info)
 {
 	GElf_Ehdr eh;
-	size_t nph;
+	size_t nph, fsize = 0;
 	int fd;
 	Elf *e = elf_open_path(path, &fd);
 	bool first = true;
+	const char *raw;
+	struct stat st;
 
 	if (!e)
 		return -errno;
@@ -57,13 +60,24 @@ int sym_elf_info(const char *path, struct elf_info *info)
 	info->machine = eh.e_machine;
 	info->elf_class = eh.e_ident[EI_CLASS];
 	info->entry = eh.e_entry;
+	raw = elf_rawfile(e, &fsize);
+	if (!fstat(fd, &st))
+		fsize = st.st_size;
+	info->truncated = fsize < eh.e_phoff + (uint64_t)nph * eh.e_phentsize ||
+			  (eh.e_shoff && fsize < eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize);
 	for (size_t i = 0; i < nph; i++) {
 		GElf_Phdr ph;
 
 		if (!gelf_getphdr(e, i, &ph))
 			continue;
-		if (ph.p_type == PT_INTERP)
+		if (ph.p_type == PT_LOAD && ph.p_offset + ph.p_filesz > fsize)
+			info->truncated = true;
+		if (ph.p_type == PT_INTERP) {
 			info->has_interp = true;
+			if (raw && ph.p_filesz < sizeof(info->interp) && ph.p_offset < fsize &&
+			    ph.p_filesz <= fsize - ph.p_offset)
+				memcpy(info->interp, raw + ph.p_offset, ph.p_filesz);
+		}
 		if (ph.p_type == PT_LOAD && first) {
 			info->first_load_vaddr = (ph.p_vaddr - ph.p_offset) & ~(uint64_t)0xfff;
 			first = false;
@@ -295,4 +309,31 @@ void sym_resolve(struct symbolizer *s, uint64_t pc, bool is_return, struct sym_f
 		s->n++;
 	}
 	*out = s->cache[i].f;
+}
+
+ssize_t sym_read_code(const char *path, uint64_t vaddr, void *buf, size_t len)
+{
+	size_t nph;
+	ssize_t got = -ENOENT;
+	int fd;
+	Elf *e = elf_open_path(path, &fd);
+
+	if (!e)
+		return -errno;
+	if (elf_getphdrnum(e, &nph) < 0)
+		nph = 0;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD || vaddr < ph.p_vaddr ||
+		    vaddr + len > ph.p_vaddr + ph.p_filesz)
+			continue;
+		got = pread(fd, buf, len, ph.p_offset + (vaddr - ph.p_vaddr));
+		if (got < 0)
+			got = -errno;
+		break;
+	}
+	elf_end(e);
+	close(fd);
+	return got;
 }

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import resource
+import select
 import shutil
 import signal
 import subprocess
@@ -249,6 +250,116 @@ def parse_json_reports(text):
     except ValueError:
         obj = json.loads(text)
         return obj if isinstance(obj, list) else [obj]
+
+
+# ---------------------------------------------------------------------------------------------
+# A busy process to attach to, and what a tracer left in it
+
+
+class Busy:
+    """A multi-threaded process started by the test: tests/targets/busy.c, or PROG that speaks
+    the same protocol (steady.c) with ARGS before the thread count, under PREFIX (e.g. strace, or
+    heaptrace launching it). Its "ready PID" line is read; stop() tells it to finish through its
+    standard input and returns (status, stdout, stderr); a clean end is status STATUS and the
+    line "PROG: N threads stopped". No core dump if it crashes."""
+
+    def __init__(self, name, nthreads, opt="O0", prefix=(), prog="busy", args=(), status=0):
+        self.dir = scratch(name)
+        self.nthreads = nthreads
+        self.prog = prog
+        self.status = status
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HEAPTRACE_")}
+        # bufsize=0: readline reads the "ready" line byte by byte and leaves the rest for stop()
+        self.p = subprocess.Popen(list(prefix) + [target(prog, opt)] + [str(a) for a in args]
+                                  + [str(nthreads)],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, env=env, cwd=self.dir, bufsize=0,
+                                  start_new_session=True, preexec_fn=_no_core)
+        ready, _, _ = select.select([self.p.stdout], [], [], TIMEOUT)
+        line = self.p.stdout.readline() if ready else b""
+        m = re.fullmatch(rb"ready (\d+)\n", line)
+        if not m:
+            self.kill()
+            raise Fail("%s did not get ready (status %s, said %r)"
+                       % (prog, self.p.returncode, line))
+        self.pid = int(m.group(1))
+
+    def stop(self):
+        try:
+            out, err = self.p.communicate(b"stop\n", timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise Fail("%s did not finish after \"stop\" (a thread left stopped or trapped?)"
+                       % self.prog)
+        return self.p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+
+    def expect_clean_end(self, r=None):
+        rc, out, err = self.stop()
+        want = "%s: %d threads stopped\n" % (self.prog, self.nthreads)
+        why = {3: " (a worker found its data damaged)",
+               -signal.SIGTRAP: " (killed by SIGTRAP: a breakpoint was left behind)"}
+        if rc != self.status or out != want:
+            msg = ("after heaptrace, %s exited %s%s and printed %r, expected %d and %r"
+                   % (self.prog, rc, why.get(rc, ""), out, self.status, want))
+            if r is not None:
+                r.fail(msg)
+            raise Fail(msg, err)
+
+    def kill(self):
+        """Clean up: kill what still runs (its whole session)."""
+        if self.p.returncode is not None:
+            return
+        try:
+            os.killpg(self.p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.p.communicate()
+
+
+def tracer_pids(pid):
+    """{tid: TracerPid} for every thread of pid."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                for line in f:
+                    if line.startswith("TracerPid:"):
+                        out[int(tid)] = int(line.split()[1])
+        except FileNotFoundError:
+            pass
+    return out
+
+
+def code_diffs(pid):
+    """Compare every executable file-backed mapping of pid, read from /proc/PID/mem, with its
+    file at the same offset. Returns (mappings checked, [description of each difference])."""
+    with open("/proc/%d/maps" % pid) as f:
+        maps = f.read().splitlines()
+    checked, diffs = 0, []
+    fd = os.open("/proc/%d/mem" % pid, os.O_RDONLY)
+    try:
+        for line in maps:
+            parts = line.split(None, 5)
+            if len(parts) < 6 or "x" not in parts[1] or not parts[5].startswith("/") \
+                    or parts[5].endswith("(deleted)"):
+                continue
+            start, end = (int(x, 16) for x in parts[0].split("-"))
+            offset, path = int(parts[2], 16), parts[5]
+            with open(path, "rb") as f:
+                f.seek(offset)
+                want = f.read(end - start)
+            got = os.pread(fd, len(want), start)
+            checked += 1
+            if got != want:
+                at = next(i for i in range(min(len(got), len(want))) if got[i] != want[i]) \
+                    if len(got) == len(want) else 0
+                n = sum(1 for a, b in zip(got, want) if a != b)
+                diffs.append("%s: %d bytes differ, first at 0x%x (file offset 0x%x): %s, file %s"
+                             % (os.path.basename(path), n, start + at, offset + at,
+                                got[at:at + 4].hex(), want[at:at + 4].hex()))
+    finally:
+        os.close(fd)
+    return checked, diffs
 
 
 # ---------------------------------------------------------------------------------------------

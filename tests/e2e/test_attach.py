@@ -10,20 +10,20 @@ A busy process (tests/targets/busy.c: worker threads churning and leaking, start
 "ready PID" on its stdout, "stop" on its stdin): after -p with --duration or SIGINT, the test
 compares every executable file mapping of the process (/proc/PID/mem) with its file, lets the
 process finish, and checks the report's consistency. And processes heaptrace must refuse, with
-exit status 2 and one line: one another tracer (strace) holds, wholly or one thread of it, and a
-kernel thread."""
+exit status 2 and one line: one another tracer (strace) holds, wholly or one thread of it, a
+kernel thread, a zombie and heaptrace itself. A process whose main thread has exited
+(tests/targets/leaderexit.c) is traced through its other threads."""
 
 import os
-import re
 import select
 import signal
 import subprocess
 import time
 
-from helpers import (HEAPTRACE, OPTS, Fail, Proc, Run, Skip, check_sites, check_summary,
-                     describe_sites, list_sum_errors, need_heaptrace, one_error_line, run,
-                     scratch, site_records, sites, summary_record, target, variants, which,
-                     TIMEOUT)
+from helpers import (HEAPTRACE, OPTS, Busy, Fail, Proc, Run, Skip, check_sites, check_summary,
+                     code_diffs, describe_sites, list_sum_errors, need_heaptrace, one_error_line,
+                     run, scratch, site_records, sites, summary_record, target, tracer_pids,
+                     variants, which, TIMEOUT)
 
 TARGET_RC = {3: "its malloc/calloc/free entries were not restored after the detach",
              99: "a checkpoint never came (breakpoints never seen, or no report/detach)",
@@ -106,104 +106,6 @@ LEAK_SIZE = 72  # busy.c's LEAK_SIZE
 CHURN = {"churn_malloc", "churn_realloc", "churn_calloc"}
 
 
-class Busy:
-    """busy started by the test (under PREFIX, e.g. strace), its "ready PID" line read; stop()
-    tells it to finish through its standard input and returns (status, stdout, stderr)."""
-
-    def __init__(self, name, nthreads, opt="O0", prefix=()):
-        self.dir = scratch(name)
-        self.nthreads = nthreads
-        env = {k: v for k, v in os.environ.items() if not k.startswith("HEAPTRACE_")}
-        # bufsize=0: readline reads the "ready" line byte by byte and leaves the rest for stop()
-        self.p = subprocess.Popen(list(prefix) + [target("busy", opt), str(nthreads)],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, env=env, cwd=self.dir, bufsize=0,
-                                  start_new_session=True)
-        ready, _, _ = select.select([self.p.stdout], [], [], TIMEOUT)
-        line = self.p.stdout.readline() if ready else b""
-        m = re.fullmatch(rb"ready (\d+)\n", line)
-        if not m:
-            self.kill()
-            raise Fail("busy did not get ready (status %s, said %r)" % (self.p.returncode, line))
-        self.pid = int(m.group(1))
-
-    def stop(self):
-        try:
-            out, err = self.p.communicate(b"stop\n", timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            raise Fail("busy did not finish after \"stop\" (a thread left stopped or trapped?)")
-        return self.p.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
-
-    def expect_clean_end(self, r=None):
-        rc, out, err = self.stop()
-        want = "busy: %d threads stopped\n" % self.nthreads
-        why = {3: " (a worker found its data damaged)",
-               -signal.SIGTRAP: " (killed by SIGTRAP: a breakpoint was left behind)"}
-        if rc != 0 or out != want:
-            msg = ("after heaptrace, busy exited %s%s and printed %r, expected 0 and %r"
-                   % (rc, why.get(rc, ""), out, want))
-            if r is not None:
-                r.fail(msg)
-            raise Fail(msg, err)
-
-    def kill(self):
-        """Clean up: kill what still runs (its whole session)."""
-        if self.p.returncode is not None:
-            return
-        try:
-            os.killpg(self.p.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.p.communicate()
-
-
-def tracer_pids(pid):
-    """{tid: TracerPid} for every thread of pid."""
-    out = {}
-    for tid in os.listdir("/proc/%d/task" % pid):
-        try:
-            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
-                for line in f:
-                    if line.startswith("TracerPid:"):
-                        out[int(tid)] = int(line.split()[1])
-        except FileNotFoundError:
-            pass
-    return out
-
-
-def code_diffs(pid):
-    """Compare every executable file-backed mapping of pid, read from /proc/PID/mem, with its
-    file at the same offset. Returns (mappings checked, [description of each difference])."""
-    with open("/proc/%d/maps" % pid) as f:
-        maps = f.read().splitlines()
-    checked, diffs = 0, []
-    fd = os.open("/proc/%d/mem" % pid, os.O_RDONLY)
-    try:
-        for line in maps:
-            parts = line.split(None, 5)
-            if len(parts) < 6 or "x" not in parts[1] or not parts[5].startswith("/") \
-                    or parts[5].endswith("(deleted)"):
-                continue
-            start, end = (int(x, 16) for x in parts[0].split("-"))
-            offset, path = int(parts[2], 16), parts[5]
-            with open(path, "rb") as f:
-                f.seek(offset)
-                want = f.read(end - start)
-            got = os.pread(fd, len(want), start)
-            checked += 1
-            if got != want:
-                at = next(i for i in range(min(len(got), len(want))) if got[i] != want[i]) \
-                    if len(got) == len(want) else 0
-                n = sum(1 for a, b in zip(got, want) if a != b)
-                diffs.append("%s: %d bytes differ, first at 0x%x (file offset 0x%x): %s, file %s"
-                             % (os.path.basename(path), n, start + at, offset + at,
-                                got[at:at + 4].hex(), want[at:at + 4].hex()))
-    finally:
-        os.close(fd)
-    return checked, diffs
-
-
 def check_busy_report(r, pid, nthreads):
     """(d): one report of the detached process; nothing negative; the summary agrees with the
     list (live_blocks = sum of the counts, = alloc_calls - free_calls); every live block is
@@ -232,7 +134,7 @@ def check_busy_report(r, pid, nthreads):
     gap = summ["alloc_calls"] - summ["free_calls"] - summ["live_blocks"]
     if gap:
         # busy's workers realloc all the time: the old block of a realloc in flight is
-        # released when the realloc returns (interface.md), so it is live until then
+        # released when the realloc returns (man/heaptrace.1, BUGS), so it is live until then
         errors.append("alloc_calls - free_calls = %d but live_blocks = %d: %d blocks neither "
                       "live nor freed (old blocks of reallocs in flight at the report?)"
                       % (summ["alloc_calls"] - summ["free_calls"], summ["live_blocks"], gap))
@@ -410,7 +312,8 @@ def kernel_thread():
 
 
 def test_refuse_kernel_thread():
-    """-p of a kernel thread: exit 2 and one line "heaptrace: ..." (no crash, no hang)."""
+    """-p of a kernel thread: exit 2 and one line "heaptrace: ..." that says so (no crash, no
+    hang)."""
     need_heaptrace()
     pid = kernel_thread()
     if pid is None:
@@ -420,4 +323,138 @@ def test_refuse_kernel_thread():
              "--outfile=" + os.path.join(d, "report")])
     if p.timed_out:
         raise Fail("heaptrace -p %d (a kernel thread) did not finish" % pid, p.describe())
-    one_error_line(p, 2)
+    one_error_line(p, 2, ["a kernel thread"])
+
+
+# ---------------------------------------------------------------------------------------------
+# Processes that are not what they seem (issue 9)
+
+
+def thread_state(pid, tid=None):
+    """The state letter of /proc/PID/stat (of thread tid if given), None if gone."""
+    path = "/proc/%d/task/%d/stat" % (pid, tid) if tid else "/proc/%d/stat" % pid
+    try:
+        with open(path) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return None
+
+
+def test_refuse_zombie():
+    """A process that has exited and that its parent (this test) has not reaped: exit 2 and one
+    line saying it is a zombie (not "a kernel thread", though its cmdline is empty too)."""
+    need_heaptrace()
+    z = subprocess.Popen([target("exitcode"), "0"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         env={k: v for k, v in os.environ.items()
+                              if not k.startswith("HEAPTRACE_")})
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while thread_state(z.pid) != "Z":  # not z.poll(): that would reap it
+            if time.monotonic() > deadline:
+                raise Fail("the child never became a zombie (state %s)" % thread_state(z.pid))
+            time.sleep(0.001)
+        p = run([HEAPTRACE, "-p", str(z.pid), "--duration=1", "--outfile=/dev/null"])
+        one_error_line(p, 2, ["process %d is a zombie (it has exited; its parent has not reaped "
+                              "it)" % z.pid])
+    finally:
+        z.wait()
+
+
+def test_refuse_self():
+    """-p with heaptrace's own pid (known only to itself: sh execs it with $$): exit 2, one
+    line "cannot trace heaptrace itself"."""
+    need_heaptrace()
+    d = scratch("self")
+    p = run(["sh", "-c", 'exec "$0" -p $$ --duration=1 --outfile="$1"', HEAPTRACE,
+             os.path.join(d, "report")])
+    if p.timed_out:
+        raise Fail("heaptrace -p (itself) did not finish", p.describe())
+    one_error_line(p, 2, ["cannot trace heaptrace itself"])
+
+
+LEADER_RC = {3: "its malloc/free entries were not restored after the detach",
+             99: "a checkpoint never came (breakpoints never seen, or no report/detach)",
+             98: "it could not signal its tracer"}
+
+
+@variants("O0-int", "O2-int", "O0-exit", "O2-exit")
+def test_attach_leader_exited(variant):
+    """-p of a process whose main thread called pthread_exit (tests/targets/leaderexit.c): the
+    main thread is a zombie no tracer may seize, the worker runs on. heaptrace traces the process
+    through the worker: the report has the process's pid and command line and exactly the
+    worker's 3 x 40 bytes; "int": SIGINT from the worker, heaptrace exits 0, the worker finds
+    malloc and free restored and the process exits 0; "exit": the worker exits 5 while traced,
+    and the report says exit_status 5."""
+    need_heaptrace()
+    opt, mode = variant.split("-")
+    d = scratch("leaderexit-" + variant)
+    outfile = os.path.join(d, "report")
+    expectfile = os.path.join(d, "expect")
+    env = dict(os.environ, HEAPTRACE_EXPECT=expectfile, HEAPTRACE_OUTFILE=outfile)
+    t = subprocess.Popen([target("leaderexit", opt), mode], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=d)
+    try:
+        ready, _, _ = select.select([t.stdout], [], [], TIMEOUT)
+        line = t.stdout.readline() if ready else b""
+        if line != b"ready\n":
+            t.kill()
+            t.wait()
+            raise Fail("leaderexit did not get ready (status %s, said %r)"
+                       % (t.returncode, line))
+        tasks = sorted(int(x) for x in os.listdir("/proc/%d/task" % t.pid))
+        if thread_state(t.pid) != "Z" or len(tasks) != 2:
+            raise Fail("leaderexit: main thread state %s, threads %s; expected Z and 2"
+                       % (thread_state(t.pid), tasks))
+        proc = run([HEAPTRACE, "-p", str(t.pid), "--format=json", "--outfile=" + outfile])
+        try:
+            t.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            t.kill()
+            t.wait()
+        r = Run(proc, outfile, expectfile, "json")
+        if proc.timed_out:
+            r.fail("heaptrace -p did not finish within %ss" % TIMEOUT)
+        if proc.rc != 0:
+            r.fail("heaptrace -p exited %s, expected 0" % proc.rc)
+        want_rc = 0 if mode == "int" else 5
+        if t.returncode != want_rc:
+            r.fail("leaderexit exited %s, expected %d%s" % (
+                t.returncode, want_rc, ": " + LEADER_RC[t.returncode]
+                if t.returncode in LEADER_RC else ""))
+        if len(r.reports) != 1:
+            r.fail("%d reports, expected 1" % len(r.reports))
+        rep = r.report
+        if rep.get("pid") != t.pid or "leaderexit" not in (rep.get("command") or ""):
+            r.fail("pid %r, command %r; expected %d and leaderexit's command line"
+                   % (rep.get("pid"), rep.get("command"), t.pid))
+        if rep.get("exit_status") != (None if mode == "int" else 5):
+            r.fail("exit_status %r, expected %s" % (rep.get("exit_status"),
+                                                    "null" if mode == "int" else 5))
+        check_sites(r, rep, site_records(r))
+        if mode == "int":
+            check_summary(r, rep, summary_record(r),
+                          keys=["alloc_calls", "free_calls", "unknown_frees", "live_blocks",
+                                "live_bytes"])
+    finally:
+        if t.poll() is None:
+            t.kill()
+            t.wait()
+        t.stdout.close()
+        t.stderr.close()
+
+
+def test_attach_report_unwritable():
+    """-p with --outfile=/dev/full: the final report cannot be written. heaptrace still detaches
+    cleanly (the process finishes its work), then exits 2 with one line."""
+    need_heaptrace()
+    busy = Busy("attach-devfull", 2)
+    try:
+        p = run([HEAPTRACE, "-p", str(busy.pid), "--duration=0.5", "--format=json",
+                 "--outfile=/dev/full"])
+        if p.timed_out:
+            raise Fail("heaptrace -p did not finish", p.describe())
+        one_error_line(p, 2, ["No space left on device"])
+        busy.expect_clean_end()
+    finally:
+        busy.kill()

@@ -4,9 +4,16 @@ count) print a report and tracing continues; SIGINT/SIGTERM print the final repo
 heaptrace then waits for the program and exits with its status; --interval/--count; --duration.
 The target itself signals heaptrace and waits (polling) for the report line to appear in the
 --outfile: no sleeps here. Reports before the final one, and after a detach, have exit_status
-null."""
+null. Started with SIGCHLD ignored, heaptrace still works and the program still finds SIGCHLD
+ignored (tests/targets/sigstate.c)."""
 
-from helpers import check_sites, expect_rc, heaptrace, site_records, sites, target
+import os
+import resource
+import signal
+import subprocess
+
+from helpers import (HEAPTRACE, TIMEOUT, Fail, Proc, Run, check_sites, expect_rc, heaptrace,
+                     need_heaptrace, scratch, site_records, sites, target)
 
 FIRST = ("malloc", "first_leak,main")
 SECOND = ("malloc", "second_leak,main")
@@ -77,3 +84,63 @@ def test_duration():
         r.fail("exit_status %r after the detach, expected null" % r.report.get("exit_status"))
     if FIRST not in keys(r.report):
         r.fail("first_leak is not in the report: %s" % keys(r.report))
+
+
+# ---------------------------------------------------------------------------------------------
+# Started with SIGCHLD ignored (issue 9)
+
+
+def _careless_parent():
+    """preexec_fn: start the command as a careless parent may, with SIGCHLD ignored (the kernel
+    then reaps children at once) and SIGUSR1 blocked; no core dump."""
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _run_careless(argv, env=None):
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=dict(os.environ, **(env or {})),
+                         preexec_fn=_careless_parent, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=TIMEOUT)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        timed_out = True
+    return Proc([str(a) for a in argv], p.returncode, out.decode("utf-8", "replace"),
+                err.decode("utf-8", "replace"), timed_out)
+
+
+def test_sigchld_ignored_status():
+    """heaptrace started with SIGCHLD ignored still sees its program's stops and end: it exits
+    with the program's status (exitcode 7) and the report is exact, exit_status 7."""
+    need_heaptrace()
+    d = scratch("sigchld-ignored")
+    outfile, expectfile = os.path.join(d, "report"), os.path.join(d, "expect")
+    proc = _run_careless([HEAPTRACE, "--format=json", "--outfile=" + outfile, "--",
+                          target("exitcode"), "7"], env={"HEAPTRACE_EXPECT": expectfile})
+    r = Run(proc, outfile, expectfile, "json")
+    if proc.timed_out:
+        r.fail("heaptrace did not finish within %ss" % TIMEOUT)
+    expect_rc(r, 7)
+    if r.report.get("exit_status") != 7:
+        r.fail("exit_status %r, expected 7" % r.report.get("exit_status"))
+    check_sites(r, r.report, site_records(r))
+
+
+def test_sigchld_ignored_program_sees():
+    """The program gets the signal state heaptrace was started with, as it would untraced:
+    SIGCHLD ignored, SIGUSR1 blocked (tests/targets/sigstate.c prints both)."""
+    need_heaptrace()
+    d = scratch("sigchld-sigstate")
+    untraced = _run_careless([target("sigstate"), "7"])
+    traced = _run_careless([HEAPTRACE, "--outfile=" + os.path.join(d, "report"), "--",
+                            target("sigstate"), "7"])
+    if untraced.rc != 7 or "SIGCHLD ignored" not in untraced.stdout:
+        raise Fail("sigstate untraced under the wrapper: status %s, said %r (harness)"
+                   % (untraced.rc, untraced.stdout), untraced.describe())
+    if traced.timed_out or traced.rc != 7 or traced.stdout != untraced.stdout:
+        raise Fail("traced, sigstate exited %s and said %r; untraced 7 and %r"
+                   % (traced.rc, traced.stdout, untraced.stdout), traced.describe())
