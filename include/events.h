@@ -12,6 +12,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* Not a signal: the deadline timer of events_next fired. */
+#define EVENTS_DEADLINE 0x10000
+
 /* What the next call of events_next found. */
 struct event {
 	pid_t tid; /* > 0: a tracee changed state; status holds waitpid's status */

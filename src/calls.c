@@ -11,6 +11,7 @@
 
 #define PR_DOMAIN "calls"
 #include "calls.h"
+#include "guard.h"
 #include "log.h"
 #include "remote.h"
 #include "unwind.h"
@@ -247,10 +248,13 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 			t->nframes--;
 			if (f->took_old)
 				table_put_back(&p->table, &f->old);
+			return false;
 		}
 	} else {
 		arch->set_ret_reg(regs, arch->tramp_for(p->bps.tramp, ret));
 	}
+	/* should heaptrace die, the guard sends this return to its caller */
+	guard_note_return(p, t->tid, sp + arch->ret_sp_adjust, ret);
 	return false;
 }
 
@@ -269,6 +273,7 @@ int calls_return(struct thread *t, struct arch_regs *regs)
 		return -1;
 	}
 	f = &t->frames[--t->nframes];
+	guard_forget_return(t->p, t->tid, arch->get_sp(regs));
 	account(t, f, arch->get_retval(regs));
 	arch->set_pc(regs, f->ret);
 	return 0;

@@ -24,6 +24,7 @@
 #include "calls.h"
 #include "cpu.h"
 #include "dispatch.h"
+#include "guard.h"
 #include "image.h"
 #include "log.h"
 #include "process.h"
@@ -103,6 +104,7 @@ static void on_sigtrap(struct thread *t)
 			return;
 		}
 		arch_set_regs(t->tid, &regs);
+		guard_check(t);
 		dispatch_resume(t, 0);
 		return;
 	}
@@ -115,6 +117,15 @@ static void on_sigtrap(struct thread *t)
 		arch->set_pc(&regs, addr); /* unwind from the entry itself */
 		if (calls_entry(t, &regs, b, !session.detaching)) {
 			arch_set_regs(t->tid, &regs);
+			guard_check(t);
+			dispatch_resume(t, 0);
+			return;
+		}
+	} else if (b->kind == BP_SIGACTION) {
+		arch->set_pc(&regs, addr);
+		if (guard_sigaction(t, &regs)) { /* answered: it returns to its caller */
+			arch_set_regs(t->tid, &regs);
+			guard_check(t);
 			dispatch_resume(t, 0);
 			return;
 		}
@@ -127,6 +138,7 @@ static void on_sigtrap(struct thread *t)
 	}
 	bp_step(b, &regs);
 	arch_set_regs(t->tid, &regs);
+	guard_check(t);
 	dispatch_resume(t, 0);
 }
 
@@ -152,6 +164,8 @@ static void on_exec(struct thread *t)
 		proc_free(p);
 		return;
 	}
+	/* exec resets a caught SIGTRAP (the guard) to SIG_DFL, but SIG_IGN stays */
+	p->keep_ign = p->guard.page ? p->guard.mirror.prog_handler == 1 : p->keep_ign;
 	proc_forget_image(p);
 	p->shares_mm = false;
 	table_reset(&p->table); /* a new image, a new heap */
@@ -185,6 +199,7 @@ static void release_child(struct thread *t)
 	bp_remove_all(&p->bps, t->tid);
 	/* return addresses the parent had patched are in the child's copy of the stack */
 	calls_restore_cb(t, NULL);
+	guard_remove(p, t->tid); /* its SIGTRAP action is a copy of the parent's */
 	ptrace(PTRACE_DETACH, t->tid, 0, 0);
 	proc_free(p);
 }
@@ -236,7 +251,8 @@ void dispatch_exit(struct thread *t, int status)
 		proc_thread_free(t);
 		return;
 	}
-	if (t->tid != p->pid) {
+	/* its last thread, when the leader exited before heaptrace attached (never traced) */
+	if (t->tid != p->pid && !(p->leader_gone && p->nthreads == 1)) {
 		proc_thread_free(t);
 		return;
 	}
@@ -310,7 +326,7 @@ void dispatch(pid_t tid, int status)
 		on_exec(t);
 		return;
 	case PTRACE_EVENT_EXIT:
-		if (t->tid == t->p->pid)
+		if (t->tid == t->p->pid || t->p->leader_gone)
 			proc_read_statm(t->p); /* the last moment its memory can be seen */
 		dispatch_resume(t, 0);
 		return;

@@ -1,19 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* heaptrace's own signals and the one wait for tracee events (see events.h). */
+/*
+ * heaptrace's own signals and the one wait for tracee events (see events.h).
+ *
+ * Every signal but the synchronous faults is blocked in the main thread, which waits in
+ * waitpid and so is never interrupted. A second thread, the waker, takes the signals with
+ * sigwaitinfo and queues them; to end a waitpid that may be blocked, it starts a child that
+ * exits at once: waitpid(-1) returns that child, which is no tracee, and the main thread
+ * looks at the queue. Deadlines are an interval timer whose SIGALRM the waker takes the same
+ * way. A stop costs one waitpid, as it would without any of this.
+ */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <sys/time.h>
 #include <sys/wait.h>
-#include <time.h>
+#include <unistd.h>
 
 #include "events.h"
 #include "util.h"
 
-static sigset_t blocked; /* heaptrace's signals and SIGCHLD, blocked for good */
+static sigset_t blocked; /* heaptrace's signals, blocked in every thread */
+static sigset_t taken; /* those the waker takes: all but SIGCHLD, which stays pending */
+static sigset_t own; /* raised by the main thread's own writes */
 static sigset_t orig_mask; /* what heaptrace was started with, for the program */
 static struct sigaction orig_chld;
-static uint64_t last_sig_check;
+
+#define QUEUE_SIZE 64u /* signals the main thread has not taken yet, at most */
+
+static int queue[QUEUE_SIZE];
+static atomic_uint queue_head, queue_tail;
+#define WAKERS_MAX 64u
+static atomic_int waker_pids[WAKERS_MAX]; /* children started to end a waitpid, not reaped */
 
 /*
  * Synchronous faults stay unblocked: a blocked fault signal is forced on the thread anyway
@@ -21,19 +41,82 @@ static uint64_t last_sig_check;
  */
 static const int fault_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT };
 
+/* End a waitpid of the main thread: a child of heaptrace that exits at once. */
+static void wake_main(void)
+{
+	pid_t pid;
+
+	for (unsigned i = 0; i < WAKERS_MAX; i++) {
+		if (atomic_load(&waker_pids[i]))
+			continue;
+		pid = vfork(); /* the child shares heaptrace's memory until its _exit */
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0)
+			atomic_store(&waker_pids[i], pid);
+		return;
+	}
+	/* 64 wake-ups not taken yet: the main thread has enough of them to look at the queue */
+}
+
+/* True, once, for a child wake_main started. */
+static bool is_waker(pid_t pid)
+{
+	for (unsigned i = 0; i < WAKERS_MAX; i++) {
+		int expected = pid;
+
+		if (atomic_compare_exchange_strong(&waker_pids[i], &expected, 0))
+			return true;
+	}
+	return false;
+}
+
+static void *waker(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		unsigned head = atomic_load(&queue_head);
+		siginfo_t si;
+		int sig = sigwaitinfo(&taken, &si);
+
+		if (sig <= 0)
+			continue;
+		if (sig == SIGALRM && si.si_code == SI_KERNEL)
+			sig = EVENTS_DEADLINE; /* heaptrace's own timer, not a SIGALRM sent to it */
+		/* a full queue drops only repeats of what it holds already: the reports asked
+		 * for and the end are all still in it */
+		if (head - atomic_load(&queue_tail) < QUEUE_SIZE) {
+			queue[head % QUEUE_SIZE] = sig;
+			atomic_store(&queue_head, head + 1);
+		}
+		wake_main();
+	}
+	return NULL;
+}
+
 void events_init(void)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	pthread_t th;
 
 	sigfillset(&blocked);
 	for (size_t i = 0; i < ARRAY_SIZE(fault_sigs); i++)
 		sigdelset(&blocked, fault_sigs[i]);
 	sigprocmask(SIG_BLOCK, &blocked, &orig_mask);
+	/* the kernel sends SIGCHLD at every stop of a tracee: blocked everywhere and never
+	 * taken, it stays one pending signal and wakes nobody */
+	taken = blocked;
+	sigdelset(&taken, SIGCHLD);
+	sigemptyset(&own);
+	sigaddset(&own, SIGPIPE);
+	sigaddset(&own, SIGXFSZ);
 	/*
-	 * The kernel sends SIGCHLD at a tracee's stop only if SIGCHLD is not ignored and has no
-	 * SA_NOCLDSTOP; ignored, it also reaps children before waitpid sees their status.
+	 * Ignored, SIGCHLD makes the kernel reap children before waitpid sees their status (the
+	 * launched program's among them): heaptrace needs the default, the program gets back
+	 * what heaptrace was given (events_child_setup).
 	 */
 	sigaction(SIGCHLD, &dfl, &orig_chld);
+	pthread_create(&th, NULL, waker, NULL); /* inherits the mask: every signal blocked */
 }
 
 void events_child_setup(void)
@@ -47,6 +130,7 @@ bool events_sig_ends(int sig)
 	switch (sig) {
 	case SIGUSR1:
 	case SIGUSR2:
+	case EVENTS_DEADLINE:
 	case SIGCHLD:
 	case SIGCONT:
 	case SIGWINCH:
@@ -60,17 +144,51 @@ bool events_sig_ends(int sig)
 	}
 }
 
-/* Take one of heaptrace's signals, waiting up to timeout_ns (0: only look). Return it, 0. */
-static int take_signal(uint64_t timeout_ns)
+/*
+ * The oldest queued signal, or 0. SIGPIPE and SIGXFSZ raised by a write of the main thread
+ * (a report's reader gone, a file too large) are sent to that thread alone, where the waker
+ * cannot take them: looked for here too.
+ */
+#define OWN_CHECK_NS 10000000
+
+static int take_signal(void)
 {
-	struct timespec ts = { (time_t)(timeout_ns / 1000000000), (long)(timeout_ns % 1000000000) };
+	static const struct timespec zero = { 0, 0 };
+	static uint64_t checked;
+	unsigned tail = atomic_load(&queue_tail);
+	uint64_t now = now_ns();
 	int sig;
 
-	last_sig_check = now_ns();
-	do
-		sig = sigtimedwait(&blocked, NULL, &ts);
-	while (sig < 0 && errno == EINTR);
-	return sig < 0 ? 0 : sig;
+	/* a write that raised one failed already: a look every 10 ms is soon enough */
+	if (now - checked >= OWN_CHECK_NS) {
+		checked = now;
+		sig = sigtimedwait(&own, NULL, &zero);
+		if (sig > 0)
+			return sig;
+	}
+	if (tail == atomic_load(&queue_head))
+		return 0;
+	sig = queue[tail % QUEUE_SIZE];
+	atomic_store(&queue_tail, tail + 1);
+	return sig;
+}
+
+/* Arm SIGALRM for deadline_ns (0: none), unless it is armed for it already. */
+static void set_alarm(uint64_t deadline_ns)
+{
+	static uint64_t armed;
+	struct itimerval it = { { 0, 0 }, { 0, 0 } };
+	uint64_t now = now_ns(), left;
+
+	if (deadline_ns == armed)
+		return;
+	armed = deadline_ns;
+	if (deadline_ns) {
+		left = deadline_ns > now ? (deadline_ns - now + 999) / 1000 : 1; /* us, not early */
+		it.it_value.tv_sec = left / 1000000;
+		it.it_value.tv_usec = left % 1000000;
+	}
+	setitimer(ITIMER_REAL, &it, NULL);
 }
 
 /*
@@ -82,61 +200,60 @@ static int take_signal(uint64_t timeout_ns)
  * within the window again.
  */
 #define POLL_NS 100000
-#define SIG_CHECK_NS 10000000 /* while events keep coming, look for signals this often */
 
 static bool poll_ok = true;
 
-static pid_t try_wait(int *status)
+static pid_t wait_any(int *status, int flags)
 {
 	pid_t tid;
 
 	do
-		tid = waitpid(-1, status, __WALL | WNOHANG);
+		tid = waitpid(-1, status, __WALL | flags);
 	while (tid < 0 && errno == EINTR);
 	return tid;
 }
 
 int events_next(struct event *ev, uint64_t deadline_ns, bool poll)
 {
-	uint64_t start = now_ns(), now;
-	pid_t tid;
+	uint64_t start = now_ns();
+	pid_t tid = 0;
 
 	memset(ev, 0, sizeof(*ev));
-	if (start - last_sig_check >= SIG_CHECK_NS) {
-		ev->sig = take_signal(0);
-		if (ev->sig && ev->sig != SIGCHLD)
-			return 1;
-	}
-	do {
-		tid = try_wait(&ev->status);
-		if (tid)
-			break;
-	} while (poll && poll_ok && now_ns() - start < POLL_NS);
+	set_alarm(deadline_ns);
 	for (;;) {
-		if (tid > 0) {
-			ev->tid = tid;
-			ev->sig = 0;
-			poll_ok = now_ns() - start < 10 * POLL_NS;
+		ev->sig = take_signal();
+		if (ev->sig && ev->sig != EVENTS_DEADLINE)
 			return 1;
+		if (deadline_ns && now_ns() >= deadline_ns)
+			return 0;
+		while (poll && poll_ok && !tid && now_ns() - start < POLL_NS)
+			tid = wait_any(&ev->status, WNOHANG);
+		if (!tid) {
+			tid = wait_any(&ev->status, 0);
+			poll_ok = now_ns() - start < 10 * POLL_NS;
 		}
 		if (tid < 0)
 			return -errno;
-		now = now_ns();
-		if (deadline_ns && now >= deadline_ns)
-			return 0;
-		ev->sig = take_signal(deadline_ns ? deadline_ns - now : 3600000000000ULL);
-		if (ev->sig && ev->sig != SIGCHLD)
-			return 1;
-		tid = try_wait(&ev->status);
+		if ((WIFEXITED(ev->status) || WIFSIGNALED(ev->status)) && is_waker(tid)) {
+			tid = 0;
+			continue;
+		}
+		ev->tid = tid;
+		return 1;
 	}
 }
 
 pid_t events_wait_tid(pid_t tid, int *status)
 {
+	int st;
 	pid_t got;
 
-	do
-		got = waitpid(tid, status, __WALL);
-	while (got < 0 && errno == EINTR);
+	do {
+		do
+			got = waitpid(tid, &st, __WALL);
+		while (got < 0 && errno == EINTR);
+	} while (tid == -1 && got > 0 && (WIFEXITED(st) || WIFSIGNALED(st)) && is_waker(got));
+	if (status)
+		*status = st;
 	return got < 0 ? -errno : got;
 }

@@ -10,8 +10,11 @@
 #include <string.h>
 
 #define PR_DOMAIN "image"
+#include "guard.h"
 #include "image.h"
+#include "inject.h"
 #include "log.h"
+#include "remote.h"
 #include "symbols.h"
 #include "unwind.h"
 #include "util.h"
@@ -52,7 +55,7 @@ static void note_modules(struct proc *p, size_t old)
 void image_scan(struct proc *p)
 {
 	struct mapping *maps = NULL;
-	ssize_t n = maps_read(p->pid, &maps);
+	ssize_t n = maps_read(proc_mem_pid(p), &maps);
 	size_t old = p->mods.n;
 
 	if (n < 0)
@@ -71,6 +74,67 @@ static int module_rank(const struct proc *p, size_t i)
 	if (p->exe && !strcmp(path, p->exe))
 		return 0;
 	return is_libc(path) ? 2 : 1;
+}
+
+/*
+ * A breakpoint a killed heaptrace left behind (its guard kept the program alive) is taken out
+ * first: the file's bytes go back where the code still shows the breakpoint instruction.
+ */
+static void heal(struct proc *p, pid_t tid, uint64_t addr)
+{
+	uint8_t trap[ARCH_MAX_INSN], now[ARCH_MAX_INSN], file[ARCH_MAX_INSN];
+	size_t len = arch->bp_encode(addr, trap);
+	uint64_t code = arch->code_addr(addr);
+	const struct module *m = modlist_find(&p->mods, code);
+
+	if (bp_find(&p->bps, code)) /* ours already (aliases share an address) */
+		return;
+	if (!m || !m->bias_known || remote_read(tid, code, now, len) != (ssize_t)len ||
+	    memcmp(now, trap, len))
+		return;
+	if (sym_read_code(m->path, code - m->bias, file, len) != (ssize_t)len ||
+	    !memcmp(file, trap, len))
+		return;
+	if (!remote_write(tid, code, file, len))
+		pr_info("process %d: took out a breakpoint an earlier heaptrace left at %#llx",
+			p->pid, (unsigned long long)code);
+}
+
+/* Place a breakpoint at symbol value addr and tell the guard. Return as bp_insert. */
+static int place(struct proc *p, pid_t tid, uint64_t addr, enum bp_kind kind, int hook)
+{
+	int ret;
+
+	heal(p, tid, addr);
+	ret = bp_insert(&p->bps, tid, addr, kind, hook);
+	if (!ret)
+		guard_add_bp(p, tid, bp_find(&p->bps, arch->code_addr(addr)));
+	return ret;
+}
+
+/*
+ * With the guard on, the program's sigaction(SIGTRAP, ...) must be answered by heaptrace
+ * (guard.h): a breakpoint on the C library's sigaction, in module m, which defines malloc.
+ * Every other way to set a handler in glibc and musl (signal, sigset, bsd_signal) calls it.
+ */
+static void watch_sigaction(struct proc *p, pid_t tid, const struct module *m)
+{
+	static const char *const names[] = { "__sigaction", "sigaction", "__libc_sigaction" };
+	uint64_t addr = 0;
+	int ret;
+
+	if (!p->guard.page)
+		return;
+	for (size_t i = 0; !addr && i < ARRAY_SIZE(names); i++)
+		addr = sym_lookup(m->path, names[i]);
+	if (!addr) {
+		pr_warn("no sigaction in %s: the program would see heaptrace's SIGTRAP handler",
+			m->path);
+		return;
+	}
+	ret = place(p, tid, addr + m->bias, BP_SIGACTION, -1);
+	if (ret && ret != -EEXIST)
+		pr_warn("cannot watch sigaction in process %d: %s", p->pid, strerror(-ret));
 }
 
 /* Place the entry breakpoints once a module defines malloc. Return 0, 1 if none yet, or
@@ -99,7 +163,7 @@ int image_arm_hooks(struct proc *p, pid_t tid)
 			continue;
 		m = &p->mods.v[chosen[h]];
 		addr = p->mod_hooks[chosen[h]][h] + m->bias; /* arm: with the Thumb bit */
-		ret = bp_insert(&p->bps, tid, addr, BP_HOOK, h);
+		ret = place(p, tid, addr, BP_HOOK, h);
 		addr = arch->code_addr(addr);
 		if (ret == -EEXIST) {
 			p->hook_addr[h] = addr; /* an alias (memalign = aligned_alloc) */
@@ -117,17 +181,51 @@ int image_arm_hooks(struct proc *p, pid_t tid)
 		pr_dbg(1, "traced %s at %#llx (%s)", hook_table[h].name, (unsigned long long)addr,
 		       m->path);
 	}
+	watch_sigaction(p, tid, &p->mods.v[chosen[HOOK_MALLOC]]);
 	p->armed = true;
 	return 0;
+}
+
+/* Say in one line why the image is left alone (seccomp, inject.h): after an attach heaptrace
+ * gives up (-EPERM); a fresh image of a launched program runs on untraced (-EXDEV). */
+static int inject_refused(struct proc *p, const struct inject_check *c, bool attached)
+{
+	char why[320];
+
+	inject_check_why(c, "mmap", why, sizeof(why));
+	if (attached) {
+		pr_err("cannot trace process %d: %s; start the program under heaptrace instead",
+		       p->pid, why);
+		return -EPERM;
+	}
+	pr_warn("%s (process %d): %s: it runs on untraced", p->exe ? p->exe : p->command, p->pid,
+		why);
+	return -EXDEV;
+}
+
+/* Place the guard (guard.h) in the third page of the scratch mapping, if the ring page is
+ * there to hold its table. Without it, heaptrace's death with SIGKILL would leave breakpoints
+ * that kill the program: -v says so. */
+static void sigtrap_guard(struct proc *p, pid_t tid)
+{
+	int ret = -ENOTSUP;
+
+	if (p->bps.ring && !getenv("HEAPTRACE_NO_GUARD"))
+		ret = guard_install(p, tid, p->bps.page + 2 * p->bps.page_size, p->bps.ring,
+				    p->bps.syscall_insn, p->keep_ign);
+	if (ret)
+		pr_info("process %d has no SIGTRAP guard (%s): if heaptrace is killed with "
+			"SIGKILL, its next traced call ends it", p->pid, strerror(-ret));
 }
 
 /*
  * Map the scratch page and place the breakpoints of a fresh image. The thread is stopped at
  * a clean point (the first instruction, or an attach stop). near: an address the page should
- * be close to. Return 0 or -errno after printing why.
+ * be close to. Return 0, -EXDEV (a fresh image left untraced), or -errno after printing why.
  */
 int image_setup(struct proc *p, struct thread *t, uint64_t near, bool attached)
 {
+	struct inject_check check;
 	struct mapping *maps = NULL;
 	ssize_t n;
 	uint64_t ldso;
@@ -144,10 +242,18 @@ int image_setup(struct proc *p, struct thread *t, uint64_t near, bool attached)
 			return -EXDEV;
 		}
 	}
-	p->unw = unwind_new(p->pid);
-	n = maps_read(p->pid, &maps);
+	/* no system call goes into the thread unless its seccomp state lets it through */
+	inject_check_load(&check, t->tid);
+	if (inject_check_none(&check)) {
+		inject_check_free(&check);
+		return inject_refused(p, &check, attached);
+	}
+	/* through a live thread when the main thread has exited: /proc/PID shows no memory */
+	p->unw = unwind_new(proc_mem_pid(p));
+	n = maps_read(proc_mem_pid(p), &maps);
 	if (n < 0) {
-		pr_err("reading /proc/%d/maps: %s", p->pid, strerror((int)-n));
+		inject_check_free(&check);
+		pr_err("reading /proc/%d/maps: %s", proc_mem_pid(p), strerror((int)-n));
 		return (int)n;
 	}
 	modlist_update(&p->mods, maps, n);
@@ -167,12 +273,19 @@ int image_setup(struct proc *p, struct thread *t, uint64_t near, bool attached)
 	for (size_t i = 0; attached && i < p->mods.n; i++)
 		if (p->mod_hooks[i][HOOK_MALLOC])
 			near = p->mods.v[i].start; /* the page goes near the allocator */
-	ret = bp_page_inject(&p->bps, t->tid, maps, n, (near & ~0xfffULL) - 0x200000, &sig);
+	ret = bp_page_inject(&p->bps, t->tid, maps, n, (near & ~0xfffULL) - 0x200000, &sig,
+			     inject_check_ok, &check);
 	free(maps);
 	if (sig)
 		t->pending_sig = sig;
+	if (!ret)
+		sigtrap_guard(p, t->tid);
+	inject_check_free(&check);
+	if (ret == -ECANCELED)
+		return inject_refused(p, &check, attached);
 	if (ret) {
-		pr_err("cannot map a scratch page in process %d: %s", p->pid, strerror(-ret));
+		pr_err("cannot map a scratch page in process %d: %s", p->pid,
+		       ret == -ENOENT ? "no system call instruction found" : strerror(-ret));
 		return ret;
 	}
 	memset(&p->retlog, 0, sizeof(p->retlog));
@@ -182,7 +295,7 @@ int image_setup(struct proc *p, struct thread *t, uint64_t near, bool attached)
 
 		ldso = m->bias_known ? sym_lookup(m->path, "_dl_debug_state") : 0;
 		if (ldso) {
-			ret = bp_insert(&p->bps, t->tid, ldso + m->bias, BP_LDSO, -1);
+			ret = place(p, t->tid, ldso + m->bias, BP_LDSO, -1);
 			if (ret)
 				pr_warn("cannot watch library loading in %d: %s", p->pid,
 					strerror(-ret));

@@ -99,7 +99,7 @@ void tracer_report(struct proc *p, int sort)
 	calls_unpark(p);
 	pr_info("report of process %d: %u backtraces in %.1f ms", p->pid, p->table.nbts,
 		(now_ns() - ri.now_ns) / 1e6);
-	if (ret) {
+	if (ret && !report_failed) { /* said once: --interval and -f write many reports */
 		pr_err("writing the report: %s", strerror(-ret));
 		report_failed = true;
 	}
@@ -198,7 +198,6 @@ int tracer_run(const struct tracer_opts *o)
 	session.opts = o;
 	calls_init(o->depth, o->sample);
 	cpu_init();
-	events_init();
 	ret = o->pid ? attach_process(o->pid) : launch_program();
 	if (ret) {
 		detach_untouched();

@@ -13,7 +13,7 @@ import shlex
 import shutil
 import tempfile
 
-from helpers import (HEAPTRACE, OPTS, Fail, Run, Skip, check_consistency, check_sites, known_failure,
+from helpers import (HEAPTRACE, OPTS, Fail, Run, Skip, check_consistency, check_sites,
                      check_summary, expect_rc, heaptrace, need_heaptrace, read_records, records,
                      run, scratch, site_lines, site_records, sites, summary_record, target,
                      unrecorded, variants)
@@ -77,8 +77,6 @@ def signal_heavy(opt, args):
                % len(r.reports))
 
 
-@known_failure("the kernel resets a blocked or ignored SIGTRAP to SIG_DFL and unblocks it "
-               "when a breakpoint traps (force_sig); heaptrace cannot see the old state")
 @variants(*OPTS)
 def test_signal_heavy(opt):
     """SIGUSR1, SIGUSR2, SIGALRM (setitimer + sigsuspend), SIGCHLD from forked children,
@@ -96,8 +94,6 @@ def test_signal_heavy_plain_trap(opt):
     signal_heavy(opt, ["plain-trap"])
 
 
-@known_failure("the kernel resets a blocked or ignored SIGTRAP to SIG_DFL and unblocks it "
-               "when a breakpoint traps (force_sig); heaptrace cannot see the old state")
 @variants(*OPTS)
 def test_sigtrap_blocked_or_ignored(opt):
     """An allocation while SIGTRAP is blocked (sigprocmask, or inside its own handler) or
