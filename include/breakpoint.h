@@ -45,6 +45,7 @@ struct bpset {
 	unsigned logtramp_len;
 	uint64_t ring; /* its ring: the writable page after the scratch page */
 	uint64_t syscall_insn; /* the system call instruction injected calls use */
+	uint64_t stub; /* the restoring stub injected calls go through (arch.h), 0: none */
 };
 
 /*
@@ -59,13 +60,17 @@ typedef bool (*bp_syscall_ok_fn)(void *ctx, long nr, const uint64_t args[6], uin
  * to hint (PC-relative operands must reach their targets from the slots), and put the
  * trampolines in it; where the arch has a logging trampoline, a writable page after it
  * holds the ring (made writable by an injected mprotect, left out if ok refuses it: returns
- * then stop). maps are the process's mappings, searched for a syscall instruction.
+ * then stop). maps are the process's mappings, searched for a syscall instruction. cave (0:
+ * none): ARCH_STUB_SIZE bytes of executable memory no code uses, where the mmap goes through
+ * a restoring stub (arch.h) and whose bytes are put back after it; later calls go through one
+ * in the mapping itself.
  * Return 0, -ENOENT if there is no syscall instruction, -ECANCELED if ok refused the mmap,
  * or -errno (from ptrace, or the mmap's own error); nothing is printed. *pending_sig gets a
  * signal that arrived meanwhile.
  */
 int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_t n,
-		   uint64_t hint, int *pending_sig, bp_syscall_ok_fn ok, void *ok_ctx);
+		   uint64_t hint, uint64_t cave, int *pending_sig, bp_syscall_ok_fn ok,
+		   void *ok_ctx);
 
 /* Place a breakpoint at code address addr. Return 0, -EEXIST, or -errno (-ENOTSUP: its
  * first instruction cannot be stepped over safely). */

@@ -57,6 +57,7 @@ struct guard_state {
 	uint64_t scratch; /* room for the structs of an injected rt_sigaction */
 	uint64_t handler, restorer; /* restorer 0: none (the kernel's own) */
 	uint64_t syscall_insn; /* where injected calls are made */
+	uint64_t stub; /* or the restoring stub they go through (breakpoint.h), 0: none */
 	struct guard_data mirror; /* what the table holds */
 	int stat_fd; /* /proc/PID/stat, open while the guard is on */
 	uint64_t resets; /* SIGTRAP resets by the kernel put right, for -v */

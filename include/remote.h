@@ -32,4 +32,10 @@ int remote_write_word(pid_t pid, uint64_t addr, unsigned word_size, uint64_t val
 int64_t remote_syscall(pid_t tid, uint64_t insn_addr, long nr, const uint64_t args[6],
 		       int *pending_sig, int *err);
 
+/* The same through a restoring stub at stub (arch_ops.stub_code, placed in the process):
+ * should heaptrace die during the call, the thread still goes back to where it was, with its
+ * registers and signal mask. */
+int64_t remote_syscall_stub(pid_t tid, uint64_t stub, long nr, const uint64_t args[6],
+			    int *pending_sig, int *err);
+
 #endif

@@ -32,6 +32,11 @@ int sym_elf_info(const char *path, struct elf_info *info);
  * file has it). Return the bytes read or -errno (-ENOENT: not in a loaded segment). */
 ssize_t sym_read_code(const char *path, uint64_t vaddr, void *buf, size_t len);
 
+/* A place for len bytes of code of ours after the end of an executable segment of the ELF file
+ * at path, in the last page it maps (bytes no code of its own uses). Return 0 with *vaddr, or
+ * -errno (-ENOSPC: none). */
+int sym_exec_cave(const char *path, size_t len, uint64_t *vaddr);
+
 /*
  * Find the malloc family in the symbol tables (.symtab and .dynsym) of the ELF file at path.
  * addrs[i] receives the file's symbol value of hook i (0 if not defined there). Return the

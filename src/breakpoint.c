@@ -39,6 +39,36 @@ static uint64_t find_syscall_insn(pid_t pid, const struct mapping *maps, size_t 
 	return 0;
 }
 
+/* Where an injected call's system call instruction is: the restoring stub when there is one. */
+static uint64_t inject_at(const struct bpset *s, uint64_t insn)
+{
+	return s->stub ? s->stub : insn;
+}
+
+static int64_t inject(const struct bpset *s, pid_t tid, uint64_t insn, long nr,
+		      const uint64_t args[6], int *pending_sig, int *err)
+{
+	if (s->stub)
+		return remote_syscall_stub(tid, s->stub, nr, args, pending_sig, err);
+	return remote_syscall(tid, insn, nr, args, pending_sig, err);
+}
+
+/*
+ * Put the restoring stub (arch.h) at addr, keeping the bytes it covers in saved (NULL: none to
+ * keep). Return 0 or -errno.
+ */
+static int stub_place(struct bpset *s, pid_t tid, uint64_t addr, uint8_t *saved)
+{
+	int ret;
+
+	if (saved && remote_read(tid, addr, saved, ARCH_STUB_SIZE) != ARCH_STUB_SIZE)
+		return -EFAULT;
+	ret = remote_write(tid, addr, arch->stub_code, ARCH_STUB_DATA_OFF);
+	if (!ret)
+		s->stub = addr;
+	return ret;
+}
+
 /* Make the page after the scratch page writable and put the logging trampoline in slots
  * after the trapping one. Without it returns still work, each with a stop. */
 static void logtramp_setup(struct bpset *s, pid_t tid, uint64_t insn, int *pending_sig,
@@ -51,11 +81,11 @@ static void logtramp_setup(struct bpset *s, pid_t tid, uint64_t insn, int *pendi
 	int64_t ret;
 	int err, sig = 0;
 
-	if (!ok(ok_ctx, arch->nr_mprotect, args, insn)) {
+	if (!ok(ok_ctx, arch->nr_mprotect, args, inject_at(s, insn))) {
 		pr_dbg(1, "no logging trampoline: its mprotect would be refused (seccomp)");
 		return;
 	}
-	ret = remote_syscall(tid, insn, arch->nr_mprotect, args, &sig, &err);
+	ret = inject(s, tid, insn, arch->nr_mprotect, args, &sig, &err);
 	if (sig)
 		*pending_sig = sig;
 	if (err || ret) {
@@ -73,11 +103,12 @@ static void logtramp_setup(struct bpset *s, pid_t tid, uint64_t insn, int *pendi
 }
 
 int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_t n,
-		   uint64_t hint, int *pending_sig, bp_syscall_ok_fn ok, void *ok_ctx)
+		   uint64_t hint, uint64_t cave, int *pending_sig, bp_syscall_ok_fn ok,
+		   void *ok_ctx)
 {
 	struct arch_regs regs;
 	uint64_t insn, args[6];
-	uint8_t tramp[ARCH_SLOT_SIZE];
+	uint8_t tramp[ARCH_SLOT_SIZE], cave_saved[ARCH_STUB_SIZE];
 	size_t tlen;
 	int64_t ret;
 	int err;
@@ -94,9 +125,19 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
 	args[4] = (uint64_t)-1;
 	args[5] = 0;
-	if (!ok(ok_ctx, arch->nr_mmap, args, insn))
+	s->stub = 0;
+	if (cave && arch->stub_code && stub_place(s, tid, cave, cave_saved))
+		s->stub = 0;
+	if (!ok(ok_ctx, arch->nr_mmap, args, inject_at(s, insn))) {
+		if (s->stub)
+			remote_write(tid, cave, cave_saved, ARCH_STUB_SIZE);
+		s->stub = 0;
 		return -ECANCELED;
-	ret = remote_syscall(tid, insn, arch->nr_mmap, args, pending_sig, &err);
+	}
+	ret = inject(s, tid, insn, arch->nr_mmap, args, pending_sig, &err);
+	if (s->stub) /* the cave is the program's: only for this first call */
+		remote_write(tid, cave, cave_saved, ARCH_STUB_SIZE);
+	s->stub = 0;
 	if (err)
 		return err;
 	if (ret < 0 && ret > -4096) {
@@ -112,6 +153,9 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 	pr_dbg(1, "scratch page at %#llx (hint %#llx)", (unsigned long long)s->page,
 	       (unsigned long long)hint);
 	err = remote_write(tid, s->tramp, tramp, tlen);
+	/* later calls go through a stub at the end of the third page */
+	if (!err && arch->stub_code && args[1] >= 3 * s->page_size)
+		stub_place(s, tid, s->page + 3 * s->page_size - ARCH_STUB_SIZE, NULL);
 	if (!err && arch->logtramp_encode && !getenv("HEAPTRACE_NO_LOGTRAMP"))
 		logtramp_setup(s, tid, insn, pending_sig, ok, ok_ctx);
 	return err;

@@ -45,9 +45,13 @@ static int inject_sigaction(struct guard_state *g, pid_t tid, const struct guard
 	if (act && remote_write_data(tid, at_act, act, sizeof(*act)))
 		return -EFAULT;
 	/* the program may have entered seccomp since the guard was placed */
-	if (!inject_ok(tid, GUARD_NR_RT_SIGACTION, args, g->syscall_insn))
+	if (!inject_ok(tid, GUARD_NR_RT_SIGACTION, args, g->stub ? g->stub : g->syscall_insn))
 		return -EPERM;
-	ret = remote_syscall(tid, g->syscall_insn, GUARD_NR_RT_SIGACTION, args, &sig, &err);
+	if (g->stub) /* should heaptrace die meanwhile, the thread still goes on unharmed */
+		ret = remote_syscall_stub(tid, g->stub, GUARD_NR_RT_SIGACTION, args, &sig, &err);
+	else
+		ret = remote_syscall(tid, g->syscall_insn, GUARD_NR_RT_SIGACTION, args, &sig,
+				     &err);
 	if (sig)
 		pr_dbg(0, "a signal (%d) came during an injected sigaction of %d", sig, tid);
 	if (err)
@@ -112,11 +116,12 @@ int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, uint6
 
 	memset(g, 0, sizeof(*g));
 	g->stat_fd = -1;
-	if (!code || len > 4096)
+	if (!code || len > 4096 - ARCH_STUB_SIZE) /* the page ends with the stub */
 		return -ENOTSUP;
 	g->data = ring + GUARD_DATA_OFF;
 	g->scratch = ring + GUARD_SCRATCH_OFF;
 	g->syscall_insn = insn;
+	g->stub = p->bps.stub;
 	g->handler = page + hoff;
 	g->restorer = roff >= 0 ? page + roff : 0;
 	g->mirror.tramp_pc = arch->code_addr(p->bps.tramp) + (arch->trap_pc_after ? p->bps.tramp_len : 0);

@@ -203,6 +203,23 @@ static int inject_refused(struct proc *p, const struct inject_check *c, bool att
 	return -EXDEV;
 }
 
+/* Executable bytes no code of the process uses, for the restoring stub of the first injected
+ * call (breakpoint.h), or 0. */
+static uint64_t stub_cave(const struct proc *p)
+{
+	uint64_t vaddr;
+
+	if (!arch->stub_code)
+		return 0;
+	for (size_t i = 0; i < p->mods.n; i++) {
+		const struct module *m = &p->mods.v[i];
+
+		if (m->exec && m->bias_known && !sym_exec_cave(m->path, ARCH_STUB_SIZE, &vaddr))
+			return vaddr + m->bias;
+	}
+	return 0;
+}
+
 /* Place the guard (guard.h) in the third page of the scratch mapping, if the ring page is
  * there to hold its table. Without it, heaptrace's death with SIGKILL would leave breakpoints
  * that kill the program: -v says so. */
@@ -273,8 +290,8 @@ int image_setup(struct proc *p, struct thread *t, uint64_t near, bool attached)
 	for (size_t i = 0; attached && i < p->mods.n; i++)
 		if (p->mod_hooks[i][HOOK_MALLOC])
 			near = p->mods.v[i].start; /* the page goes near the allocator */
-	ret = bp_page_inject(&p->bps, t->tid, maps, n, (near & ~0xfffULL) - 0x200000, &sig,
-			     inject_check_ok, &check);
+	ret = bp_page_inject(&p->bps, t->tid, maps, n, (near & ~0xfffULL) - 0x200000,
+			     stub_cave(p), &sig, inject_check_ok, &check);
 	free(maps);
 	if (sig)
 		t->pending_sig = sig;

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -132,10 +133,28 @@ static int to_syscall_stop(pid_t tid, int *pending_sig)
 	}
 }
 
-int64_t remote_syscall(pid_t tid, uint64_t insn_addr, long nr, const uint64_t args[6],
-		       int *pending_sig, int *err)
+/*
+ * HEAPTRACE_TEST_DIE_INJECTING=N: heaptrace kills itself with SIGKILL in the N-th injected
+ * call, the thread in the middle of it (at its syscall-entry stop). For the tests only.
+ */
+static void test_death(void)
 {
-	struct arch_regs saved, regs;
+	static long left = -1;
+
+	if (left < 0) {
+		const char *s = getenv("HEAPTRACE_TEST_DIE_INJECTING");
+
+		left = s ? atol(s) : 0;
+	}
+	if (left > 0 && --left == 0)
+		raise(SIGKILL);
+}
+
+/* remote_syscall and remote_syscall_stub: stub is true when insn_addr is a restoring stub. */
+static int64_t inject(pid_t tid, uint64_t insn_addr, bool stub, long nr, const uint64_t args[6],
+		      int *pending_sig, int *err)
+{
+	struct arch_regs saved, back, regs;
 	uint64_t mask, all = ~0ULL;
 	bool masked;
 	int ret;
@@ -144,25 +163,39 @@ int64_t remote_syscall(pid_t tid, uint64_t insn_addr, long nr, const uint64_t ar
 	*err = arch_get_regs(tid, &saved);
 	if (*err)
 		return -1;
+	/* where the thread goes back to: a system call it was in is made again */
+	back = saved;
+	arch->syscall_restart(&back);
 	/*
 	 * Signals that arrive during the call stay pending in the kernel, with their siginfo,
 	 * and reach the program after it as if nothing had happened: a signal taken by heaptrace
 	 * here could only be given back later with a siginfo made up by the kernel.
 	 */
-	masked = !ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(mask), &mask) &&
-		 !ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(all), &all);
+	masked = !ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(mask), &mask);
+	if (stub) {
+		uint8_t data[ARCH_STUB_SIZE - ARCH_STUB_DATA_OFF];
+
+		if (!masked)
+			return *err = -EIO, -1;
+		arch->stub_data(data, &back, mask);
+		*err = remote_write(tid, insn_addr + ARCH_STUB_DATA_OFF, data, sizeof(data));
+		if (*err)
+			return -1;
+	}
+	masked = masked && !ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(all), &all);
 	regs = saved;
 	arch->syscall_setup(&regs, insn_addr, nr, args);
 	ret = arch_set_regs(tid, &regs);
 	if (!ret)
 		ret = to_syscall_stop(tid, pending_sig); /* entry */
 	if (!ret)
+		test_death(); /* the tests' way to kill heaptrace at its worst moment */
+	if (!ret)
 		ret = to_syscall_stop(tid, pending_sig); /* exit */
 	if (!ret)
 		ret = arch_get_regs(tid, &regs);
 	if (ret != -ESRCH) {
-		arch->syscall_restart(&saved);
-		arch_set_regs(tid, &saved);
+		arch_set_regs(tid, &back);
 		if (masked)
 			ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask);
 	}
@@ -170,4 +203,16 @@ int64_t remote_syscall(pid_t tid, uint64_t insn_addr, long nr, const uint64_t ar
 	pr_dbg(1, "injected syscall %ld in %d: %lld", nr, tid,
 	       ret ? 0LL : (long long)arch->syscall_result(&regs));
 	return ret ? -1 : arch->syscall_result(&regs);
+}
+
+int64_t remote_syscall(pid_t tid, uint64_t insn_addr, long nr, const uint64_t args[6],
+		       int *pending_sig, int *err)
+{
+	return inject(tid, insn_addr, false, nr, args, pending_sig, err);
+}
+
+int64_t remote_syscall_stub(pid_t tid, uint64_t stub, long nr, const uint64_t args[6],
+			    int *pending_sig, int *err)
+{
+	return inject(tid, stub, true, nr, args, pending_sig, err);
 }

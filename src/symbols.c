@@ -337,3 +337,32 @@ ssize_t sym_read_code(const char *path, uint64_t vaddr, void *buf, size_t len)
 	close(fd);
 	return got;
 }
+
+int sym_exec_cave(const char *path, size_t len, uint64_t *vaddr)
+{
+	size_t nph;
+	int fd, ret = -ENOSPC;
+	Elf *e = elf_open_path(path, &fd);
+
+	if (!e)
+		return -errno;
+	if (elf_getphdrnum(e, &nph) < 0)
+		nph = 0;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		uint64_t end, page_end;
+
+		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		end = (ph.p_vaddr + ph.p_filesz + 15) & ~(uint64_t)15;
+		page_end = (ph.p_vaddr + ph.p_filesz + 4095) & ~(uint64_t)4095;
+		if (ph.p_memsz == ph.p_filesz && end + len <= page_end) {
+			*vaddr = end;
+			ret = 0;
+			break;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return ret;
+}

@@ -394,6 +394,48 @@ static void x86_syscall_setup(struct arch_regs *r, uint64_t insn_addr, long nr,
 	r->w64[X_R9] = a[5];
 }
 
+/*
+ * The restoring syscall stub: syscall; rt_sigprocmask(SIG_SETMASK, &mask, NULL, 8); the flags
+ * through the stack below the red zone; rax, rcx, rdx, rsi, rdi, r8-r11 from the data; jmp to
+ * the saved rip. The data follows at ARCH_STUB_DATA_OFF (every displacement is relative).
+ */
+static const uint8_t x86_stub_code[ARCH_STUB_DATA_OFF] = {
+	0x0f, 0x05, /* syscall: the injected call */
+	0xb8, 0x0e, 0x00, 0x00, 0x00, /* mov $14,%eax: rt_sigprocmask */
+	0xbf, 0x02, 0x00, 0x00, 0x00, /* mov $2,%edi: SIG_SETMASK */
+	0x48, 0x8d, 0x35, 0xbd, 0x00, 0x00, 0x00, /* lea mask(%rip),%rsi */
+	0x31, 0xd2, /* xor %edx,%edx */
+	0x41, 0xba, 0x08, 0x00, 0x00, 0x00, /* mov $8,%r10d */
+	0x0f, 0x05, /* syscall */
+	0x48, 0x8d, 0x64, 0x24, 0x80, /* lea -128(%rsp),%rsp: past the red zone */
+	0xff, 0x35, 0x98, 0x00, 0x00, 0x00, /* push flags(%rip) */
+	0x9d, /* popf */
+	0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00, /* lea 128(%rsp),%rsp */
+	0x48, 0x8b, 0x05, 0x40, 0x00, 0x00, 0x00, /* mov rax(%rip),%rax */
+	0x48, 0x8b, 0x0d, 0x41, 0x00, 0x00, 0x00, /* mov rcx(%rip),%rcx */
+	0x48, 0x8b, 0x15, 0x42, 0x00, 0x00, 0x00, /* mov rdx(%rip),%rdx */
+	0x48, 0x8b, 0x35, 0x43, 0x00, 0x00, 0x00, /* mov rsi(%rip),%rsi */
+	0x48, 0x8b, 0x3d, 0x44, 0x00, 0x00, 0x00, /* mov rdi(%rip),%rdi */
+	0x4c, 0x8b, 0x05, 0x45, 0x00, 0x00, 0x00, /* mov r8(%rip),%r8 */
+	0x4c, 0x8b, 0x0d, 0x46, 0x00, 0x00, 0x00, /* mov r9(%rip),%r9 */
+	0x4c, 0x8b, 0x15, 0x47, 0x00, 0x00, 0x00, /* mov r10(%rip),%r10 */
+	0x4c, 0x8b, 0x1d, 0x48, 0x00, 0x00, 0x00, /* mov r11(%rip),%r11 */
+	0xff, 0x25, 0x52, 0x00, 0x00, 0x00, /* jmp *rip(%rip) */
+	0x66, 0x90, /* nop */
+};
+
+/* The stub's data: rax, rcx, rdx, rsi, rdi, r8, r9, r10, r11, rflags, rip, mask. */
+static void x86_stub_data(uint8_t *data, const struct arch_regs *r, uint64_t mask)
+{
+	static const int order[] = { X_RAX, X_RCX, X_RDX, X_RSI, X_RDI, X_R8, X_R9, X_R10, X_R11,
+				     X_EFLAGS, X_RIP };
+	size_t i;
+
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		memcpy(data + 8 * i, &r->w64[order[i]], 8);
+	memcpy(data + 8 * i, &mask, 8);
+}
+
 static int64_t x86_syscall_result(const struct arch_regs *r)
 {
 	return (int64_t)r->w64[X_RAX];
@@ -447,5 +489,7 @@ const struct arch_ops arch_x86_64_ops = {
 	.nr_munmap = 11,
 	.syscall_setup = x86_syscall_setup,
 	.syscall_result = x86_syscall_result,
+	.stub_code = x86_stub_code,
+	.stub_data = x86_stub_data,
 	.syscall_restart = x86_syscall_restart,
 };

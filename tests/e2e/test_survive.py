@@ -349,6 +349,37 @@ def test_sigkill_attached(moment):
     rounds(ROUNDS, one_round)
 
 
+# The worst moments, made certain: heaptrace kills itself inside the system calls it makes the
+# program run (HEAPTRACE_TEST_DIE_INJECTING=N: at the syscall-entry stop of the N-th one), with
+# that thread's registers and signal mask set for heaptrace's call. On x86_64 every one goes
+# through a stub that puts them back: 1 the mmap of heaptrace's pages (its stub in padding after
+# the C library's code), 2 the mprotect of the ring page, 3 the rt_sigaction of the guard.
+INJECTIONS = {"mmap": 1, "mprotect": 2, "sigaction": 3}
+
+
+@variants(*INJECTIONS)
+def test_sigkill_injecting(call):
+    """heaptrace -p dies with SIGKILL in the middle of the call it injects (5 rounds): the thread
+    that was making it goes on where it was, every thread of the program makes progress and the
+    program ends with its own output and status."""
+    need_heaptrace()
+
+    def one_round(i):
+        t = Steady("inject-%s-%d" % (call, i))
+        try:
+            argv = attach_argv(t, os.path.join(t.dir, "report"))
+            env = dict(os.environ, HEAPTRACE_TEST_DIE_INJECTING=str(INJECTIONS[call]))
+            proc = finish(start(argv, env=env), argv, "its death in the %s it injected" % call)
+            if proc.rc != -signal.SIGKILL:
+                raise Fail("heaptrace %s, expected to kill itself in the %s it injects"
+                           % (status_text(proc.rc), call), proc.describe())
+            check_runs_on(t, proc, clean_code=False, after="heaptrace's death in the " + call)
+        finally:
+            t.kill()
+
+    rounds(ROUNDS, one_round)
+
+
 # ---------------------------------------------------------------------------------------------
 # 2. Signals that end heaptrace -p: a clean detach
 
