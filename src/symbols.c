@@ -311,58 +311,78 @@ void sym_resolve(struct symbolizer *s, uint64_t pc, bool is_return, struct sym_f
 	*out = s->cache[i].f;
 }
 
-ssize_t sym_read_code(const char *path, uint64_t vaddr, void *buf, size_t len)
+/* In *ph, the first PT_LOAD program header of the ELF file at path that match accepts.
+ * Return 0, or -errno (-ENOENT: none). */
+static int find_load(const char *path, bool (*match)(const GElf_Phdr *ph, void *ctx), void *ctx,
+		     GElf_Phdr *ph)
 {
 	size_t nph;
-	ssize_t got = -ENOENT;
-	int fd;
+	int fd, ret = -ENOENT;
 	Elf *e = elf_open_path(path, &fd);
 
 	if (!e)
 		return -errno;
 	if (elf_getphdrnum(e, &nph) < 0)
 		nph = 0;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD || vaddr < ph.p_vaddr ||
-		    vaddr + len > ph.p_vaddr + ph.p_filesz)
-			continue;
-		got = pread(fd, buf, len, ph.p_offset + (vaddr - ph.p_vaddr));
-		if (got < 0)
-			got = -errno;
-		break;
-	}
+	for (size_t i = 0; ret && i < nph; i++)
+		if (gelf_getphdr(e, i, ph) && ph->p_type == PT_LOAD && match(ph, ctx))
+			ret = 0;
 	elf_end(e);
+	close(fd);
+	return ret;
+}
+
+struct span {
+	uint64_t vaddr;
+	size_t len;
+};
+
+static bool holds(const GElf_Phdr *ph, void *ctx)
+{
+	const struct span *s = ctx;
+
+	return s->vaddr >= ph->p_vaddr && s->vaddr + s->len <= ph->p_vaddr + ph->p_filesz;
+}
+
+ssize_t sym_read_code(const char *path, uint64_t vaddr, void *buf, size_t len)
+{
+	struct span s = { vaddr, len };
+	GElf_Phdr ph;
+	ssize_t got;
+	int fd, ret = find_load(path, holds, &s, &ph);
+
+	if (ret)
+		return ret;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	got = pread(fd, buf, len, ph.p_offset + (vaddr - ph.p_vaddr));
+	if (got < 0)
+		got = -errno;
 	close(fd);
 	return got;
 }
 
+/* The code segment's last page: where its file bytes end, 16-aligned, and the page's end. */
+static uint64_t cave_start(const GElf_Phdr *ph)
+{
+	return (ph->p_vaddr + ph->p_filesz + 15) & ~(uint64_t)15;
+}
+
+static bool has_cave(const GElf_Phdr *ph, void *ctx)
+{
+	uint64_t page_end = (ph->p_vaddr + ph->p_filesz + 4095) & ~(uint64_t)4095;
+
+	return (ph->p_flags & PF_X) && ph->p_memsz == ph->p_filesz &&
+	       cave_start(ph) + *(size_t *)ctx <= page_end;
+}
+
 int sym_exec_cave(const char *path, size_t len, uint64_t *vaddr)
 {
-	size_t nph;
-	int fd, ret = -ENOSPC;
-	Elf *e = elf_open_path(path, &fd);
+	GElf_Phdr ph;
+	int ret = find_load(path, has_cave, &len, &ph);
 
-	if (!e)
-		return -errno;
-	if (elf_getphdrnum(e, &nph) < 0)
-		nph = 0;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-		uint64_t end, page_end;
-
-		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
-			continue;
-		end = (ph.p_vaddr + ph.p_filesz + 15) & ~(uint64_t)15;
-		page_end = (ph.p_vaddr + ph.p_filesz + 4095) & ~(uint64_t)4095;
-		if (ph.p_memsz == ph.p_filesz && end + len <= page_end) {
-			*vaddr = end;
-			ret = 0;
-			break;
-		}
-	}
-	elf_end(e);
-	close(fd);
-	return ret;
+	if (!ret)
+		*vaddr = cave_start(&ph);
+	return ret == -ENOENT ? -ENOSPC : ret;
 }

@@ -30,6 +30,21 @@ TARGET_RC = {3: "its malloc/calloc/free entries were not restored after the deta
              98: "it could not signal its tracer"}
 
 
+def attached_run(t, argv, outfile, expectfile):
+    """Run heaptrace -p (argv) to its end, then wait for the target process t to end (killed
+    if it does not): heaptrace's Proc and the Run of its JSON report."""
+    proc = run(argv)
+    try:
+        t.wait(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        t.kill()
+        t.wait()
+    r = Run(proc, outfile, expectfile, "json")
+    if proc.timed_out:
+        r.fail("heaptrace -p did not finish within %ss" % TIMEOUT)
+    return proc, r
+
+
 def attach_run(opt, mode, opts):
     need_heaptrace()
     d = scratch("attach-%s-%s" % (mode, opt))
@@ -49,15 +64,7 @@ def attach_run(opt, mode, opts):
             raise Fail("the attach target did not get ready (status %s, said %r)"
                        % (t.returncode, line))
         argv = [HEAPTRACE, "-p", str(t.pid), "--format=json", "--outfile=" + outfile] + opts
-        proc = run(argv)
-        try:
-            t.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            t.kill()
-            t.wait()
-        r = Run(proc, outfile, expectfile, "json")
-        if proc.timed_out:
-            r.fail("heaptrace -p did not finish within %ss" % TIMEOUT)
+        proc, r = attached_run(t, argv, outfile, expectfile)
         if t.returncode == 77:
             raise Skip("the attach handshake reads x86 breakpoints")
         if proc.rc != 0:
@@ -406,15 +413,8 @@ def test_attach_leader_exited(variant):
         if thread_state(t.pid) != "Z" or len(tasks) != 2:
             raise Fail("leaderexit: main thread state %s, threads %s; expected Z and 2"
                        % (thread_state(t.pid), tasks))
-        proc = run([HEAPTRACE, "-p", str(t.pid), "--format=json", "--outfile=" + outfile])
-        try:
-            t.wait(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            t.kill()
-            t.wait()
-        r = Run(proc, outfile, expectfile, "json")
-        if proc.timed_out:
-            r.fail("heaptrace -p did not finish within %ss" % TIMEOUT)
+        argv = [HEAPTRACE, "-p", str(t.pid), "--format=json", "--outfile=" + outfile]
+        proc, r = attached_run(t, argv, outfile, expectfile)
         if proc.rc != 0:
             r.fail("heaptrace -p exited %s, expected 0" % proc.rc)
         want_rc = 0 if mode == "int" else 5

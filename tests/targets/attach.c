@@ -24,14 +24,12 @@
 #include <signal.h>
 #include <sys/prctl.h>
 
+#include "entries.h"
 #include "expect.h"
 #include "handshake.h"
 
 static void *volatile kept[16];
 static pthread_barrier_t go, done, finish;
-static void *(*volatile entry_malloc)(size_t) = malloc;
-static void *(*volatile entry_calloc)(size_t, size_t) = calloc;
-static void (*volatile entry_free)(void *) = free;
 
 __attribute__((noipa)) void before_attach(unsigned i)
 {
@@ -62,46 +60,6 @@ __attribute__((noipa)) void *thread_main(void *arg)
 	return NULL;
 }
 
-#define ENTRY_BYTES 16 /* a breakpoint at an entry, or just after a landing pad, lies within */
-
-static unsigned char entry_code[3][ENTRY_BYTES];
-
-static const volatile unsigned char *entry_bytes(unsigned i)
-{
-	uintptr_t a = i == 0 ? (uintptr_t)entry_malloc :
-		      i == 1 ? (uintptr_t)entry_calloc : (uintptr_t)entry_free;
-
-#if defined(__arm__)
-	a &= ~(uintptr_t)1; /* bit 0 of a Thumb function's address is the mode, not code */
-#endif
-	return (const volatile unsigned char *)a;
-}
-
-/* Copy the entries' first bytes while nothing traces us. */
-static void entries_save(void)
-{
-	unsigned i, j;
-
-	for (i = 0; i < 3; i++)
-		for (j = 0; j < ENTRY_BYTES; j++)
-			entry_code[i][j] = entry_bytes(i)[j];
-}
-
-/* Whether every entry we rely on differs from its copy (want = 1) or none does (want = 0). */
-static int entries_trapped(int want)
-{
-	unsigned i, j;
-
-	for (i = 0; i < 3; i++) {
-		int changed = 0;
-
-		for (j = 0; j < ENTRY_BYTES; j++)
-			changed |= entry_bytes(i)[j] != entry_code[i][j];
-		if (changed != want)
-			return 0;
-	}
-	return 1;
-}
 
 int main(int argc, char **argv)
 {

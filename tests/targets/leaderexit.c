@@ -25,48 +25,13 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "entries.h"
 #include "expect.h"
 #include "handshake.h"
 
 static void *volatile kept[3];
 static int by_signal = 1;
-static void *(*volatile entry_malloc)(size_t) = malloc;
-static void (*volatile entry_free)(void *) = free;
 
-#define ENTRY_BYTES 16
-
-static unsigned char entry_code[2][ENTRY_BYTES];
-
-static const volatile unsigned char *entry_bytes(unsigned i)
-{
-	uintptr_t a = i == 0 ? (uintptr_t)entry_malloc : (uintptr_t)entry_free;
-
-#if defined(__arm__)
-	a &= ~(uintptr_t)1; /* bit 0 of a Thumb function's address is the mode, not code */
-#endif
-	return (const volatile unsigned char *)a;
-}
-
-static void entries_save(void)
-{
-	for (unsigned i = 0; i < 2; i++)
-		for (unsigned j = 0; j < ENTRY_BYTES; j++)
-			entry_code[i][j] = entry_bytes(i)[j];
-}
-
-/* Whether every entry differs from its copy (want = 1) or none does (want = 0). */
-static int entries_trapped(int want)
-{
-	for (unsigned i = 0; i < 2; i++) {
-		int changed = 0;
-
-		for (unsigned j = 0; j < ENTRY_BYTES; j++)
-			changed |= entry_bytes(i)[j] != entry_code[i][j];
-		if (changed != want)
-			return 0;
-	}
-	return 1;
-}
 
 /* The first word after "key:" on a line of the file path (not its first line), in out; 0 or -1. */
 static int proc_word(const char *path, const char *key, char *out, size_t outlen)

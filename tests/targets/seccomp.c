@@ -55,6 +55,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "entries.h"
 #include "expect.h"
 #include "handshake.h"
 
@@ -281,44 +282,7 @@ static int refused(const char *filter)
 /* --- traced: heaptrace -p traces it, the filter notwithstanding --- */
 
 static void *volatile kept[8];
-static void *(*volatile entry_malloc)(size_t) = malloc;
-static void *(*volatile entry_calloc)(size_t, size_t) = calloc;
-static void (*volatile entry_free)(void *) = free;
 
-#define ENTRY_BYTES 16
-static unsigned char entry_code[3][ENTRY_BYTES];
-
-static const volatile unsigned char *entry_bytes(unsigned i)
-{
-	uintptr_t a = i == 0 ? (uintptr_t)entry_malloc :
-		      i == 1 ? (uintptr_t)entry_calloc : (uintptr_t)entry_free;
-
-#if defined(__arm__)
-	a &= ~(uintptr_t)1; /* a Thumb function's bit 0 is its mode */
-#endif
-	return (const volatile unsigned char *)a;
-}
-
-static void entries_save(void)
-{
-	for (unsigned i = 0; i < 3; i++)
-		for (unsigned j = 0; j < ENTRY_BYTES; j++)
-			entry_code[i][j] = entry_bytes(i)[j];
-}
-
-/* Whether every entry differs from its copy (want = 1) or none does (want = 0). */
-static int entries_trapped(int want)
-{
-	for (unsigned i = 0; i < 3; i++) {
-		int changed = 0;
-
-		for (unsigned j = 0; j < ENTRY_BYTES; j++)
-			changed |= entry_bytes(i)[j] != entry_code[i][j];
-		if (changed != want)
-			return 0;
-	}
-	return 1;
-}
 
 __attribute__((noipa)) void before_attach(unsigned i)
 {

@@ -30,18 +30,17 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "churn.h"
 #include "expect.h"
 
 #define MAX_THREADS 32
 #define LEAK_EVERY 100
-#define LEAK_SIZE 72
 #define MAX_LEAKS 4096
 #define MAX_PATHS 4096
 #define PATH_SIZE 40
 #define PING_SIZE 32
 
 static volatile int stop;
-static volatile int damaged;
 static pthread_barrier_t started;
 static void *leaks[MAX_THREADS][MAX_LEAKS];
 static void *slots[MAX_PATHS];
@@ -51,26 +50,6 @@ static struct {
 	unsigned long n;
 	char pad[64 - sizeof(unsigned long)];
 } rounds[MAX_THREADS + 1];
-
-__attribute__((noipa)) void *churn_malloc(size_t n)
-{
-	return malloc(n);
-}
-
-__attribute__((noipa)) void *churn_realloc(void *p, size_t n)
-{
-	return realloc(p, n);
-}
-
-__attribute__((noipa)) void *churn_calloc(size_t n, size_t size)
-{
-	return calloc(n, size);
-}
-
-__attribute__((noipa)) void *leak_block(void)
-{
-	return malloc(LEAK_SIZE);
-}
 
 __attribute__((noipa)) void *ping_block(void)
 {
@@ -103,41 +82,16 @@ static void count_round(unsigned id)
 	__atomic_store_n(&rounds[id].n, rounds[id].n + 1, __ATOMIC_RELAXED);
 }
 
-static void round_once(unsigned id, unsigned long i)
-{
-	size_t n = 16 + (i * 7 + id) % 256, k, m = 1 + i % 8;
-	unsigned char *p = churn_malloc(n), *q;
-
-	if (!p)
-		_exit(2);
-	for (k = 0; k < n; k++)
-		p[k] = (unsigned char)(k ^ id ^ i);
-	q = churn_realloc(p, n + 64);
-	if (!q)
-		_exit(2);
-	for (k = 0; k < n; k++)
-		if (q[k] != (unsigned char)(k ^ id ^ i))
-			damaged = 1;
-	free(q);
-	q = churn_calloc(m, 24);
-	if (!q)
-		_exit(2);
-	for (k = 0; k < m * 24; k++)
-		if (q[k])
-			damaged = 1;
-	free(q);
-}
-
 static void *worker(void *arg)
 {
 	unsigned id = (unsigned)(unsigned long)arg;
 	unsigned long i = 0, nleaks = 0;
 
-	round_once(id, i++);
+	churn_round(id, i++);
 	count_round(id);
 	pthread_barrier_wait(&started);
 	while (!stop) {
-		round_once(id, i);
+		churn_round(id, i);
 		if (i % LEAK_EVERY == 0 && nleaks < MAX_LEAKS)
 			leaks[id][nleaks++] = leak_block();
 		i++;
@@ -167,7 +121,7 @@ static void *path_thread(void *arg)
 	pthread_barrier_wait(&started);
 	for (i = 0; !stop; i = (i + 1) % npaths) {
 		if (*(unsigned *)slots[i] != i)
-			damaged = 1;
+			churn_damaged = 1;
 		free(slots[i]);
 		make_slot(i);
 		count_round(id);
@@ -282,7 +236,7 @@ done:
 	stop = 1;
 	for (i = 0; i < nall; i++)
 		pthread_join(tid[i], NULL);
-	if (damaged)
+	if (churn_damaged)
 		return 3;
 	b.n = 0;
 	expect_str(&b, "steady: ");
