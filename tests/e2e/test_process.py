@@ -108,6 +108,21 @@ def test_sigtrap_blocked_or_ignored(opt):
     exact_check(r, "trapmask", 0)
 
 
+@variants(*OPTS)
+def test_sigtrap_worker_blocks_all(opt):
+    """A thread that blocks every signal allocates (so SIGTRAP is blocked when the breakpoint
+    traps): afterwards its mask still blocks every signal and the program's SIGTRAP handler is
+    still its own, as in the untraced run (same lines, status 0)."""
+    prog = target("trapmask", opt)
+    nat = native(prog, ["worker"])
+    if nat.rc != 0:
+        raise Fail("trapmask worker exits %s untraced (a harness fault)" % nat.rc,
+                   nat.describe())
+    r = heaptrace(prog, args=["worker"], name="trapmask-worker-" + opt)
+    same_output(r, nat, "a worker thread's mask and SIGTRAP handler")
+    expect_rc(r, 0)
+
+
 # ---------------------------------------------------------------------------------------------
 # execve: the counts restart from zero in each new image
 

@@ -7,7 +7,10 @@
  * cases, each with a malloc and a free (trap_churn <- main, or <- on_trap):
  *   blocked: a SIGTRAP handler is installed, SIGTRAP is blocked with sigprocmask;
  *   handler: raise(SIGTRAP), whose handler allocates (SIGTRAP is blocked inside it), twice;
- *   ignored: SIGTRAP is SIG_IGN, then raise(SIGTRAP) (which must do nothing).
+ *   ignored: SIGTRAP is SIG_IGN, then raise(SIGTRAP) (which must do nothing);
+ *   worker (trapmask worker, alone, without records: pthread_create's own blocks are glibc's):
+ *   a thread that blocks every signal allocates (trap_churn <- worker): its mask is still
+ *   full after, and the handler still ours.
  * After each it writes one line on stdout, "CASE: handler H, SIGTRAP M" (H is ours, SIG_DFL or
  * SIG_IGN; M blocked or unblocked; write(2), no stdio), and puts the disposition back if it
  * changed. Known to print
@@ -15,9 +18,12 @@
  *   handler: handler ours, SIGTRAP unblocked
  *   ignored: handler SIG_IGN, SIGTRAP unblocked
  * and exit 0; it exits with bit 1, 2 or 4 set when the blocked, handler or ignored case found a
- * change (the raise of the ignored case is skipped then, it would kill the program). Live at exit:
- * 3 x 64 bytes from trap_leak <- main; in all 4 + 3 allocations and 4 frees.
+ * change (the raise of the ignored case is skipped then, it would kill the program). Live at
+ * exit: 3 x 64 bytes from trap_leak <- main; in all 4 + 3 allocations and 4 frees. The worker
+ * case prints "worker: handler ours, SIGTRAP blocked" and "worker: every signal blocked" and
+ * exits 0, or 8 when it found a change.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,14 +91,39 @@ static void set_trap(void (*handler)(int))
 		_exit(2);
 }
 
-int main(void)
+/* The worker case, in a thread that blocks every signal: 0 if its mask is still full. */
+static void *worker(void *arg)
+{
+	sigset_t all, now;
+
+	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	trap_churn();
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	if (check("worker", on_trap, 1))
+		return (void *)1;
+	say(sigismember(&now, SIGUSR1) && sigismember(&now, SIGTERM) ? "worker: every signal blocked\n" :
+								       "worker: signals unblocked\n");
+	return sigismember(&now, SIGUSR1) && sigismember(&now, SIGTERM) ? NULL : (void *)1;
+}
+
+int main(int argc, char **argv)
 {
 	sigset_t trap;
 	int rc = 0;
 
+	set_trap(on_trap);
+	if (argc > 1 && !strcmp(argv[1], "worker")) {
+		pthread_t th;
+		void *bad = (void *)1;
+
+		if (pthread_create(&th, NULL, worker, NULL) || pthread_join(th, &bad) || bad)
+			rc |= 8;
+		return rc;
+	}
 	sigemptyset(&trap);
 	sigaddset(&trap, SIGTRAP);
-	set_trap(on_trap);
 
 	/* blocked */
 	sigprocmask(SIG_BLOCK, &trap, NULL);
