@@ -23,15 +23,15 @@
 
 #if GUARD_SUPPORTED
 
-#define FIELD_ADDR(g, field) ((g)->data + offsetof(struct guard_data, field))
-
 /* Write a part of the table: the mirror's bytes at [off, off + len). */
 static int sync_part(struct guard_state *g, pid_t tid, size_t off, size_t len)
 {
 	return remote_write_data(tid, g->data + off, (const uint8_t *)&g->mirror + off, len);
 }
 
-#define SYNC(g, tid, field) sync_part(g, tid, offsetof(struct guard_data, field), sizeof((g)->mirror.field))
+/* Write one field of the table (an expression like bps[i] or rets[i].sp). */
+#define SYNC(g, tid, field)                                                                        \
+	sync_part(g, tid, offsetof(struct guard_data, field), sizeof((g)->mirror.field))
 
 /* rt_sigaction(SIGTRAP, act, oact) in the process through stopped thread tid. */
 static int inject_sigaction(struct guard_state *g, pid_t tid, const struct guard_ksigaction *act,

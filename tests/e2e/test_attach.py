@@ -334,7 +334,7 @@ def test_refuse_kernel_thread():
 
 
 # ---------------------------------------------------------------------------------------------
-# Processes that are not what they seem (issue 9)
+# Processes that are not what they seem: zombies, kernel threads, heaptrace, a gone main thread
 
 
 def thread_state(pid, tid=None):

@@ -148,7 +148,7 @@ def test_man_page_sections():
 
 
 # ---------------------------------------------------------------------------------------------
-# Naming what is wrong (issue 9)
+# Naming what is wrong: option values, unwritable reports, programs that cannot run here
 
 VALUE_OPTIONS = ["--pid", "-p", "--duration", "--depth", "-d", "--sort", "-s", "--top",
                  "--outfile", "--format", "--interval", "--count", "--older", "--min-size",

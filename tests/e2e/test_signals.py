@@ -87,7 +87,7 @@ def test_duration():
 
 
 # ---------------------------------------------------------------------------------------------
-# Started with SIGCHLD ignored (issue 9)
+# Started with SIGCHLD ignored: heaptrace sees its program end, the program gets SIGCHLD as given
 
 
 def _careless_parent():
