@@ -32,6 +32,7 @@ static struct sigaction orig_chld;
 
 static int queue[QUEUE_SIZE];
 static atomic_uint queue_head, queue_tail;
+
 #define WAKERS_MAX 64u
 static atomic_int waker_pids[WAKERS_MAX]; /* children started to end a waitpid, not reaped */
 
@@ -47,7 +48,11 @@ static void wake_main(void)
 	pid_t pid;
 
 	for (unsigned i = 0; i < WAKERS_MAX; i++) {
-		if (atomic_load(&waker_pids[i]))
+		int old = atomic_load(&waker_pids[i]);
+
+		/* a slot is free again once its child is reaped: the main thread may reap it
+		 * before its pid was noted here, and not know it for a waker */
+		if (old && !(kill(old, 0) && errno == ESRCH))
 			continue;
 		pid = vfork(); /* the child shares heaptrace's memory until its _exit */
 		if (pid == 0)
