@@ -88,15 +88,16 @@ static void any_tid_cb(struct thread *t, void *ctx)
 /* Undo in p's memory what heaptrace changed, through its stopped thread tid. */
 static void restore_image(struct proc *p, pid_t tid)
 {
-	if (!p->shares_mm) {
+	if (!p->shares_mm)
 		bp_remove_all(&p->bps, tid);
-		guard_remove(p, tid);
-	}
 	if (p->start_bp)
 		remote_write(tid, p->start_bp, p->start_saved, p->start_len);
 	/* a realloc in flight keeps its old block live: how it ends is not seen any more */
 	calls_park(p);
 	proc_for_each_thread(p, calls_restore_cb, NULL);
+	/* last: should heaptrace die before, the guard still covers what is left */
+	if (!p->shares_mm)
+		guard_remove(p, tid);
 }
 
 void detach_all(void)
