@@ -547,11 +547,15 @@ attach() { # run-id mode heaptrace-options...: as test_attach.attach_run
 	echo "$M RUN $id uptime=$(up)"
 	t0=$(up)
 	mkfifo $d/fifo
+	# opened read-write first, so that no open of it blocks: a blocked open of a FIFO is
+	# interrupted by the SIGCHLD of an earlier run, and busybox sh does not retry it
+	exec 3<>$d/fifo
 	HEAPTRACE_EXPECT=$d/expect HEAPTRACE_OUTFILE=$d/report \
 		@TARGET@ $mode </dev/null >$d/fifo 2>$d/target.err &
 	tpid=$!
 	line=""
-	read -t 60 line <$d/fifo
+	read -t 60 line <&3
+	exec 3<&-
 	hrc=none
 	if [ "$line" = ready ]; then
 		timeout -s KILL @LIMIT@ @HT@ -p $tpid --format=json --outfile=$d/report "$@" \
