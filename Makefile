@@ -93,8 +93,15 @@ TARGET_ONE  := $(wildcard tests/targets/*.c) $(wildcard tests/targets/*.cc)
 
 all: $(OUT)
 
-$(OUT): $(OBJS)
-	$(CC) $(HT_LDFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+$(OUT): $(OBJS) $(BUILD)/guard.checked
+	$(CC) $(HT_LDFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
+
+# The guard's code is copied into traced processes (src/guardcode.c): its section must not
+# need a relocation, or the copy would point back into heaptrace.
+$(BUILD)/guard.checked: $(BUILD)/src/guardcode.o
+	@if $(CROSS_COMPILE)readelf -rW $< | grep -q "'\.rela\?ht_guard'"; then \
+		echo "$<: the ht_guard section has relocations" >&2; exit 1; fi
+	@touch $@
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
