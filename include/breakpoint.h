@@ -72,6 +72,13 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 		   uint64_t hint, uint64_t cave, int *pending_sig, bp_syscall_ok_fn ok,
 		   void *ok_ctx);
 
+/* A system call in the process of stopped thread tid (remote.h), through the restoring stub
+ * where there is one, else at the syscall instruction bp_page_inject found. bp_syscall_at:
+ * the address of the system call instruction it runs (for a seccomp check). */
+int64_t bp_syscall(const struct bpset *s, pid_t tid, long nr, const uint64_t args[6],
+		   int *pending_sig, int *err);
+uint64_t bp_syscall_at(const struct bpset *s);
+
 /* Place a breakpoint at code address addr. Return 0, -EEXIST, or -errno (-ENOTSUP: its
  * first instruction cannot be stepped over safely). */
 int bp_insert(struct bpset *s, pid_t pid, uint64_t addr, enum bp_kind kind, int hook);

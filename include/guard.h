@@ -56,8 +56,6 @@ struct guard_state {
 	uint64_t data; /* its table, in the ring page */
 	uint64_t scratch; /* room for the structs of an injected rt_sigaction */
 	uint64_t handler, restorer; /* restorer 0: none (the kernel's own) */
-	uint64_t syscall_insn; /* where injected calls are made */
-	uint64_t stub; /* or the restoring stub they go through (breakpoint.h), 0: none */
 	struct guard_data mirror; /* what the table holds */
 	int stat_fd; /* /proc/PID/stat, open while the guard is on */
 	uint64_t resets; /* SIGTRAP resets by the kernel put right, for -v */
@@ -71,14 +69,13 @@ struct arch_regs;
 
 /*
  * Copy the guard into page (the third page of the scratch mapping, after the ring page at
- * ring) and make it SIGTRAP's action in p, through stopped thread tid: one injected
- * rt_sigaction at syscall instruction insn, made only if the thread's seccomp state allows
- * it (inject.h), as every later one. The program's
+ * ring) and make it SIGTRAP's action in p, through stopped thread tid: one rt_sigaction made
+ * through bp_syscall, only if the thread's seccomp state allows it (inject.h), as every later
+ * one. The program's
  * action at that moment is kept as its own (SIG_IGN if keep_ign: SIG_IGN survives an exec,
  * which reset the guard). Return 0 or -errno (then the guard is off and nothing changed).
  */
-int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, uint64_t insn,
-		  bool keep_ign);
+int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, bool keep_ign);
 
 /* Breakpoint b was placed: a trap of it with no tracer goes on as heaptrace would. */
 void guard_add_bp(struct proc *p, pid_t tid, const struct bp *b);

@@ -39,18 +39,17 @@ static uint64_t find_syscall_insn(pid_t pid, const struct mapping *maps, size_t 
 	return 0;
 }
 
-/* Where an injected call's system call instruction is: the restoring stub when there is one. */
-static uint64_t inject_at(const struct bpset *s, uint64_t insn)
+uint64_t bp_syscall_at(const struct bpset *s)
 {
-	return s->stub ? s->stub : insn;
+	return s->stub ? s->stub : s->syscall_insn;
 }
 
-static int64_t inject(const struct bpset *s, pid_t tid, uint64_t insn, long nr,
-		      const uint64_t args[6], int *pending_sig, int *err)
+int64_t bp_syscall(const struct bpset *s, pid_t tid, long nr, const uint64_t args[6],
+		   int *pending_sig, int *err)
 {
 	if (s->stub)
 		return remote_syscall_stub(tid, s->stub, nr, args, pending_sig, err);
-	return remote_syscall(tid, insn, nr, args, pending_sig, err);
+	return remote_syscall(tid, s->syscall_insn, nr, args, pending_sig, err);
 }
 
 /*
@@ -71,8 +70,8 @@ static int stub_place(struct bpset *s, pid_t tid, uint64_t addr, uint8_t *saved)
 
 /* Make the page after the scratch page writable and put the logging trampoline in slots
  * after the trapping one. Without it returns still work, each with a stop. */
-static void logtramp_setup(struct bpset *s, pid_t tid, uint64_t insn, int *pending_sig,
-			   bp_syscall_ok_fn ok, void *ok_ctx)
+static void logtramp_setup(struct bpset *s, pid_t tid, int *pending_sig, bp_syscall_ok_fn ok,
+			   void *ok_ctx)
 {
 	uint8_t code[ARCH_LOGTRAMP_MAX];
 	uint64_t args[6] = { s->page + s->page_size, s->page_size, PROT_READ | PROT_WRITE };
@@ -81,11 +80,11 @@ static void logtramp_setup(struct bpset *s, pid_t tid, uint64_t insn, int *pendi
 	int64_t ret;
 	int err, sig = 0;
 
-	if (!ok(ok_ctx, arch->nr_mprotect, args, inject_at(s, insn))) {
+	if (!ok(ok_ctx, arch->nr_mprotect, args, bp_syscall_at(s))) {
 		pr_dbg(1, "no logging trampoline: its mprotect would be refused (seccomp)");
 		return;
 	}
-	ret = inject(s, tid, insn, arch->nr_mprotect, args, &sig, &err);
+	ret = bp_syscall(s, tid, arch->nr_mprotect, args, &sig, &err);
 	if (sig)
 		*pending_sig = sig;
 	if (err || ret) {
@@ -107,15 +106,18 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 		   void *ok_ctx)
 {
 	struct arch_regs regs;
-	uint64_t insn, args[6];
+	uint64_t args[6];
 	uint8_t tramp[ARCH_SLOT_SIZE], cave_saved[ARCH_STUB_SIZE];
 	size_t tlen;
-	int64_t ret;
-	int err;
+	int64_t ret = 0;
+	int err = 0;
+	bool refused;
 
 	*pending_sig = 0;
-	insn = find_syscall_insn(tid, maps, n, arch_get_regs(tid, &regs) ? 0 : arch->get_pc(&regs));
-	if (!insn)
+	s->stub = 0;
+	s->syscall_insn = find_syscall_insn(tid, maps, n,
+					    arch_get_regs(tid, &regs) ? 0 : arch->get_pc(&regs));
+	if (!s->syscall_insn)
 		return -ENOENT;
 	s->page_size = 4096;
 	args[0] = hint & ~(s->page_size - 1);
@@ -125,19 +127,16 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
 	args[4] = (uint64_t)-1;
 	args[5] = 0;
-	s->stub = 0;
-	if (cave && arch->stub_code && stub_place(s, tid, cave, cave_saved))
-		s->stub = 0;
-	if (!ok(ok_ctx, arch->nr_mmap, args, inject_at(s, insn))) {
-		if (s->stub)
-			remote_write(tid, cave, cave_saved, ARCH_STUB_SIZE);
-		s->stub = 0;
-		return -ECANCELED;
-	}
-	ret = inject(s, tid, insn, arch->nr_mmap, args, pending_sig, &err);
+	if (cave && arch->stub_code)
+		stub_place(s, tid, cave, cave_saved);
+	refused = !ok(ok_ctx, arch->nr_mmap, args, bp_syscall_at(s));
+	if (!refused)
+		ret = bp_syscall(s, tid, arch->nr_mmap, args, pending_sig, &err);
 	if (s->stub) /* the cave is the program's: only for this first call */
 		remote_write(tid, cave, cave_saved, ARCH_STUB_SIZE);
 	s->stub = 0;
+	if (refused)
+		return -ECANCELED;
 	if (err)
 		return err;
 	if (ret < 0 && ret > -4096) {
@@ -145,7 +144,6 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 		return (int)ret;
 	}
 	s->page = (uint64_t)ret;
-	s->syscall_insn = insn;
 	s->slots_used = 1; /* slot 0 holds the trampoline */
 	tlen = arch->tramp_encode(tramp);
 	s->tramp = s->page;
@@ -157,7 +155,7 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 	if (!err && arch->stub_code && args[1] >= 3 * s->page_size)
 		stub_place(s, tid, s->page + 3 * s->page_size - ARCH_STUB_SIZE, NULL);
 	if (!err && arch->logtramp_encode && !getenv("HEAPTRACE_NO_LOGTRAMP"))
-		logtramp_setup(s, tid, insn, pending_sig, ok, ok_ctx);
+		logtramp_setup(s, tid, pending_sig, ok, ok_ctx);
 	return err;
 }
 

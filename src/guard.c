@@ -34,9 +34,10 @@ static int sync_part(struct guard_state *g, pid_t tid, size_t off, size_t len)
 	sync_part(g, tid, offsetof(struct guard_data, field), sizeof((g)->mirror.field))
 
 /* rt_sigaction(SIGTRAP, act, oact) in the process through stopped thread tid. */
-static int inject_sigaction(struct guard_state *g, pid_t tid, const struct guard_ksigaction *act,
-			    struct guard_ksigaction *oact)
+static int inject_sigaction(const struct proc *p, pid_t tid,
+			    const struct guard_ksigaction *act, struct guard_ksigaction *oact)
 {
+	const struct guard_state *g = &p->guard;
 	uint64_t at_act = g->scratch, at_old = g->scratch + sizeof(*act);
 	uint64_t args[6] = { SIGTRAP, act ? at_act : 0, oact ? at_old : 0, GUARD_SIGSET_SIZE };
 	int64_t ret;
@@ -45,13 +46,9 @@ static int inject_sigaction(struct guard_state *g, pid_t tid, const struct guard
 	if (act && remote_write_data(tid, at_act, act, sizeof(*act)))
 		return -EFAULT;
 	/* the program may have entered seccomp since the guard was placed */
-	if (!inject_ok(tid, GUARD_NR_RT_SIGACTION, args, g->stub ? g->stub : g->syscall_insn))
+	if (!inject_ok(tid, GUARD_NR_RT_SIGACTION, args, bp_syscall_at(&p->bps)))
 		return -EPERM;
-	if (g->stub) /* should heaptrace die meanwhile, the thread still goes on unharmed */
-		ret = remote_syscall_stub(tid, g->stub, GUARD_NR_RT_SIGACTION, args, &sig, &err);
-	else
-		ret = remote_syscall(tid, g->syscall_insn, GUARD_NR_RT_SIGACTION, args, &sig,
-				     &err);
+	ret = bp_syscall(&p->bps, tid, GUARD_NR_RT_SIGACTION, args, &sig, &err);
 	if (sig)
 		pr_dbg(0, "a signal (%d) came during an injected sigaction of %d", sig, tid);
 	if (err)
@@ -103,8 +100,7 @@ static void adopt_earlier(struct guard_state *g, pid_t tid, uint64_t handler, co
 	pr_info("an earlier heaptrace's SIGTRAP guard found: the program's own action taken from it");
 }
 
-int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, uint64_t insn,
-		  bool keep_ign)
+int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, bool keep_ign)
 {
 	struct guard_state *g = &p->guard;
 	struct guard_ksigaction act, old;
@@ -120,8 +116,6 @@ int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, uint6
 		return -ENOTSUP;
 	g->data = ring + GUARD_DATA_OFF;
 	g->scratch = ring + GUARD_SCRATCH_OFF;
-	g->syscall_insn = insn;
-	g->stub = p->bps.stub;
 	g->handler = page + hoff;
 	g->restorer = roff >= 0 ? page + roff : 0;
 	g->mirror.tramp_pc = arch->code_addr(p->bps.tramp) + (arch->trap_pc_after ? p->bps.tramp_len : 0);
@@ -131,7 +125,7 @@ int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, uint6
 	if (ret)
 		return ret;
 	act = guard_action(g);
-	ret = inject_sigaction(g, tid, &act, &old);
+	ret = inject_sigaction(p, tid, &act, &old);
 	if (ret)
 		return ret;
 	g->mirror.prog_handler = keep_ign && old.handler == 0 ? 1 : old.handler;
@@ -141,7 +135,7 @@ int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, uint6
 	adopt_earlier(g, tid, old.handler, code, len, hoff);
 	if (SYNC(g, tid, prog_handler) || SYNC(g, tid, prog_flags) || SYNC(g, tid, prog_mask) ||
 	    SYNC(g, tid, prog_restorer)) {
-		inject_sigaction(g, tid, &old, NULL);
+		inject_sigaction(p, tid, &old, NULL);
 		return -EFAULT;
 	}
 	snprintf(name, sizeof(name), "/proc/%d/stat", (int)p->pid);
@@ -287,7 +281,7 @@ void guard_check(struct thread *t)
 		return;
 	/* the trap came with SIGTRAP blocked: the kernel set SIG_DFL and unblocked it */
 	act = guard_action(g);
-	if (inject_sigaction(g, t->tid, &act, NULL)) {
+	if (inject_sigaction(t->p, t->tid, &act, NULL)) {
 		pr_warn("process %d: cannot put its SIGTRAP handler back", t->p->pid);
 		return;
 	}
@@ -371,7 +365,7 @@ void guard_remove(struct proc *p, pid_t tid)
 		if (own.restorer)
 			own.flags |= GUARD_SA_RESTORER;
 	}
-	if (inject_sigaction(g, tid, &own, NULL))
+	if (inject_sigaction(p, tid, &own, NULL))
 		pr_warn("process %d: cannot give its SIGTRAP action back", p->pid);
 	guard_forget(p);
 }
@@ -386,8 +380,7 @@ void guard_forget(struct proc *p)
 
 #else /* no guard on this architecture yet */
 
-int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, uint64_t insn,
-		  bool keep_ign)
+int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, bool keep_ign)
 {
 	(void)tid, (void)page, (void)ring, (void)insn, (void)keep_ign;
 	p->guard.page = 0;

@@ -229,7 +229,7 @@ static void sigtrap_guard(struct proc *p, pid_t tid)
 
 	if (p->bps.ring && !getenv("HEAPTRACE_NO_GUARD"))
 		ret = guard_install(p, tid, p->bps.page + 2 * p->bps.page_size, p->bps.ring,
-				    p->bps.syscall_insn, p->keep_ign);
+				    p->keep_ign);
 	if (ret)
 		pr_info("process %d has no SIGTRAP guard (%s): if heaptrace is killed with "
 			"SIGKILL, its next traced call ends it", p->pid, strerror(-ret));
