@@ -101,6 +101,10 @@ struct thread *proc_thread_find(pid_t tid);
 struct thread *proc_thread_new(pid_t tid, struct proc *p);
 void proc_thread_free(struct thread *t);
 void proc_for_each_thread(struct proc *p, void (*fn)(struct thread *t, void *ctx), void *ctx);
+/* A thread of p (the first the hash holds), or NULL. */
+struct thread *proc_any_thread(struct proc *p);
+/* How many threads of p are not in a ptrace-stop heaptrace holds. */
+unsigned proc_running(struct proc *p);
 
 /* /proc/PID/cmdline with spaces between the arguments (never NULL). */
 char *proc_cmdline(pid_t pid);

@@ -20,20 +20,6 @@
 #include "process.h"
 #include "session.h"
 
-static void count_running_cb(struct thread *t, void *ctx)
-{
-	if (!t->stopped)
-		++*(unsigned *)ctx;
-}
-
-static void stopped_cb(struct thread *t, void *ctx)
-{
-	struct thread **out = ctx;
-
-	if (!*out && t->stopped)
-		*out = t;
-}
-
 static void resume_pending_cb(struct thread *t, void *ctx)
 {
 	int sig = t->pending_sig;
@@ -152,16 +138,12 @@ int attach_process(pid_t pid)
 		return -ESRCH;
 	}
 	/* wait until every thread is stopped */
-	for (;;) {
-		unsigned running = 0;
+	/* threads just seized are not "stopped" until their interrupt stop arrives */
+	while (proc_running(p)) {
 		int status;
 		pid_t tid;
 		struct thread *t;
 
-		proc_for_each_thread(p, count_running_cb, &running);
-		/* threads just seized are not "stopped" until their interrupt stop arrives */
-		if (!running)
-			break;
 		tid = events_wait_tid(-1, &status);
 		if (tid < 0)
 			return tid;
@@ -191,7 +173,7 @@ int attach_process(pid_t pid)
 	if (!p->leader_gone)
 		main_t = proc_thread_find(pid);
 	else
-		proc_for_each_thread(p, stopped_cb, &main_t);
+		main_t = proc_any_thread(p); /* all stopped now */
 	if (!main_t) {
 		pr_err("process %d has no thread left", pid);
 		return -ESRCH;

@@ -26,18 +26,12 @@ static void interrupt_cb(struct thread *t, void *ctx)
 		t->stopped = true; /* gone: its exit is reported later */
 }
 
-static void count_running_cb(struct thread *t, void *ctx)
-{
-	if (!t->stopped)
-		++*(unsigned *)ctx;
-}
-
 static unsigned count_running(void)
 {
 	unsigned running = 0;
 
 	for (struct proc *p = procs; p; p = p->next)
-		proc_for_each_thread(p, count_running_cb, &running);
+		running += proc_running(p);
 	return running;
 }
 
@@ -77,14 +71,6 @@ static void detach_cb(struct thread *t, void *ctx)
 	t->pending_sig = 0;
 }
 
-static pid_t any_tid;
-
-static void any_tid_cb(struct thread *t, void *ctx)
-{
-	(void)ctx;
-	any_tid = t->tid;
-}
-
 /* Undo in p's memory what heaptrace changed, through its stopped thread tid. */
 static void restore_image(struct proc *p, pid_t tid)
 {
@@ -117,13 +103,13 @@ void detach_all(void)
 	for (struct proc *p = procs; p; p = p->next)
 		proc_for_each_thread(p, take_pending_trap_cb, NULL);
 	for (struct proc *p = procs; p; p = p->next) {
+		struct thread *t = proc_any_thread(p);
+
 		if (p->detached)
 			continue;
-		any_tid = 0;
-		proc_for_each_thread(p, any_tid_cb, NULL);
-		if (any_tid) {
-			calls_drain(p, any_tid); /* the returns logged since the last stop */
-			restore_image(p, any_tid);
+		if (t) {
+			calls_drain(p, t->tid); /* the returns logged since the last stop */
+			restore_image(p, t->tid);
 		}
 		proc_for_each_thread(p, detach_cb, NULL);
 		p->detached = true;

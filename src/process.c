@@ -56,6 +56,29 @@ void proc_thread_free(struct thread *t)
 	free(t);
 }
 
+struct thread *proc_any_thread(struct proc *p)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(thread_hash); i++)
+		for (struct thread *t = thread_hash[i]; t; t = t->hnext)
+			if (t->p == p)
+				return t;
+	return NULL;
+}
+
+static void count_running_cb(struct thread *t, void *ctx)
+{
+	if (!t->stopped)
+		++*(unsigned *)ctx;
+}
+
+unsigned proc_running(struct proc *p)
+{
+	unsigned running = 0;
+
+	proc_for_each_thread(p, count_running_cb, &running);
+	return running;
+}
+
 void proc_for_each_thread(struct proc *p, void (*fn)(struct thread *t, void *ctx), void *ctx)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(thread_hash); i++) {
@@ -114,22 +137,14 @@ int proc_task_stat(pid_t tid, char *state, unsigned long *flags)
 	return 0;
 }
 
-static void first_tid_cb(struct thread *t, void *ctx)
-{
-	pid_t *tid = ctx;
-
-	if (!*tid)
-		*tid = t->tid;
-}
-
 pid_t proc_mem_pid(struct proc *p)
 {
-	pid_t tid = 0;
+	struct thread *t;
 
 	if (!p->leader_gone || proc_thread_find(p->pid))
 		return p->pid;
-	proc_for_each_thread(p, first_tid_cb, &tid);
-	return tid ? tid : p->pid;
+	t = proc_any_thread(p);
+	return t ? t->tid : p->pid;
 }
 
 void proc_read_statm(struct proc *p)
@@ -258,27 +273,8 @@ void proc_free(struct proc *p)
 	free(p);
 }
 
-long proc_status_field(pid_t tid, const char *key)
-{
-	char name[64], line[256];
-	size_t klen = strlen(key);
-	long v = -1;
-	FILE *f;
-
-	snprintf(name, sizeof(name), "/proc/%d/status", (int)tid);
-	f = fopen(name, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			v = atol(line + klen + 1);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
-int proc_status_hex(pid_t tid, const char *key, uint64_t *val)
+/* The text after "key:" in /proc/TID/status, in val (size bytes). Return 0 or -errno. */
+static int status_value(pid_t tid, const char *key, char *val, size_t size)
 {
 	char name[64], line[256];
 	size_t klen = strlen(key);
@@ -291,10 +287,27 @@ int proc_status_hex(pid_t tid, const char *key, uint64_t *val)
 		return -errno;
 	while (fgets(line, sizeof(line), f))
 		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			*val = strtoull(line + klen + 1, NULL, 16);
+			snprintf(val, size, "%s", line + klen + 1);
 			ret = 0;
 			break;
 		}
 	fclose(f);
+	return ret;
+}
+
+long proc_status_field(pid_t tid, const char *key)
+{
+	char val[256];
+
+	return status_value(tid, key, val, sizeof(val)) ? -1 : atol(val);
+}
+
+int proc_status_hex(pid_t tid, const char *key, uint64_t *val)
+{
+	char text[256];
+	int ret = status_value(tid, key, text, sizeof(text));
+
+	if (!ret)
+		*val = strtoull(text, NULL, 16);
 	return ret;
 }

@@ -56,14 +56,6 @@ static void resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_fra
 	}
 }
 
-static pid_t any_tid;
-
-static void any_tid_cb(struct thread *t, void *ctx)
-{
-	(void)ctx;
-	any_tid = t->tid;
-}
-
 void tracer_report(struct proc *p, int sort)
 {
 	struct report_opts ro = session.opts->report;
@@ -89,10 +81,10 @@ void tracer_report(struct proc *p, int sort)
 	if (sort >= 0)
 		ro.sort = sort;
 	if (!p->exited && !p->detached) {
-		any_tid = 0;
-		proc_for_each_thread(p, any_tid_cb, NULL);
-		if (any_tid)
-			calls_drain(p, any_tid);
+		struct thread *t = proc_any_thread(p);
+
+		if (t)
+			calls_drain(p, t->tid);
 	}
 	calls_park(p);
 	ret = report_write(session.opts->out, &p->table, &ro, &ri);
@@ -105,7 +97,6 @@ void tracer_report(struct proc *p, int sort)
 	}
 	sym_close(rc.sym);
 }
-
 
 static void report_all(int sort)
 {
