@@ -57,8 +57,7 @@ struct guard_state {
 	uint64_t scratch; /* room for the structs of an injected rt_sigaction */
 	uint64_t handler, restorer; /* restorer 0: none (the kernel's own) */
 	struct guard_data mirror; /* what the table holds */
-	int stat_fd; /* /proc/PID/stat, open while the guard is on */
-	uint64_t resets; /* SIGTRAP resets by the kernel put right, for -v */
+	int stat_fd; /* /proc/PID/stat once read, -1 before (guard_check) */
 	uint64_t checked_ns; /* when SIGTRAP's action was last read */
 };
 

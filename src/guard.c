@@ -107,7 +107,6 @@ int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, bool 
 	long hoff, roff;
 	size_t len;
 	const uint8_t *code = guard_code(&len, &hoff, &roff);
-	char name[64];
 	int ret;
 
 	memset(g, 0, sizeof(*g));
@@ -138,8 +137,6 @@ int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, bool 
 		inject_sigaction(p, tid, &old, NULL);
 		return -EFAULT;
 	}
-	snprintf(name, sizeof(name), "/proc/%d/stat", (int)p->pid);
-	g->stat_fd = open(name, O_RDONLY | O_CLOEXEC);
 	g->page = page;
 	pr_dbg(1, "guard of process %d at %#llx, its SIGTRAP action %#llx", p->pid,
 	       (unsigned long long)g->handler, (unsigned long long)old.handler);
@@ -229,13 +226,19 @@ void guard_forget_return(struct proc *p, pid_t tid, uint64_t sp)
 	}
 }
 
-/* True if SIGTRAP is caught in the process, as /proc/PID/stat says (field 34, sigcatch). */
-static bool trap_caught(struct guard_state *g)
+/* True if SIGTRAP is caught in process pid, as /proc/PID/stat says (field 34, sigcatch). The
+ * file stays open while the guard is on: read again from offset 0, it is read anew. */
+static bool trap_caught(struct guard_state *g, pid_t pid)
 {
 	char buf[1024], *s;
-	ssize_t n = pread(g->stat_fd, buf, sizeof(buf) - 1, 0);
+	ssize_t n;
 	unsigned long long catch = 0;
 
+	if (g->stat_fd < 0) {
+		snprintf(buf, sizeof(buf), "/proc/%d/stat", (int)pid);
+		g->stat_fd = open(buf, O_RDONLY | O_CLOEXEC);
+	}
+	n = pread(g->stat_fd, buf, sizeof(buf) - 1, 0);
 	if (n <= 0)
 		return true; /* cannot tell: leave things as they are */
 	buf[n] = '\0';
@@ -277,7 +280,7 @@ void guard_check(struct thread *t)
 	struct guard_ksigaction act;
 	uint64_t mask = 0;
 
-	if (!g->page || g->stat_fd < 0 || !reset_likely(t, &mask) || trap_caught(g))
+	if (!g->page || !reset_likely(t, &mask) || trap_caught(g, t->p->pid))
 		return;
 	/* the trap came with SIGTRAP blocked: the kernel set SIG_DFL and unblocked it */
 	act = guard_action(g);
@@ -287,7 +290,6 @@ void guard_check(struct thread *t)
 	}
 	mask |= 1ULL << (SIGTRAP - 1);
 	ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof(mask), &mask);
-	g->resets++;
 	pr_dbg(0, "thread %d: SIGTRAP's action and mask put back after a trap while blocked",
 	       t->tid);
 }

@@ -213,11 +213,8 @@ struct proc *proc_fork(const struct proc *pp, pid_t pid, bool shares_mm, bool co
 	memcpy(p->hook_addr, pp->hook_addr, sizeof(p->hook_addr));
 	p->armed = pp->armed;
 	if (pp->guard.page) { /* its memory and SIGTRAP action are copies of the parent's */
-		char name[64];
-
 		p->guard = pp->guard;
-		snprintf(name, sizeof(name), "/proc/%d/stat", (int)pid);
-		p->guard.stat_fd = open(name, O_RDONLY | O_CLOEXEC);
+		p->guard.stat_fd = -1;
 	}
 	modlist_copy(&p->mods, &pp->mods);
 	p->interp = pp->interp;
