@@ -208,14 +208,21 @@ static void set_alarm(uint64_t deadline_ns)
 
 static bool poll_ok = true;
 
-static pid_t wait_any(int *status, int flags)
+/* waitpid, restarted when interrupted. */
+static pid_t wait_for(pid_t pid, int *status, int flags)
 {
-	pid_t tid;
+	pid_t got;
 
 	do
-		tid = waitpid(-1, status, __WALL | flags);
-	while (tid < 0 && errno == EINTR);
-	return tid;
+		got = waitpid(pid, status, __WALL | flags);
+	while (got < 0 && errno == EINTR);
+	return got;
+}
+
+/* True, once, if what waitpid returned is the end of a child wake_main started. */
+static bool waker_ended(pid_t pid, int status)
+{
+	return pid > 0 && (WIFEXITED(status) || WIFSIGNALED(status)) && is_waker(pid);
 }
 
 int events_next(struct event *ev, uint64_t deadline_ns, bool poll)
@@ -232,14 +239,14 @@ int events_next(struct event *ev, uint64_t deadline_ns, bool poll)
 		if (deadline_ns && now_ns() >= deadline_ns)
 			return 0;
 		while (poll && poll_ok && !tid && now_ns() - start < POLL_NS)
-			tid = wait_any(&ev->status, WNOHANG);
+			tid = wait_for(-1, &ev->status, WNOHANG);
 		if (!tid) {
-			tid = wait_any(&ev->status, 0);
+			tid = wait_for(-1, &ev->status, 0);
 			poll_ok = now_ns() - start < 10 * POLL_NS;
 		}
 		if (tid < 0)
 			return -errno;
-		if ((WIFEXITED(ev->status) || WIFSIGNALED(ev->status)) && is_waker(tid)) {
+		if (waker_ended(tid, ev->status)) {
 			tid = 0;
 			continue;
 		}
@@ -253,11 +260,9 @@ pid_t events_wait_tid(pid_t tid, int *status)
 	int st;
 	pid_t got;
 
-	do {
-		do
-			got = waitpid(tid, &st, __WALL);
-		while (got < 0 && errno == EINTR);
-	} while (tid == -1 && got > 0 && (WIFEXITED(st) || WIFSIGNALED(st)) && is_waker(got));
+	do
+		got = wait_for(tid, &st, 0);
+	while (tid == -1 && waker_ended(got, st));
 	if (status)
 		*status = st;
 	return got < 0 ? -errno : got;
