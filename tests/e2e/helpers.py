@@ -133,9 +133,11 @@ def excerpt(text, lines=40, width=300):
     return "\n".join(out)
 
 
-def run(argv, env=None, timeout=None, stdin=subprocess.DEVNULL, cwd=None, env_replace=None):
+def run(argv, env=None, timeout=None, stdin=subprocess.DEVNULL, cwd=None, env_replace=None,
+        preexec_fn=None):
     """Run a command in its own process group; on timeout kill that group. Returns Proc.
-    env adds to the environment; env_replace is the whole environment."""
+    env adds to the environment; env_replace is the whole environment; preexec_fn runs in the
+    child before the command (it must turn core dumps off itself; by default they are off)."""
     if env_replace is not None:
         full_env = dict(env_replace)
     else:
@@ -149,7 +151,7 @@ def run(argv, env=None, timeout=None, stdin=subprocess.DEVNULL, cwd=None, env_re
         env=full_env,
         cwd=cwd,
         start_new_session=True,
-        preexec_fn=_no_core,
+        preexec_fn=preexec_fn or _no_core,
     )
     try:
         out, err = p.communicate(timeout=timeout or TIMEOUT)

@@ -45,20 +45,29 @@ def attached_run(t, argv, outfile, expectfile):
     return proc, r
 
 
-def attach_run(opt, mode, opts):
-    need_heaptrace()
-    d = scratch("attach-%s-%s" % (mode, opt))
+def start_ready(name, opt, mode, d, limit):
+    """Start target name (its opt build) with argument mode in d, its records and report there,
+    and read its first line within limit seconds. Returns (Popen, outfile, expectfile, line);
+    a target whose line is not "ready" is ended (its returncode set)."""
     outfile = os.path.join(d, "report")
     expectfile = os.path.join(d, "expect")
     env = dict(os.environ, HEAPTRACE_EXPECT=expectfile, HEAPTRACE_OUTFILE=outfile)
-    t = subprocess.Popen([target("attach", opt), mode], stdin=subprocess.DEVNULL,
+    t = subprocess.Popen([target(name, opt), mode], stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=d)
+    ready, _, _ = select.select([t.stdout], [], [], limit)
+    line = t.stdout.readline() if ready else b""
+    if line != b"ready\n":
+        t.kill()
+        t.wait()
+    return t, outfile, expectfile, line
+
+
+def attach_run(opt, mode, opts):
+    need_heaptrace()
+    d = scratch("attach-%s-%s" % (mode, opt))
+    t, outfile, expectfile, line = start_ready("attach", opt, mode, d, 60)
     try:
-        ready, _, _ = select.select([t.stdout], [], [], 60)
-        line = t.stdout.readline() if ready else b""
         if line != b"ready\n":
-            t.kill()
-            t.wait()
             if t.returncode == 77:
                 raise Skip("the attach handshake reads x86 breakpoints")
             raise Fail("the attach target did not get ready (status %s, said %r)"
@@ -396,17 +405,9 @@ def test_attach_leader_exited(variant):
     need_heaptrace()
     opt, mode = variant.split("-")
     d = scratch("leaderexit-" + variant)
-    outfile = os.path.join(d, "report")
-    expectfile = os.path.join(d, "expect")
-    env = dict(os.environ, HEAPTRACE_EXPECT=expectfile, HEAPTRACE_OUTFILE=outfile)
-    t = subprocess.Popen([target("leaderexit", opt), mode], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=d)
+    t, outfile, expectfile, line = start_ready("leaderexit", opt, mode, d, TIMEOUT)
     try:
-        ready, _, _ = select.select([t.stdout], [], [], TIMEOUT)
-        line = t.stdout.readline() if ready else b""
         if line != b"ready\n":
-            t.kill()
-            t.wait()
             raise Fail("leaderexit did not get ready (status %s, said %r)"
                        % (t.returncode, line))
         tasks = sorted(int(x) for x in os.listdir("/proc/%d/task" % t.pid))

@@ -10,10 +10,9 @@ ignored (tests/targets/sigstate.c)."""
 import os
 import resource
 import signal
-import subprocess
 
-from helpers import (HEAPTRACE, TIMEOUT, Fail, Proc, Run, check_sites, expect_rc, heaptrace,
-                     need_heaptrace, scratch, site_records, sites, target)
+from helpers import (HEAPTRACE, TIMEOUT, Fail, Run, check_sites, expect_rc, heaptrace,
+                     need_heaptrace, run, scratch, site_records, sites, target)
 
 FIRST = ("malloc", "first_leak,main")
 SECOND = ("malloc", "second_leak,main")
@@ -99,18 +98,7 @@ def _careless_parent():
 
 
 def _run_careless(argv, env=None):
-    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=dict(os.environ, **(env or {})),
-                         preexec_fn=_careless_parent, start_new_session=True)
-    try:
-        out, err = p.communicate(timeout=TIMEOUT)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
-        timed_out = True
-    return Proc([str(a) for a in argv], p.returncode, out.decode("utf-8", "replace"),
-                err.decode("utf-8", "replace"), timed_out)
+    return run(argv, env=env, preexec_fn=_careless_parent)
 
 
 def test_sigchld_ignored_status():
