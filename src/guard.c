@@ -384,7 +384,7 @@ void guard_forget(struct proc *p)
 
 int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, bool keep_ign)
 {
-	(void)tid, (void)page, (void)ring, (void)insn, (void)keep_ign;
+	(void)tid, (void)page, (void)ring, (void)keep_ign;
 	p->guard.page = 0;
 	p->guard.stat_fd = -1;
 	return -ENOTSUP;
