@@ -98,9 +98,14 @@ $(OUT): $(OBJS) $(BUILD)/guard.checked
 
 # The guard's code is copied into traced processes (src/guardcode.c): its section must not
 # need a relocation, or the copy would point back into heaptrace.
-$(BUILD)/guard.checked: $(BUILD)/src/guardcode.o
+# So must the entry stubs' code (arch/<arch>/stubcode.c, where the arch has it).
+STUB_OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(wildcard arch/$(ARCH)/stubcode.c))
+$(BUILD)/guard.checked: $(BUILD)/src/guardcode.o $(STUB_OBJS)
 	@if $(CROSS_COMPILE)readelf -rW $< | grep -q "'\.rela\?ht_guard'"; then \
 		echo "$<: the ht_guard section has relocations" >&2; exit 1; fi
+	@for o in $(STUB_OBJS); do if $(CROSS_COMPILE)readelf -rW $$o | \
+		grep -q "'\.rela\?ht_stub'"; then \
+		echo "$$o: the ht_stub section has relocations" >&2; exit 1; fi; done
 	@touch $@
 
 $(BUILD)/%.o: %.c

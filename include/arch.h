@@ -147,6 +147,22 @@ struct arch_ops {
 	 * make r restart it as the kernel would for a signal without a handler: the injected
 	 * call in between makes the kernel forget. Return true if r was changed. */
 	bool (*syscall_restart)(struct arch_regs *r);
+
+	/*
+	 * Entry stubs (stubs.h; NULL where the arch has none). entry_relocate: the whole
+	 * instructions at code address addr (insn: len bytes of them) covering at least need
+	 * bytes, relocated to run at address at in buf, then a jump back after them. Return the
+	 * bytes written with *covered set to the bytes displaced, -ENOTSUP for an instruction
+	 * that cannot move, -ERANGE for a target out of reach. entry_branch: the branch written
+	 * over the entry at addr to go to to; return its length or -ERANGE. entry_thunk: code at
+	 * at that hands word to the common stub code at common; return its length. get_tls: the
+	 * thread pointer, which the stub code reads as its thread's key.
+	 */
+	int (*entry_relocate)(uint64_t addr, const uint8_t *insn, size_t len, size_t need,
+			      uint64_t at, uint8_t *buf, size_t *covered);
+	int (*entry_branch)(uint64_t addr, uint64_t to, uint8_t *buf);
+	size_t (*entry_thunk)(uint8_t *buf, uint64_t at, uint32_t word, uint64_t common);
+	uint64_t (*get_tls)(const struct arch_regs *r);
 };
 
 /* Every architecture's ops, for the unit tests; only one is linked into the tool. */

@@ -40,6 +40,29 @@ void calls_drain(struct proc *p, pid_t tid);
 void calls_park(struct proc *p);
 void calls_unpark(struct proc *p);
 
+/* A call an entry stub recorded (stubs.h), in the order the thread made it. */
+struct calls_rec {
+	int hook;
+	uint64_t args[3];
+	uint64_t sp; /* sp at the entry */
+	uint64_t ret; /* the caller's return address (0: not in the record) */
+	uint64_t cookie; /* what its return record will name */
+	uint64_t ns; /* when it was made */
+	bool returns; /* its return is recorded (not a tail call from a traced call) */
+};
+
+/* Frames 1.. of the backtrace of the call being recorded: write up to max PCs into pcs and
+ * return how many. */
+typedef unsigned (*calls_unwind_fn)(void *ctx, uint64_t *pcs, unsigned max);
+
+/* Thread t's recorded entry (a free, or a call whose return comes as a record): counted by the
+ * same rules as a call seen at a breakpoint. */
+void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_fn unwind,
+		     void *ctx);
+
+/* Thread t's recorded return of the call named cookie, with result retval. */
+void calls_rec_return(struct thread *t, uint64_t cookie, uint64_t retval);
+
 /* dst, a forked copy of src, has the same calls in flight. */
 void calls_copy(struct thread *dst, const struct thread *src);
 

@@ -36,6 +36,12 @@ void events_child_setup(void);
  */
 int events_next(struct event *ev, uint64_t deadline_ns, bool poll);
 
+/* The same without waiting: return 1 with *ev filled, 0 when nothing is there, or -errno. */
+int events_poll(struct event *ev);
+
+/* Sleep until a tracee event or one of heaptrace's signals is there, at most timeout_ns. */
+void events_sleep(uint64_t timeout_ns);
+
 /* waitpid for one thread, restarted when interrupted. Return its tid or -errno. */
 pid_t events_wait_tid(pid_t tid, int *status);
 

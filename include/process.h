@@ -24,6 +24,8 @@ struct frame {
 	uint64_t sp; /* sp at entry */
 	uint64_t entry_ns; /* when the call was made: the birth of its block */
 	bool logged; /* returns through the logging trampoline (retlog.h), not with a stop */
+	bool stubbed; /* recorded by an entry stub (stubs.h): its return comes as a record */
+	uint64_t cookie; /* stubbed: its entry record's position, which its return names */
 	struct hook_call call;
 	struct block old; /* realloc: the block taken out at entry */
 	bool took_old;
@@ -43,6 +45,8 @@ struct thread {
 	bool stopped; /* in a ptrace-stop heaptrace has not resumed */
 	bool seen_first_stop; /* a new child's initial stop arrived */
 	bool parent_known; /* its parent's event arrived */
+	uint64_t tls; /* thread pointer, the entry stubs' key for it (0: not known yet) */
+	uint64_t stack_top; /* end of the mapping its stack was in when first seen */
 };
 
 struct proc {
@@ -58,6 +62,7 @@ struct proc {
 	struct bpset bps;
 	struct retlog retlog; /* returns logged since the last stop */
 	struct guard_state guard; /* SIGTRAP's handler in the process (guard.h) */
+	struct stubs *stubs; /* entry stubs and their ring (stubs.h), NULL if none */
 	bool keep_ign; /* the program's SIGTRAP was SIG_IGN before its last exec */
 	struct unwinder *unw;
 	uint64_t hook_addr[HOOK_COUNT]; /* armed entries, 0 if none */
@@ -100,6 +105,8 @@ struct thread *proc_thread_find(pid_t tid);
 /* A new thread of p (NULL: its process is not known yet). */
 struct thread *proc_thread_new(pid_t tid, struct proc *p);
 void proc_thread_free(struct thread *t);
+/* Free a thread that is not in the hash (a stand-in, stubs.c). */
+void proc_thread_release(struct thread *t);
 void proc_for_each_thread(struct proc *p, void (*fn)(struct thread *t, void *ctx), void *ctx);
 /* A thread of p (the first the hash holds), or NULL. */
 struct thread *proc_any_thread(struct proc *p);

@@ -18,12 +18,16 @@ struct tracer_opts {
 	bool follow_fork;
 	/* run a launched program on heaptrace's CPU while it has one thread (see tracer.c) */
 	bool pin;
+	int mode; /* MODE_STUBS: entry stubs where safe (stubs.h); MODE_BREAKPOINT: a stop per call */
+	unsigned stack_copy; /* bytes of stack an entry stub copies per allocation */
 	double duration; /* seconds; 0 = until the end */
 	double interval; /* seconds between periodic reports; 0 = none */
 	unsigned count; /* periodic reports at most; 0 = unlimited */
 	struct report_opts report;
 	FILE *out;
 };
+
+enum { MODE_STUBS, MODE_BREAKPOINT };
 
 /* Exit statuses (also in main.c and the man page). */
 #define EXIT_USAGE 1

@@ -34,4 +34,9 @@ int unwind_read_word(uint64_t addr, uint64_t *val);
 unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
 			unsigned max);
 
+/* The same from a copy of the stack: len bytes that were at address lo (from sp up) when
+ * regs were taken; other memory is read only where it is a read-only file mapping. */
+unsigned unwind_capture_copy(struct unwinder *u, const struct arch_regs *regs, uint64_t lo,
+			     const void *stack, size_t len, uint64_t *pcs, unsigned max);
+
 #endif

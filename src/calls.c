@@ -56,7 +56,7 @@ static void drop_frame(struct thread *t)
 
 	if (f->took_old)
 		table_put_back(&t->p->table, &f->old);
-	if (f->logged && t->p->retlog.inflight)
+	if (f->logged && !f->stubbed && t->p->retlog.inflight)
 		t->p->retlog.inflight--;
 	pr_dbg(0, "thread %d: dropped a call to %s left by longjmp", t->tid,
 	       hook_table[f->call.id].name);
@@ -139,7 +139,8 @@ static void logged_return(uint32_t cookie, uint64_t retval, void *ctx)
 	unsigned idx = cookie & ((1u << COOKIE_FRAME_BITS) - 1);
 
 	logged++;
-	if (!t || t->p != p || idx >= t->nframes || !t->frames[idx].logged) {
+	if (!t || t->p != p || idx >= t->nframes || !t->frames[idx].logged ||
+	    t->frames[idx].stubbed) {
 		pr_dbg(1, "process %d: a logged return for no call in flight (%#x)", p->pid,
 		       cookie);
 		return;
@@ -212,6 +213,7 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	f->sp = sp;
 	f->entry_ns = now_ns();
 	f->logged = false;
+	f->stubbed = false;
 	f->call.id = b->hook;
 	for (unsigned i = 0; i < 3; i++)
 		f->call.args[i] = i < d->nargs ? arch->get_arg(regs, i) : 0;
@@ -256,6 +258,62 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	/* should heaptrace die, the guard sends this return to its caller */
 	guard_note_return(p, t->tid, sp + arch->ret_sp_adjust, ret);
 	return false;
+}
+
+void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_fn unwind,
+		     void *ctx)
+{
+	struct proc *p = t->p;
+	const struct hook_desc *d = &hook_table[r->hook];
+	struct frame *f;
+
+	drop_stale(t, r->sp, 0);
+	if (t->nframes || !p->counting)
+		return; /* inside another traced call */
+	if (d->at_entry_only) {
+		if (!table_free(&p->table, r->args[0]) && r->args[0])
+			pr_dbg(2, "thread %d: free(%#llx) of a block never seen", t->tid,
+			       (unsigned long long)r->args[0]);
+		return;
+	}
+	if (!r->returns)
+		return; /* a tail call from a traced call (not counted: see calls_entry) */
+	f = push_frame(t);
+	f->ret = r->ret;
+	f->sp = r->sp;
+	f->entry_ns = r->ns;
+	f->logged = true; /* its return needs no stop: kept when detaching (calls_restore_cb) */
+	f->stubbed = true;
+	f->cookie = r->cookie;
+	f->call.id = r->hook;
+	memcpy(f->call.args, r->args, sizeof(f->call.args));
+	f->took_old = false;
+	if ((r->hook == HOOK_REALLOC || r->hook == HOOK_REALLOCARRAY) && r->args[0])
+		f->took_old = table_take(&p->table, r->args[0], &f->old);
+	f->pcs[0] = p->hook_addr[r->hook];
+	f->npcs = 1;
+	if (depth > 1 && sample > 1 && p->unwind_seq++ % sample) {
+		if (r->ret)
+			f->pcs[f->npcs++] = r->ret;
+	} else if (depth > 1 && unwind) {
+		f->npcs += unwind(ctx, f->pcs + 1, depth - 1);
+		unwinds++;
+	}
+}
+
+void calls_rec_return(struct thread *t, uint64_t cookie, uint64_t retval)
+{
+	unsigned idx = t->nframes;
+
+	while (idx-- > 0)
+		if (t->frames[idx].stubbed && t->frames[idx].cookie == cookie)
+			break;
+	if (idx >= t->nframes)
+		return; /* a call made inside another traced call */
+	while (t->nframes > idx + 1)
+		drop_frame(t); /* deeper calls it returned past (longjmp) */
+	t->nframes--;
+	account(t, &t->frames[idx], retval);
 }
 
 /* Return 0, or -1 when the thread cannot go on (no call in flight). */

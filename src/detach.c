@@ -18,6 +18,7 @@
 #include "process.h"
 #include "remote.h"
 #include "session.h"
+#include "stubs.h"
 
 static void interrupt_cb(struct thread *t, void *ctx)
 {
@@ -75,6 +76,8 @@ static void detach_cb(struct thread *t, void *ctx)
 static void restore_image(struct proc *p, pid_t tid)
 {
 	if (!p->shares_mm)
+		stubs_off(p, tid);
+	if (!p->shares_mm)
 		bp_remove_all(&p->bps, tid);
 	if (p->start_bp)
 		remote_write(tid, p->start_bp, p->start_saved, p->start_len);
@@ -109,6 +112,7 @@ void detach_all(void)
 			continue;
 		if (t) {
 			calls_drain(p, t->tid); /* the returns logged since the last stop */
+			stubs_drain(p); /* the calls recorded (stubs.h) */
 			restore_image(p, t->tid);
 		}
 		proc_for_each_thread(p, detach_cb, NULL);

@@ -30,6 +30,7 @@
 #include "process.h"
 #include "remote.h"
 #include "session.h"
+#include "stubs.h"
 #include "util.h"
 
 void dispatch_resume(struct thread *t, int sig)
@@ -167,6 +168,8 @@ static void on_exec(struct thread *t)
 	/* exec resets a caught SIGTRAP (the guard) to SIG_DFL, but SIG_IGN stays */
 	p->keep_ign = p->guard.page ? p->guard.mirror.prog_handler == 1 : p->keep_ign;
 	proc_forget_image(p);
+	t->tls = 0; /* the new image sets its own thread pointer */
+	t->stack_top = 0;
 	p->shares_mm = false;
 	table_reset(&p->table); /* a new image, a new heap */
 	p->start_ns = now_ns();
@@ -196,6 +199,7 @@ static void release_child(struct thread *t)
 {
 	struct proc *p = t->p;
 
+	stubs_child_start(p, t->tid, false);
 	bp_remove_all(&p->bps, t->tid);
 	/* return addresses the parent had patched are in the child's copy of the stack */
 	calls_restore_cb(t, NULL);
@@ -207,10 +211,14 @@ static void release_child(struct thread *t)
 /* Both halves of a new tracee are known (its first stop and its parent's event): go. */
 static void start_new(struct thread *t)
 {
-	if (t->p->detach_at_first_stop && t->tid == t->p->pid)
+	if (t->p->detach_at_first_stop && t->tid == t->p->pid) {
 		release_child(t);
-	else
-		dispatch_resume(t, 0);
+		return;
+	}
+	if (t->tid == t->p->pid) /* a followed fork: breakpoints in place of its stubs */
+		stubs_child_start(t->p, t->tid, true);
+	stubs_thread(t); /* a new thread: its stack for the stubs' copies */
+	dispatch_resume(t, 0);
 }
 
 void dispatch_new_child(struct thread *pt, int event)
@@ -276,6 +284,9 @@ void dispatch(pid_t tid, int status)
 	struct thread *t = proc_thread_find(tid);
 	int event = status >> 16, sig;
 
+	/* records of calls made before this event come first (stubs.h) */
+	if (t && t->p && t->p->stubs)
+		stubs_drain(t->p);
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		if (t)
 			dispatch_exit(t, status);

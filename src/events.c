@@ -255,6 +255,38 @@ int events_next(struct event *ev, uint64_t deadline_ns, bool poll)
 	}
 }
 
+int events_poll(struct event *ev)
+{
+	pid_t tid;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->sig = take_signal();
+	if (ev->sig && ev->sig != EVENTS_DEADLINE)
+		return 1;
+	ev->sig = 0;
+	do
+		tid = wait_for(-1, &ev->status, WNOHANG);
+	while (waker_ended(tid, ev->status));
+	if (tid < 0)
+		return -errno;
+	ev->tid = tid;
+	return tid > 0;
+}
+
+/*
+ * SIGCHLD, blocked everywhere, is pending whenever a tracee changed state since it was last
+ * taken; heaptrace's own signals wake it too, as the waker's child exits (wake_main).
+ */
+void events_sleep(uint64_t timeout_ns)
+{
+	struct timespec ts = { (time_t)(timeout_ns / 1000000000), (long)(timeout_ns % 1000000000) };
+	sigset_t chld;
+
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigtimedwait(&chld, NULL, &ts);
+}
+
 pid_t events_wait_tid(pid_t tid, int *status)
 {
 	int st;

@@ -15,6 +15,8 @@
 #include "inject.h"
 #include "log.h"
 #include "remote.h"
+#include "session.h"
+#include "stubs.h"
 #include "symbols.h"
 #include "unwind.h"
 #include "util.h"
@@ -112,6 +114,26 @@ static int place(struct proc *p, pid_t tid, uint64_t addr, enum bp_kind kind, in
 	return ret;
 }
 
+/* Send hook h's entry at symbol value addr through its stub, or else place a breakpoint
+ * there. Return as bp_insert. */
+static int patch(struct proc *p, pid_t tid, uint64_t addr, int h)
+{
+	int ret;
+
+	if (!p->stubs)
+		return place(p, tid, addr, BP_HOOK, h);
+	ret = stubs_patch(p, tid, arch->code_addr(addr), h);
+	if (!ret || ret == -EEXIST)
+		return ret;
+	pr_info("%s in process %d keeps a breakpoint (a stop per call): %s", hook_table[h].name,
+		p->pid,
+		ret == -ENOTSUP ? "its first instructions cannot be moved, or its result is read "
+				  "at the return" :
+		ret == -EBUSY ? "a thread is running, or stopped inside its first instructions" :
+		ret == -ERANGE ? "the stub page is out of reach" : strerror(-ret));
+	return place(p, tid, addr, BP_HOOK, h);
+}
+
 /*
  * With the guard on, the program's sigaction(SIGTRAP, ...) must be answered by heaptrace
  * (guard.h): a breakpoint on the C library's sigaction, in module m, which defines malloc.
@@ -163,7 +185,7 @@ int image_arm_hooks(struct proc *p, pid_t tid)
 			continue;
 		m = &p->mods.v[chosen[h]];
 		addr = p->mod_hooks[chosen[h]][h] + m->bias; /* arm: with the Thumb bit */
-		ret = place(p, tid, addr, BP_HOOK, h);
+		ret = patch(p, tid, addr, h);
 		addr = arch->code_addr(addr);
 		if (ret == -EEXIST) {
 			p->hook_addr[h] = addr; /* an alias (memalign = aligned_alloc) */
@@ -235,6 +257,29 @@ static void sigtrap_guard(struct proc *p, pid_t tid)
 			"SIGKILL, its next traced call ends it", p->pid, strerror(-ret));
 }
 
+static void thread_cb(struct thread *t, void *ctx)
+{
+	(void)ctx;
+	stubs_thread(t);
+}
+
+/* The entry stubs and their ring (stubs.h), in --mode=stubs: without them (-v says why),
+ * every hook gets a breakpoint. */
+static void entry_stubs(struct proc *p, pid_t tid, struct inject_check *check)
+{
+	int ret;
+
+	if (session.opts->mode != MODE_STUBS || !stubs_supported())
+		return;
+	ret = stubs_setup(p, tid, 4u << 20, session.opts->stack_copy, inject_check_ok, check);
+	if (ret) {
+		pr_info("process %d: no entry stubs (%s): a stop per traced call", p->pid,
+			strerror(-ret));
+		return;
+	}
+	proc_for_each_thread(p, thread_cb, NULL);
+}
+
 /*
  * Map the scratch page and place the breakpoints of a fresh image. The thread is stopped at
  * a clean point (the first instruction, or an attach stop). near: an address the page should
@@ -297,6 +342,8 @@ int image_setup(struct proc *p, struct thread *t, uint64_t near, bool attached)
 		t->pending_sig = sig;
 	if (!ret)
 		sigtrap_guard(p, t->tid);
+	if (!ret)
+		entry_stubs(p, t->tid, &check);
 	inject_check_free(&check);
 	if (ret == -ECANCELED)
 		return inject_refused(p, &check, attached);

@@ -23,6 +23,7 @@
 #include "events.h"
 #include "log.h"
 #include "symbols.h"
+#include "stubs.h"
 #include "tracer.h"
 #include "util.h"
 
@@ -36,7 +37,8 @@
 
 enum {
 	OPT_DURATION = 256, OPT_TOP, OPT_OUTFILE, OPT_FLAME, OPT_FORMAT, OPT_INTERVAL, OPT_COUNT,
-	OPT_OLDER, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_VERSION, OPT_SAMPLE, OPT_NO_PIN,
+	OPT_OLDER, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_VERSION, OPT_SAMPLE, OPT_NO_PIN, OPT_MODE,
+	OPT_STACK_COPY,
 };
 
 /* One table: struct option, the short-option string and --help all come from it. */
@@ -61,7 +63,11 @@ static const struct opt_desc {
 	{ "min-size", OPT_MIN_SIZE, "N", "report only allocations of at least N bytes" },
 	{ "max-size", OPT_MAX_SIZE, "N", "report only allocations of at most N bytes" },
 	{ "sample", OPT_SAMPLE, "N", "unwind every N-th allocation only; counts stay exact" },
-	{ "no-pin", OPT_NO_PIN, NULL, "do not share one CPU with a single-threaded program" },
+	{ "mode", OPT_MODE, "MODE", "stubs (default: no stop per call where safe) or breakpoint" },
+	{ "stack-copy", OPT_STACK_COPY, "BYTES", "stack bytes an entry stub copies per allocation "
+						 "for the unwinder (default 2048)" },
+	{ "no-pin", OPT_NO_PIN, NULL, "breakpoint mode: do not share one CPU with a "
+				      "single-threaded program" },
 	{ "verbose", 'v', NULL, "more diagnostics (repeat for debug output)" },
 	{ "help", 'h', NULL, "show this help and exit" },
 	{ "version", OPT_VERSION, NULL, "show the version and exit" },
@@ -346,6 +352,8 @@ int main(int argc, char **argv)
 		.depth = HEAPTRACE_DEPTH,
 		.sample = 1,
 		.pin = true,
+		.mode = MODE_STUBS,
+		.stack_copy = 2048,
 		.report = { .format = FMT_TEXT, .sort = SORT_SIZE, .top = 10, .max_size = UINT64_MAX },
 	};
 	const char *outfile = NULL;
@@ -415,6 +423,19 @@ int main(int argc, char **argv)
 		case OPT_NO_PIN:
 			o.pin = false;
 			break;
+		case OPT_MODE:
+			if (!strcmp(optarg, "stubs"))
+				o.mode = MODE_STUBS;
+			else if (!strcmp(optarg, "breakpoint"))
+				o.mode = MODE_BREAKPOINT;
+			else
+				return usage_error("invalid mode '%s' (stubs, breakpoint)", optarg);
+			break;
+		case OPT_STACK_COPY:
+			if (!parse_u64(optarg, &v) || v < 64 || v > 65536)
+				return usage_error("invalid --stack-copy '%s' (64 to 65536)", optarg);
+			o.stack_copy = v;
+			break;
 		case OPT_INTERVAL:
 			if (!parse_secs(optarg, &o.interval))
 				return usage_error("invalid interval '%s'", optarg);
@@ -461,6 +482,9 @@ int main(int argc, char **argv)
 		return usage_error("%s", "give either --pid or a program, not both");
 	if (!o.pid && optind >= argc)
 		return usage_error("%s", "no program to trace");
+	/* the program's CPU is chosen for it only in breakpoint mode, where stops are shared */
+	if (o.mode == MODE_STUBS && stubs_supported())
+		o.pin = false;
 	if (o.count && !o.interval)
 		return usage_error("%s", "--count needs --interval");
 

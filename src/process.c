@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "process.h"
+#include "stubs.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -50,6 +51,11 @@ void proc_thread_free(struct thread *t)
 	for (unsigned i = 0; t->p && i < t->nframes; i++)
 		if (t->frames[i].logged && t->p->retlog.inflight)
 			t->p->retlog.inflight--; /* its entry will never come */
+	proc_thread_release(t);
+}
+
+void proc_thread_release(struct thread *t)
+{
 	for (unsigned i = 0; i < t->cap; i++)
 		free(t->frames[i].pcs);
 	free(t->frames);
@@ -206,6 +212,8 @@ struct proc *proc_fork(const struct proc *pp, pid_t pid, bool shares_mm, bool co
 	p->counting = counting;
 	p->detach_at_first_stop = !counting && !shares_mm;
 	bp_copy(&p->bps, &pp->bps);
+	if (!shares_mm)
+		stubs_fork(p, pp);
 	if (!shares_mm) { /* its copy of the ring, read up to where the parent's was */
 		p->retlog = pp->retlog;
 		p->retlog.inflight = 0;
@@ -240,6 +248,7 @@ void proc_forget_image(struct proc *p)
 	p->interp = -1;
 	free(p->exe);
 	p->exe = NULL;
+	stubs_forget(p);
 	bp_forget(&p->bps);
 	memset(&p->retlog, 0, sizeof(p->retlog));
 	guard_forget(p);

@@ -26,6 +26,7 @@
 #include "process.h"
 #include "report.h"
 #include "session.h"
+#include "stubs.h"
 #include "symbols.h"
 #include "tracer.h"
 #include "util.h"
@@ -85,6 +86,7 @@ void tracer_report(struct proc *p, int sort)
 
 		if (t)
 			calls_drain(p, t->tid);
+		stubs_drain(p);
 	}
 	calls_park(p);
 	ret = report_write(session.opts->out, &p->table, &ro, &ri);
@@ -108,12 +110,15 @@ static void report_all(int sort)
 static void print_cost(void)
 {
 	struct rusage ru;
-	uint64_t nstops, nunwinds, nlogged;
+	uint64_t nstops, nunwinds, nlogged, nrecords, nwaits;
 
 	/* what tracing cost heaptrace itself, for the benchmark */
 	getrusage(RUSAGE_SELF, &ru);
 	calls_stats(&nstops, &nunwinds, &nlogged);
+	stubs_stats(&nrecords, &nwaits);
 	pr_info("%llu returns logged without a stop", (unsigned long long)nlogged);
+	pr_info("%llu calls recorded by entry stubs, %llu times a stub waited for room",
+		(unsigned long long)nrecords, (unsigned long long)nwaits);
 	pr_info("%llu breakpoint stops, %llu backtraces unwound, CPU %.6f s user %.6f s system",
 		(unsigned long long)nstops, (unsigned long long)nunwinds,
 		ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
@@ -123,6 +128,44 @@ static void print_cost(void)
 static uint64_t secs_ns(double s)
 {
 	return (uint64_t)(s * 1e9);
+}
+
+/* Read the rings of every process with entry stubs. Return true if there were records, false
+ * also when no process has stubs. */
+static bool drain_all(bool *any)
+{
+	unsigned n = 0;
+
+	*any = false;
+	for (struct proc *p = procs; p; p = p->next)
+		if (stubs_active(p)) {
+			*any = true;
+			n += stubs_drain(p);
+		}
+	return n > 0;
+}
+
+/* Between tracee events, read the stubs' rings; sleep when they are empty (the rings hold
+ * megabytes: a few milliseconds of sleep never fill them). Return as events_next. */
+#define DRAIN_SLEEP_NS 2000000
+
+static int next_event(struct event *ev, uint64_t until)
+{
+	bool any;
+
+	for (;;) {
+		int ret = events_poll(ev);
+		uint64_t now;
+
+		if (ret || drain_all(&any))
+			return ret ? ret : 0;
+		if (!any)
+			return events_next(ev, until, cpu_may_poll());
+		now = now_ns();
+		if (until && now >= until)
+			return 0;
+		events_sleep(until && until - now < DRAIN_SLEEP_NS ? until - now : DRAIN_SLEEP_NS);
+	}
 }
 
 /* Take events and signals until every process ended, a signal ends tracing or the
@@ -147,7 +190,7 @@ static int loop(uint64_t deadline)
 		}
 		if (next_report && (!until || next_report < until))
 			until = next_report;
-		ret = events_next(&ev, until, cpu_may_poll());
+		ret = next_event(&ev, until);
 		if (ret == -ECHILD)
 			return 0;
 		if (ret < 0) {

@@ -45,6 +45,10 @@ static struct {
 	struct ro_cache *ro;
 	uint64_t tag[LINES]; /* block address | 1 when valid */
 	uint8_t data[LINES][1 << LINE_SHIFT];
+	/* unwinding from a record's copy of the stack (stubs.h): memory is that copy and the
+	 * read-only mappings, nothing else (the live stack has moved on) */
+	const uint8_t *copy;
+	uint64_t copy_lo, copy_len;
 } cur;
 
 /* Word at addr through a direct-mapped cache of 1 << shift byte blocks. */
@@ -89,6 +93,14 @@ static bool is_ro(const struct ro_cache *ro, uint64_t addr)
 
 static int read_cached(uint64_t addr, unw_word_t *val)
 {
+	if (cur.copy) {
+		if (addr >= cur.copy_lo && addr - cur.copy_lo + sizeof(*val) <= cur.copy_len) {
+			memcpy(val, cur.copy + (addr - cur.copy_lo), sizeof(*val));
+			return 0;
+		}
+		if (!is_ro(cur.ro, addr))
+			return -1;
+	}
 	if (is_ro(cur.ro, addr))
 		return read_line(addr, val, RO_SHIFT, RO_LINES, cur.ro->tag, &cur.ro->data[0][0]);
 	return read_line(addr, val, LINE_SHIFT, LINES, cur.tag, &cur.data[0][0]);
@@ -236,12 +248,28 @@ void unwind_flush(struct unwinder *u)
 	}
 }
 
+unsigned unwind_capture_copy(struct unwinder *u, const struct arch_regs *regs, uint64_t lo,
+			     const void *stack, size_t len, uint64_t *pcs, unsigned max)
+{
+	unsigned n;
+
+	cur.tid = u->pid; /* for the read-only mappings */
+	cur.copy = stack;
+	cur.copy_lo = lo;
+	cur.copy_len = len;
+	n = unwind_capture(u, regs, pcs, max);
+	cur.copy = NULL;
+	return n;
+}
+
 unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
 			unsigned max)
 {
 	unw_cursor_t c;
 	unsigned n = 0;
 
+	if (!max)
+		return 0;
 	pcs[n++] = arch->get_pc(regs);
 	if (max <= 1 || !u->as || !u->upt)
 		return n;

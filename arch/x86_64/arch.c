@@ -12,7 +12,7 @@
 
 enum {
 	X_R15, X_R14, X_R13, X_R12, X_RBP, X_RBX, X_R11, X_R10, X_R9, X_R8, X_RAX, X_RCX,
-	X_RDX, X_RSI, X_RDI, X_ORIG_RAX, X_RIP, X_CS, X_EFLAGS, X_RSP, X_SS,
+	X_RDX, X_RSI, X_RDI, X_ORIG_RAX, X_RIP, X_CS, X_EFLAGS, X_RSP, X_SS, X_FS_BASE,
 };
 
 enum { EMUL_JUMP = 1 };
@@ -377,6 +377,115 @@ static void x86_set_cookie(struct arch_regs *r, uint32_t cookie)
 	r->w64[X_RAX] = cookie;
 }
 
+/*
+ * Entry stubs (arch.h): the first instructions of a function, whole, covering at least need
+ * bytes, relocated to run at address at: RIP-relative operands re-aimed, a jcc or jmp
+ * re-encoded with a 32-bit displacement to its target; then a jump back to the first byte
+ * after them. A call, a return or an instruction the decoder does not know is refused, and so
+ * is an unconditional jump before need bytes (the bytes after it would be overwritten while
+ * still reachable as a branch target).
+ */
+static int x86_entry_relocate(uint64_t addr, const uint8_t *insn, size_t len, size_t need,
+			      uint64_t at, uint8_t *buf, size_t *covered)
+{
+	size_t off = 0, out = 0;
+
+	while (off < need) {
+		const uint8_t *p = insn + off;
+		uint64_t pc = addr + off, target;
+		size_t n;
+		bool cond = false;
+
+		if (off >= len)
+			return -ENOTSUP;
+		if (p[0] >= 0x70 && p[0] <= 0x7f && off + 2 <= len) { /* jcc rel8 */
+			n = 2;
+			target = pc + n + (int8_t)p[1];
+			cond = true;
+		} else if (p[0] == 0x0f && off + 6 <= len && p[1] >= 0x80 && p[1] <= 0x8f) {
+			n = 6; /* jcc rel32 */
+			target = pc + n + rd32(p + 2);
+			cond = true;
+		} else {
+			struct x86_insn d;
+
+			if (x86_decode(p, len - off, &d) || d.opcode == 0xc3)
+				return -ENOTSUP;
+			n = d.len;
+			if (d.rel_size) { /* jmp: only as the last instruction displaced */
+				if (off + n < need)
+					return -ENOTSUP;
+				target = pc + n + (d.rel_size == 1 ? (int8_t)p[n - 1] :
+								     rd32(p + n - 4));
+				buf[out] = 0xe9;
+				put_rel32(buf + out + 1, at + out + 5, target);
+				if ((int64_t)(target - (at + out + 5)) != rd32(buf + out + 1))
+					return -ERANGE;
+				*covered = off + n;
+				return out + 5;
+			}
+			memcpy(buf + out, p, n);
+			if (d.disp_off) {
+				uint64_t t = pc + n + rd32(p + d.disp_off);
+				int64_t nd = (int64_t)(t - (at + out + n));
+
+				if (nd != (int32_t)nd)
+					return -ERANGE;
+				put_rel32(buf + out + d.disp_off, at + out + n, t);
+			}
+			out += n;
+			off += n;
+			continue;
+		}
+		if (cond) {
+			int64_t nd;
+
+			buf[out] = 0x0f;
+			buf[out + 1] = 0x80 | (p[0] == 0x0f ? p[1] & 0xf : p[0] & 0xf);
+			nd = (int64_t)(target - (at + out + 6));
+			if (nd != (int32_t)nd)
+				return -ERANGE;
+			put_rel32(buf + out + 2, at + out + 6, target);
+			out += 6;
+			off += n;
+		}
+	}
+	/* jmp back */
+	buf[out] = 0xe9;
+	put_rel32(buf + out + 1, at + out + 5, addr + off);
+	if ((int64_t)(addr + off - (at + out + 5)) != rd32(buf + out + 1))
+		return -ERANGE;
+	*covered = off;
+	return out + 5;
+}
+
+/* The branch over an entry: jmp rel32. Return its length, or -ERANGE. */
+static int x86_entry_branch(uint64_t addr, uint64_t to, uint8_t *buf)
+{
+	int64_t rel = (int64_t)(to - (addr + 5));
+
+	if (rel != (int32_t)rel)
+		return -ERANGE;
+	buf[0] = 0xe9;
+	put_rel32(buf + 1, addr + 5, to);
+	return 5;
+}
+
+/* A function's thunk: push $word; jmp common. */
+static size_t x86_entry_thunk(uint8_t *buf, uint64_t at, uint32_t word, uint64_t common)
+{
+	buf[0] = 0x68;
+	memcpy(buf + 1, &word, 4);
+	buf[5] = 0xe9;
+	put_rel32(buf + 6, at + 10, common);
+	return 10;
+}
+
+static uint64_t x86_get_tls(const struct arch_regs *r)
+{
+	return r->w64[X_FS_BASE];
+}
+
 static const uint8_t x86_syscall_insn[] = { 0x0f, 0x05 };
 
 static void x86_syscall_setup(struct arch_regs *r, uint64_t insn_addr, long nr,
@@ -492,4 +601,8 @@ const struct arch_ops arch_x86_64_ops = {
 	.stub_code = x86_stub_code,
 	.stub_data = x86_stub_data,
 	.syscall_restart = x86_syscall_restart,
+	.entry_relocate = x86_entry_relocate,
+	.entry_branch = x86_entry_branch,
+	.entry_thunk = x86_entry_thunk,
+	.get_tls = x86_get_tls,
 };

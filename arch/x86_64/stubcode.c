@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * x86_64 entry stubs (stubs.h): the code heaptrace copies into a traced process, in section
+ * ht_stub. A page of code, then the process's private data page (stub_arch.h: STUB_D_*). All
+ * references are RIP-relative inside the section, so the copy works anywhere; the Makefile
+ * checks that the section has no relocation.
+ *
+ * ht_stub_entry is reached from a per-function thunk (`push $hook|flags; jmp ht_stub_entry`)
+ * with the function's return address above that word. It saves every register it touches and
+ * the flags, reserves a record in the shared ring with `lock xadd` on its head, writes it
+ * (free: the pointer; others: arguments, the registers an unwinder needs, a time stamp, and a
+ * copy of the stack from the return address up), and publishes it by writing its tag last.
+ * An allocation's return goes through ht_stub_ret, which records the result. Then the
+ * function goes on at its continuation: its displaced first instructions, relocated, and a
+ * jump back. With the data page's off word set, or heaptrace gone (the kernel marks the
+ * robust futex heaptrace owns in the ring's control page), nothing is recorded.
+ *
+ * Stack at ht_stub_entry after the pushes (E: the entry sp, at the return address):
+ * r11 r10 r9 r8 rdi rsi rdx rcx rax (0..64), flags 72, continuation 80 (E-24), the
+ * trampoline 88 (E-16), hook|flags then the cookie 96 (E-8), the return address 104 (E).
+ * The function so starts at E with its own return address, or at E-16 returning into the
+ * trampoline with the cookie above; the continuation is jumped to through a word just below
+ * sp, which signal delivery skips (the 128-byte red zone).
+ */
+#define STUB_CODE_ONLY
+#include "stub_arch.h"
+
+#define S_(x) #x
+#define S(x) S_(x)
+
+#define POP_ALL                                                                                   \
+	"	pop %r11\n	pop %r10\n	pop %r9\n	pop %r8\n	pop %rdi\n"                  \
+	"	pop %rsi\n	pop %rdx\n	pop %rcx\n	pop %rax\n"
+
+__asm__(".pushsection ht_stub,\"ax\",@progbits\n"
+	".p2align 12\n"
+	".globl ht_stub_blob\n"
+	"ht_stub_blob:\n"
+	".globl ht_stub_entry\n"
+	"ht_stub_entry:\n"
+	"	lea -16(%rsp),%rsp\n"
+	"	pushfq\n"
+	"	push %rax\n	push %rcx\n	push %rdx\n	push %rsi\n	push %rdi\n"
+	"	push %r8\n	push %r9\n	push %r10\n	push %r11\n"
+	"	lea ht_stub_data(%rip),%r10\n"
+	"	mov 96(%rsp),%r11d\n" /* hook | flags */
+	"	movzbl %r11b,%eax\n"
+	"	mov " S(STUB_D_CONT) "(%r10,%rax,8),%rax\n"
+	"	mov %rax,80(%rsp)\n" /* where the function goes on */
+	"	cmpq $0," S(STUB_D_OFF) "(%r10)\n"
+	"	jne 9f\n"
+	"	mov " S(STUB_D_CTL) "(%r10),%r9\n"
+	"	testl $" S(STUB_OWNER_DIED) "," S(STUB_C_OWNER) "(%r9)\n"
+	"	jnz 9f\n"
+	"	test $" S(STUB_HOOK_FREE) ",%r11d\n"
+	"	jnz 5f\n"
+	/* bytes of stack to copy: up to the thread's stack top (the table, keyed by the thread
+	 * pointer at %fs:0, which the C library sets before its first malloc), else to the end
+	 * of the page of E, and at most STUB_D_COPY */
+	"	lea 104(%rsp),%rsi\n"
+	"	mov %fs:0,%rdi\n"
+	"	mov %rdi,%rax\n"
+	"	movabs $0x9e3779b97f4a7c15,%rdx\n"
+	"	imul %rdx,%rax\n"
+	"	shr $57,%rax\n"
+	"	mov $" S(STUB_TOPS_PROBE) ",%ecx\n"
+	"1:	mov %eax,%edx\n"
+	"	and $" S(STUB_TOPS_MASK) ",%edx\n"
+	"	shl $4,%edx\n"
+	"	cmp %rdi," S(STUB_D_TOPS) "(%r10,%rdx)\n"
+	"	je 2f\n"
+	"	cmpq $0," S(STUB_D_TOPS) "(%r10,%rdx)\n"
+	"	je 3f\n"
+	"	inc %eax\n"
+	"	dec %ecx\n"
+	"	jnz 1b\n"
+	"3:	lea 4096(%rsi),%rcx\n"
+	"	and $-4096,%rcx\n"
+	"	jmp 4f\n"
+	"2:	mov " S(STUB_D_TOPS) "+8(%r10,%rdx),%rcx\n"
+	"4:	sub %rsi,%rcx\n"
+	"	jae 6f\n"
+	"	xor %ecx,%ecx\n"
+	"6:	mov " S(STUB_D_COPY) "(%r10),%rdx\n"
+	"	cmp %rdx,%rcx\n"
+	"	cmova %rdx,%rcx\n"
+	"	lea " S(STUB_REC_ENTRY) "+15(%rcx),%rdx\n"
+	"	and $-16,%rdx\n"
+	"	mov %rdx,%rax\n"
+	"	lock xadd %rax," S(STUB_C_HEAD) "(%r9)\n"
+	"	call ht_stub_room\n"
+	"	mov %rax,%r8\n" /* the record's position: its cookie */
+	"	mov %rax,%rdi\n"
+	"	and " S(STUB_D_MASK) "(%r10),%rdi\n"
+	"	add " S(STUB_D_RING) "(%r10),%rdi\n"
+	"	mov %edx,8(%rdi)\n"
+	"	mov %r11d,12(%rdi)\n"
+	"	mov 32(%rsp),%rax\n	mov %rax,16(%rdi)\n"
+	"	mov 40(%rsp),%rax\n	mov %rax,24(%rdi)\n"
+	"	mov 48(%rsp),%rax\n	mov %rax,32(%rdi)\n"
+	"	mov %rsi,40(%rdi)\n"
+	"	mov %rbp,48(%rdi)\n	mov %rbx,56(%rdi)\n	mov %r12,64(%rdi)\n"
+	"	mov %r13,72(%rdi)\n	mov %r14,80(%rdi)\n	mov %r15,88(%rdi)\n"
+	"	mov %fs:0,%rax\n	mov %rax,104(%rdi)\n"
+	"	mov %ecx,112(%rdi)\n"
+	/* the return goes through the trampoline, unless it does already (a tail call) */
+	"	mov " S(STUB_D_TRAMP) "(%r10),%rax\n"
+	"	xor %edx,%edx\n"
+	"	cmp %rax,(%rsi)\n"
+	"	je 7f\n"
+	"	mov %rax,88(%rsp)\n"
+	"	mov %r8,96(%rsp)\n"
+	"	mov $1,%edx\n"
+	"7:	mov %edx,116(%rdi)\n"
+	"	mov %rdx,%r9\n"
+	"	mov %rdi,%r11\n"
+	"	rdtsc\n"
+	"	shl $32,%rdx\n"
+	"	or %rdx,%rax\n"
+	"	mov %rax,96(%r11)\n"
+	"	lea " S(STUB_REC_ENTRY) "(%r11),%rdi\n"
+	"	rep movsb\n"
+	"	or $" S(STUB_KIND_ENTRY) ",%r8\n"
+	"	mov %r8,(%r11)\n" /* the tag, last: the record is complete */
+	"	test %r9,%r9\n"
+	"	jnz 8f\n"
+	"	jmp 9f\n"
+	/* free: { tag, length, hook, pointer, thread } */
+	"5:	mov $" S(STUB_REC_FREE) ",%edx\n"
+	"	mov %rdx,%rax\n"
+	"	lock xadd %rax," S(STUB_C_HEAD) "(%r9)\n"
+	"	call ht_stub_room\n"
+	"	mov %rax,%rdi\n"
+	"	and " S(STUB_D_MASK) "(%r10),%rdi\n"
+	"	add " S(STUB_D_RING) "(%r10),%rdi\n"
+	"	mov %edx,8(%rdi)\n"
+	"	mov %r11d,12(%rdi)\n"
+	"	mov 32(%rsp),%rcx\n	mov %rcx,16(%rdi)\n"
+	"	mov %fs:0,%rcx\n	mov %rcx,24(%rdi)\n"
+	"	or $" S(STUB_KIND_FREE) ",%rax\n"
+	"	mov %rax,(%rdi)\n"
+	/* the function starts at E with its own return address */
+	"9:\n" POP_ALL
+	"	popfq\n"
+	"	lea 24(%rsp),%rsp\n"
+	"	jmp *-24(%rsp)\n"
+	/* the function starts at E-16, returning into the trampoline */
+	"8:\n" POP_ALL
+	"	popfq\n"
+	"	lea 8(%rsp),%rsp\n"
+	"	jmp *-8(%rsp)\n"
+
+	/* The trampoline: the function returned with [rsp] = the cookie, then its caller's
+	 * return address. Records { tag, length, cookie, result, thread } and returns to the
+	 * caller without a ret (a ret with no call would unbalance the return predictor). */
+	".globl ht_stub_ret\n"
+	"ht_stub_ret:\n"
+	"	push %rax\n	push %rcx\n	push %rdx\n	push %rsi\n	push %rdi\n"
+	"	push %r8\n	push %r9\n	push %r10\n	push %r11\n"
+	"	lea ht_stub_data(%rip),%r10\n"
+	"	cmpq $0," S(STUB_D_OFF) "(%r10)\n"
+	"	jne 1f\n"
+	"	mov " S(STUB_D_CTL) "(%r10),%r9\n"
+	"	testl $" S(STUB_OWNER_DIED) "," S(STUB_C_OWNER) "(%r9)\n"
+	"	jnz 1f\n"
+	"	mov $" S(STUB_REC_RETURN) ",%edx\n"
+	"	mov %rdx,%rax\n"
+	"	lock xadd %rax," S(STUB_C_HEAD) "(%r9)\n"
+	"	call ht_stub_room\n"
+	"	mov %rax,%rdi\n"
+	"	and " S(STUB_D_MASK) "(%r10),%rdi\n"
+	"	add " S(STUB_D_RING) "(%r10),%rdi\n"
+	"	mov %edx,8(%rdi)\n"
+	"	movl $0,12(%rdi)\n"
+	"	mov 72(%rsp),%rcx\n	mov %rcx,16(%rdi)\n"
+	"	mov 64(%rsp),%rcx\n	mov %rcx,24(%rdi)\n"
+	"	mov %fs:0,%rcx\n	mov %rcx,32(%rdi)\n"
+	"	or $" S(STUB_KIND_RETURN) ",%rax\n"
+	"	mov %rax,(%rdi)\n"
+	"1:\n" POP_ALL
+	"	lea 16(%rsp),%rsp\n"
+	"	jmp *-8(%rsp)\n"
+
+	/* Wait until the record at position rax, rdx bytes long, fits in the ring (r9: the
+	 * control page, r10: the data page): heaptrace frees room as it reads. Wakes heaptrace's
+	 * reader, then sleeps on the tail (a futex, 10 ms at a time); gives up waiting when the
+	 * stubs are off or heaptrace is gone (nobody reads any more). Keeps every register. */
+	"ht_stub_room:\n"
+	"	push %rcx\n"
+	"	lea (%rax,%rdx),%rcx\n"
+	"	sub " S(STUB_C_TAIL) "(%r9),%rcx\n"
+	"	cmp " S(STUB_D_SIZE) "(%r10),%rcx\n"
+	"	ja 1f\n"
+	"	pop %rcx\n"
+	"	ret\n"
+	"1:	push %rax\n	push %rdx\n	push %rsi\n	push %rdi\n	push %r8\n"
+	"	push %r9\n	push %r10\n	push %r11\n"
+	"	push $10000000\n	push $0\n" /* struct timespec { 0 s, 10 ms } */
+	/* rsp: timespec 0, r11 16, r10 24, r9 32, r8 40, rdi 48, rsi 56, rdx 64, rax 72 */
+	"2:	mov 24(%rsp),%r10\n"
+	"	mov 32(%rsp),%r9\n"
+	"	cmpq $0," S(STUB_D_OFF) "(%r10)\n"
+	"	jne 3f\n"
+	"	testl $" S(STUB_OWNER_DIED) "," S(STUB_C_OWNER) "(%r9)\n"
+	"	jnz 3f\n"
+	"	mov 72(%rsp),%rax\n"
+	"	add 64(%rsp),%rax\n"
+	"	mov " S(STUB_C_TAIL) "(%r9),%r8\n"
+	"	mov %rax,%rcx\n"
+	"	sub %r8,%rcx\n"
+	"	cmp " S(STUB_D_SIZE) "(%r10),%rcx\n"
+	"	jbe 3f\n"
+	"	lock orl $1," S(STUB_C_WAITERS) "(%r9)\n"
+	"	lock incl " S(STUB_C_DWAKE) "(%r9)\n"
+	"	lea " S(STUB_C_DWAKE) "(%r9),%rdi\n"
+	"	mov $1,%esi\n" /* FUTEX_WAKE, shared: heaptrace maps the same pages */
+	"	mov $1,%edx\n"
+	"	mov $" S(STUB_NR_FUTEX) ",%eax\n"
+	"	syscall\n"
+	"	mov 32(%rsp),%r9\n"
+	"	mov " S(STUB_C_TAIL) "(%r9),%rax\n"
+	"	cmp %rax,%r8\n"
+	"	jne 2b\n"
+	"	lea " S(STUB_C_TAIL) "(%r9),%rdi\n"
+	"	xor %esi,%esi\n" /* FUTEX_WAIT on the tail's low word */
+	"	mov %r8d,%edx\n"
+	"	mov %rsp,%r10\n"
+	"	mov $" S(STUB_NR_FUTEX) ",%eax\n"
+	"	syscall\n"
+	"	jmp 2b\n"
+	"3:	add $16,%rsp\n"
+	"	pop %r11\n	pop %r10\n	pop %r9\n	pop %r8\n	pop %rdi\n"
+	"	pop %rsi\n	pop %rdx\n	pop %rax\n	pop %rcx\n"
+	"	ret\n"
+	".globl ht_stub_code_end\n"
+	"ht_stub_code_end:\n"
+	".balign 4096\n"
+	"ht_stub_data:\n"
+	".skip 4096\n"
+	".globl ht_stub_blob_end\n"
+	"ht_stub_blob_end:\n"
+	".popsection\n");

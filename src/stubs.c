@@ -1,0 +1,723 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Entry stubs (stubs.h): the pages and the ring in the process, the patched entries, the
+ * thread table the stubs read, and the reader of the ring.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define PR_DOMAIN "stubs"
+#include "calls.h"
+#include "log.h"
+#include "maps.h"
+#include "process.h"
+#include "remote.h"
+#include "stub_arch.h"
+#include "stubs.h"
+#include "unwind.h"
+#include "util.h"
+
+#define CTL_SIZE 4096u
+#define GEN_OFF 2048u /* per-hook code in the code page, after the common code */
+#define MAX_REC (1u << 20) /* longest record heaptrace accepts */
+
+struct patch {
+	uint64_t addr;
+	uint8_t saved[ARCH_MAX_INSN];
+	int len, hook;
+};
+
+struct stubs {
+	uint64_t code; /* in the process: the code page, then the data page */
+	uint64_t ctl_addr; /* in the process: the control page, then the ring twice */
+	uint8_t *ctl; /* heaptrace's own mapping of the same */
+	uint8_t *ring;
+	size_t map_len;
+	uint64_t size, tail;
+	unsigned gen_used;
+	struct patch patch[HOOK_COUNT];
+	unsigned npatch;
+	bool off;
+	uint64_t tsc0, ns0; /* the clock the records' time stamps are read with */
+	struct thread **phantom; /* threads seen only by their thread pointer */
+	unsigned nphantom;
+	struct thread *last; /* the thread of the last record */
+	struct robust_list entry; /* in heaptrace's robust list: the owner word's */
+};
+
+#if STUBS_SUPPORTED
+
+extern const uint8_t ht_stub_blob[], ht_stub_entry[], ht_stub_ret[], ht_stub_code_end[],
+	ht_stub_blob_end[];
+
+static uint64_t nrecords, nwaits;
+
+/* ---- heaptrace's robust futex: the kernel marks the owner words when heaptrace dies ---- */
+
+static struct robust_list_head robust = { .list = { &robust.list } };
+static pid_t owner_tid;
+
+static void *owner_main(void *arg)
+{
+	uint32_t never = 0;
+
+	(void)arg;
+	/* this thread's list, in place of the C library's: it takes no lock of its own */
+	robust.futex_offset = STUB_C_OWNER - STUB_C_ROBUST;
+	syscall(SYS_set_robust_list, &robust, sizeof(robust));
+	__atomic_store_n(&owner_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	syscall(SYS_futex, &owner_tid, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	for (;;)
+		syscall(SYS_futex, &never, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	return NULL;
+}
+
+/* The thread whose death the stubs watch, started once. Return its id, or 0. */
+static pid_t owner(void)
+{
+	static bool started;
+	pthread_t th;
+
+	if (!started) {
+		started = true;
+		if (pthread_create(&th, NULL, owner_main, NULL))
+			return 0;
+		while (!__atomic_load_n(&owner_tid, __ATOMIC_ACQUIRE))
+			syscall(SYS_futex, &owner_tid, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	}
+	return owner_tid;
+}
+
+static void robust_link(struct stubs *s)
+{
+	s->entry.next = robust.list.next;
+	__atomic_store_n(&robust.list.next, &s->entry, __ATOMIC_RELEASE);
+}
+
+static void robust_unlink(struct stubs *s)
+{
+	for (struct robust_list *e = &robust.list; e->next != &robust.list; e = e->next)
+		if (e->next == &s->entry) {
+			__atomic_store_n(&e->next, s->entry.next, __ATOMIC_RELEASE);
+			return;
+		}
+}
+
+bool stubs_supported(void)
+{
+	return arch->entry_relocate != NULL;
+}
+
+/* ---- setting up ---- */
+
+/* One system call in the process, after ok allowed it. Return its result or -errno. */
+static int64_t call(struct proc *p, pid_t tid, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
+		    uint64_t a3, uint64_t a4, uint64_t a5, bp_syscall_ok_fn ok, void *ok_ctx)
+{
+	const uint64_t args[6] = { a0, a1, a2, a3, a4, a5 };
+	int sig = 0, err = 0;
+	int64_t ret;
+
+	if (!ok(ok_ctx, nr, args, bp_syscall_at(&p->bps)))
+		return -EPERM;
+	ret = bp_syscall(&p->bps, tid, nr, args, &sig, &err);
+	if (sig)
+		proc_thread_find(tid)->pending_sig = sig;
+	return err ? err : ret;
+}
+
+/* The memfd of the ring in the process, mapped there as control page + ring + ring again, and
+ * here the same way. Return 0 or -errno. */
+static int map_ring(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok_fn ok, void *okc)
+{
+	static const char name[] = "heaptrace-ring";
+	struct arch_regs regs;
+	uint64_t name_at, base, len = CTL_SIZE + 2 * s->size;
+	int64_t fd, pidfd, myfd, r;
+	void *here;
+
+	if (arch_get_regs(tid, &regs))
+		return -ESRCH;
+	name_at = arch->get_sp(&regs) - 1024; /* below the red zone: free at a stop */
+	if (remote_write_data(tid, name_at, name, sizeof(name)))
+		return -EFAULT;
+	fd = call(p, tid, SYS_memfd_create, name_at, MFD_CLOEXEC, 0, 0, 0, 0, ok, okc);
+	if (fd < 0)
+		return (int)fd;
+	r = call(p, tid, SYS_ftruncate, fd, CTL_SIZE + s->size, 0, 0, 0, 0, ok, okc);
+	base = r ? 0 : (uint64_t)call(p, tid, arch->nr_mmap, 0, len, PROT_NONE,
+				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, ok, okc);
+	if (r || ((int64_t)base < 0 && (int64_t)base > -4096)) {
+		call(p, tid, SYS_close, fd, 0, 0, 0, 0, 0, ok, okc);
+		return r ? (int)r : (int)base;
+	}
+	r = call(p, tid, arch->nr_mmap, base, CTL_SIZE + s->size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, fd, 0, ok, okc);
+	if (r == (int64_t)base)
+		r = call(p, tid, arch->nr_mmap, base + CTL_SIZE + s->size, s->size,
+			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, CTL_SIZE, ok, okc);
+	pidfd = syscall(SYS_pidfd_open, p->pid, 0);
+	myfd = pidfd < 0 ? -1 : syscall(SYS_pidfd_getfd, pidfd, (int)fd, 0);
+	if (pidfd >= 0)
+		close(pidfd);
+	call(p, tid, SYS_close, fd, 0, 0, 0, 0, 0, ok, okc);
+	if (r != (int64_t)(base + CTL_SIZE + s->size) || myfd < 0)
+		goto fail;
+	here = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (here == MAP_FAILED ||
+	    mmap(here, CTL_SIZE + s->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, myfd,
+		 0) == MAP_FAILED ||
+	    mmap((uint8_t *)here + CTL_SIZE + s->size, s->size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED, myfd, CTL_SIZE) == MAP_FAILED) {
+		if (here != MAP_FAILED)
+			munmap(here, len);
+		close(myfd);
+		goto fail;
+	}
+	close(myfd);
+	s->ctl = here;
+	s->ring = s->ctl + CTL_SIZE;
+	s->map_len = len;
+	s->ctl_addr = base;
+	return 0;
+fail:
+	call(p, tid, arch->nr_munmap, base, len, 0, 0, 0, 0, ok, okc);
+	return -ENOMEM;
+}
+
+static void put64(uint8_t *at, uint64_t v)
+{
+	memcpy(at, &v, 8);
+}
+
+/* The code page (the common code, r-x) and the data page after it, near the scratch page:
+ * a patched entry branches there with a 32-bit displacement. Return 0 or -errno. */
+static int map_code(struct proc *p, struct stubs *s, pid_t tid, unsigned copy,
+		    bp_syscall_ok_fn ok, void *okc)
+{
+	size_t blob = ht_stub_blob_end - ht_stub_blob;
+	uint8_t data[4096] = { 0 };
+	int64_t at, r;
+
+	if (ht_stub_code_end - ht_stub_blob > GEN_OFF || blob != 2 * 4096)
+		return -ENOSPC;
+	at = call(p, tid, arch->nr_mmap, p->bps.page - 0x100000, blob, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, ok, okc);
+	if (at < 0 && at > -4096)
+		return (int)at;
+	s->code = at;
+	put64(data + STUB_D_CTL, s->ctl_addr);
+	put64(data + STUB_D_RING, s->ctl_addr + CTL_SIZE);
+	put64(data + STUB_D_MASK, s->size - 1);
+	put64(data + STUB_D_SIZE, s->size);
+	put64(data + STUB_D_COPY, copy);
+	put64(data + STUB_D_TRAMP, s->code + (ht_stub_ret - ht_stub_blob));
+	if (remote_write_data(tid, s->code, ht_stub_blob, 4096) ||
+	    remote_write_data(tid, s->code + 4096, data, sizeof(data)))
+		return -EFAULT;
+	r = call(p, tid, arch->nr_mprotect, s->code, 4096, PROT_READ | PROT_EXEC, 0, 0, 0, ok, okc);
+	return r ? (r < 0 ? (int)r : -EINVAL) : 0;
+}
+
+/* The stub code's own system calls must pass the process's seccomp filter. */
+static bool futex_allowed(const struct stubs *s, bp_syscall_ok_fn ok, void *okc)
+{
+	const uint64_t wait[6] = { s->ctl_addr + STUB_C_TAIL, FUTEX_WAIT, 0, 0, 0, 0 };
+	const uint64_t wake[6] = { s->ctl_addr + STUB_C_DWAKE, FUTEX_WAKE, 1, 0, 0, 0 };
+
+	return ok(okc, SYS_futex, wait, s->code) && ok(okc, SYS_futex, wake, s->code);
+}
+
+int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned copy,
+		bp_syscall_ok_fn ok, void *ok_ctx)
+{
+	struct stubs *s;
+	pid_t own = owner();
+	int ret;
+
+	if (!stubs_supported() || !p->bps.page || !own || p->stubs)
+		return -ENOTSUP;
+	s = xcalloc(1, sizeof(*s));
+	s->size = ring_size;
+	ret = map_ring(p, s, tid, ok, ok_ctx);
+	if (!ret)
+		ret = map_code(p, s, tid, copy, ok, ok_ctx);
+	if (!ret && !futex_allowed(s, ok, ok_ctx))
+		ret = -EPERM;
+	if (ret) {
+		if (s->ctl)
+			munmap(s->ctl, s->map_len);
+		free(s);
+		return ret;
+	}
+	/* the owner word holds the owner thread's id until the kernel marks it */
+	__atomic_store_n((uint32_t *)(s->ctl + STUB_C_OWNER), (uint32_t)own, __ATOMIC_RELEASE);
+	robust_link(s);
+	s->tsc0 = stub_ticks();
+	s->ns0 = now_ns();
+	p->stubs = s;
+	pr_dbg(1, "process %d: stubs at %#llx, ring of %lu KiB at %#llx", p->pid,
+	       (unsigned long long)s->code, ring_size >> 10, (unsigned long long)s->ctl_addr);
+	return 0;
+}
+
+/* ---- patching ---- */
+
+struct pc_ctx {
+	uint64_t lo, hi;
+	bool inside;
+};
+
+static void pc_cb(struct thread *t, void *arg)
+{
+	struct pc_ctx *c = arg;
+	struct arch_regs regs;
+
+	if (!arch_get_regs(t->tid, &regs) && arch->get_pc(&regs) > c->lo &&
+	    arch->get_pc(&regs) < c->hi)
+		c->inside = true;
+}
+
+int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook)
+{
+	struct stubs *s = p->stubs;
+	const struct hook_desc *d = &hook_table[hook];
+	uint8_t insn[ARCH_MAX_INSN], gen[128], branch[16];
+	uint64_t at, thunk;
+	size_t covered = 0;
+	struct pc_ctx pcs;
+	int len, blen;
+
+	if (!s || s->off)
+		return -ENOTSUP;
+	if (d->result_in_memory)
+		return -ENOTSUP; /* its result is read at the return, which only a stop can do */
+	if (proc_running(p))
+		return -EBUSY; /* a running thread could be in the bytes being replaced */
+	for (unsigned i = 0; i < s->npatch; i++)
+		if (s->patch[i].addr == addr)
+			return -EEXIST;
+	if (s->npatch == HOOK_COUNT ||
+	    remote_read(tid, addr, insn, sizeof(insn)) != (ssize_t)sizeof(insn))
+		return -EFAULT;
+	at = s->code + GEN_OFF + s->gen_used;
+	thunk = at;
+	len = (int)arch->entry_thunk(gen, at, hook | (d->at_entry_only ? STUB_HOOK_FREE : 0),
+				     s->code + (ht_stub_entry - ht_stub_blob));
+	blen = arch->entry_branch(addr, thunk, branch);
+	if (blen < 0)
+		return blen;
+	{
+		int n = arch->entry_relocate(addr, insn, sizeof(insn), blen, at + len, gen + len,
+					     &covered);
+
+		if (n < 0)
+			return n;
+		len += n;
+	}
+	if (GEN_OFF + s->gen_used + len > 4096)
+		return -ENOSPC;
+	/* no thread may be stopped inside the bytes the branch replaces */
+	pcs = (struct pc_ctx){ addr, addr + covered, false };
+	proc_for_each_thread(p, pc_cb, &pcs);
+	if (pcs.inside)
+		return -EBUSY;
+	if (remote_write(tid, at, gen, len) ||
+	    remote_write_word(tid, s->code + 4096 + STUB_D_CONT + 8 * hook, 8, thunk + 10))
+		return -EFAULT;
+	s->gen_used += (len + 15) & ~15u;
+	s->patch[s->npatch] = (struct patch){ .addr = addr, .len = blen, .hook = hook };
+	memcpy(s->patch[s->npatch].saved, insn, blen);
+	if (remote_write(tid, addr, branch, blen))
+		return -EFAULT;
+	s->npatch++;
+	return 0;
+}
+
+bool stubs_active(const struct proc *p)
+{
+	return p->stubs && p->stubs->npatch && !p->stubs->off;
+}
+
+/* ---- threads: their key (the thread pointer) and stack top, in the process's table ---- */
+
+static unsigned tops_hash(uint64_t key)
+{
+	return (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 57);
+}
+
+/* Write { key, top } for t into the process's table (top first: a stub that matches the
+ * key must read its top). */
+static void tops_put(struct proc *p, pid_t tid, uint64_t key, uint64_t top)
+{
+	uint64_t base = p->stubs->code + 4096 + STUB_D_TOPS;
+	uint8_t tab[(STUB_TOPS_MASK + 1) * 16];
+	int free_slot = -1;
+
+	if (remote_read(tid, base, tab, sizeof(tab)) != (ssize_t)sizeof(tab))
+		return;
+	for (unsigned i = 0; i < STUB_TOPS_PROBE; i++) {
+		unsigned k = (tops_hash(key) + i) & STUB_TOPS_MASK;
+		uint64_t kv;
+
+		memcpy(&kv, tab + 16 * k, 8);
+		if (kv == key) {
+			free_slot = (int)k;
+			break;
+		}
+		if (free_slot < 0 && (kv == 0 || kv == 1))
+			free_slot = (int)k; /* empty, or a thread that exited */
+		if (kv == 0)
+			break;
+	}
+	if (free_slot < 0)
+		return; /* its copies end at the page of their sp */
+	remote_write_word(tid, base + 16 * free_slot + 8, 8, top);
+	remote_write_word(tid, base + 16 * free_slot, 8, key);
+}
+
+/* The end of the mapping that holds sp: the top of that thread's stack. */
+static uint64_t stack_top(struct proc *p, uint64_t sp)
+{
+	struct mapping *maps = NULL;
+	ssize_t n = maps_read(proc_mem_pid(p), &maps);
+	uint64_t top = 0;
+
+	for (ssize_t i = 0; i < n; i++)
+		if (sp >= maps[i].start && sp < maps[i].end)
+			top = maps[i].end;
+	free(maps);
+	return top;
+}
+
+void stubs_thread(struct thread *t)
+{
+	struct arch_regs regs;
+
+	if (!t->p || !t->p->stubs || arch_get_regs(t->tid, &regs))
+		return;
+	t->stack_top = stack_top(t->p, arch->get_sp(&regs));
+	t->tls = arch->get_tls(&regs); /* 0 before the C library set it up */
+	if (t->tls && t->stack_top)
+		tops_put(t->p, t->tid, t->tls, t->stack_top);
+}
+
+struct key_ctx {
+	uint64_t key;
+	struct thread *found, *unknown;
+	unsigned nunknown;
+};
+
+static void key_cb(struct thread *t, void *arg)
+{
+	struct key_ctx *c = arg;
+
+	if (t->tls == c->key)
+		c->found = t;
+	else if (!t->tls) {
+		c->unknown = t;
+		c->nunknown++;
+	}
+}
+
+/* The thread of a record's key. One not seen yet is the only thread without a known key (a
+ * launched program's main thread sets its thread pointer after heaptrace looked), else a
+ * stand-in that keeps its calls apart. */
+static struct thread *thread_of(struct proc *p, uint64_t key)
+{
+	struct stubs *s = p->stubs;
+	struct key_ctx c = { key, NULL, NULL, 0 };
+
+	if (s->last && s->last->tls == key)
+		return s->last;
+	proc_for_each_thread(p, key_cb, &c);
+	if (!c.found && c.nunknown == 1) {
+		c.found = c.unknown;
+		c.found->tls = key;
+		if (c.found->stack_top)
+			tops_put(p, proc_mem_pid(p), key, c.found->stack_top);
+	}
+	for (unsigned i = 0; !c.found && i < s->nphantom; i++)
+		if (s->phantom[i]->tls == key)
+			c.found = s->phantom[i];
+	if (!c.found) {
+		c.found = xcalloc(1, sizeof(*c.found));
+		c.found->p = p;
+		c.found->tls = key;
+		s->phantom = xrealloc(s->phantom, (s->nphantom + 1) * sizeof(*s->phantom));
+		s->phantom[s->nphantom++] = c.found;
+	}
+	s->last = c.found;
+	return c.found;
+}
+
+/* ---- the reader ---- */
+
+static uint64_t get64(const uint8_t *at)
+{
+	uint64_t v;
+
+	memcpy(&v, at, 8);
+	return v;
+}
+
+static uint32_t get32(const uint8_t *at)
+{
+	uint32_t v;
+
+	memcpy(&v, at, 4);
+	return v;
+}
+
+static uint64_t rec_ns(struct stubs *s, uint64_t tsc)
+{
+	static double ns_per_tick;
+	uint64_t now = now_ns(), tnow = stub_ticks();
+
+	/* calibrated against the monotonic clock over the longest span seen */
+	if (now - s->ns0 > 1000000 && tnow > s->tsc0)
+		ns_per_tick = (double)(now - s->ns0) / (double)(tnow - s->tsc0);
+	if (!ns_per_tick || tsc > tnow)
+		return now;
+	return now - (uint64_t)((double)(tnow - tsc) * ns_per_tick);
+}
+
+struct unwind_ctx {
+	struct proc *p;
+	const uint8_t *rec;
+};
+
+static unsigned unwind_rec(void *arg, uint64_t *pcs, unsigned max)
+{
+	struct unwind_ctx *c = arg;
+	const uint8_t *r = c->rec;
+	uint32_t copy = get32(r + 112);
+	struct arch_regs regs;
+
+	if (copy < 8 || !c->p->unw)
+		return 0;
+	stub_regs(&regs, r); /* the caller's frame: pc = return address */
+	return unwind_capture_copy(c->p->unw, &regs, get64(r + 40), r + STUB_REC_ENTRY, copy,
+				   pcs, max);
+}
+
+static void take_entry(struct proc *p, struct stubs *s, const uint8_t *r, uint64_t pos)
+{
+	struct unwind_ctx uc = { p, r };
+	uint32_t copy = get32(r + 112);
+	struct calls_rec c = {
+		.hook = get32(r + 12) & 0xff,
+		.sp = get64(r + 40),
+		.ret = copy >= 8 ? get64(r + STUB_REC_ENTRY) : 0,
+		.cookie = pos,
+		.ns = rec_ns(s, get64(r + 96)),
+		.returns = get32(r + 116) != 0,
+	};
+
+	for (unsigned i = 0; i < 3; i++)
+		c.args[i] = get64(r + 16 + 8 * i);
+	calls_rec_entry(thread_of(p, get64(r + 104)), &c, unwind_rec, &uc);
+}
+
+static void take_free(struct proc *p, const uint8_t *r)
+{
+	struct calls_rec c = { .hook = get32(r + 12) & 0xff, .args = { get64(r + 16) } };
+
+	calls_rec_entry(thread_of(p, get64(r + 24)), &c, NULL, NULL);
+}
+
+unsigned stubs_drain(struct proc *p)
+{
+	struct stubs *s = p->stubs;
+	uint64_t head;
+	unsigned n = 0;
+
+	if (!s || !s->ctl)
+		return 0;
+	head = __atomic_load_n((uint64_t *)(s->ctl + STUB_C_HEAD), __ATOMIC_ACQUIRE);
+	while (s->tail != head) {
+		const uint8_t *r = s->ring + (s->tail & (s->size - 1));
+		uint64_t tag = __atomic_load_n((const uint64_t *)r, __ATOMIC_ACQUIRE);
+		uint32_t len = get32(r + 8), kind = tag & 15;
+
+		if ((tag & ~(uint64_t)15) != s->tail || kind < STUB_KIND_ENTRY ||
+		    kind > STUB_KIND_RETURN)
+			break; /* reserved, not written yet */
+		if (len < 16 || len % 16 || len > MAX_REC || len > s->size) {
+			pr_warn("process %d: a broken record in the ring: the rest is lost", p->pid);
+			s->tail = head;
+			break;
+		}
+		if (kind == STUB_KIND_ENTRY)
+			take_entry(p, s, r, s->tail);
+		else if (kind == STUB_KIND_FREE)
+			take_free(p, r);
+		else
+			calls_rec_return(thread_of(p, get64(r + 32)), get64(r + 16), get64(r + 24));
+		s->tail += len;
+		n++;
+	}
+	if (!n)
+		return 0;
+	nrecords += n;
+	__atomic_store_n((uint64_t *)(s->ctl + STUB_C_TAIL), s->tail, __ATOMIC_SEQ_CST);
+	if (__atomic_exchange_n((uint32_t *)(s->ctl + STUB_C_WAITERS), 0, __ATOMIC_SEQ_CST)) {
+		nwaits++;
+		syscall(SYS_futex, s->ctl + STUB_C_TAIL, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+	}
+	return n;
+}
+
+/* ---- letting go ---- */
+
+static void unpatch(struct stubs *s, pid_t tid)
+{
+	for (unsigned i = 0; i < s->npatch; i++)
+		remote_write(tid, s->patch[i].addr, s->patch[i].saved, s->patch[i].len);
+}
+
+void stubs_off(struct proc *p, pid_t tid)
+{
+	struct stubs *s = p->stubs;
+
+	if (!s || s->off)
+		return;
+	unpatch(s, tid);
+	remote_write_word(tid, s->code + 4096 + STUB_D_OFF, 8, 1);
+	s->off = true;
+	/* a stub that reserved before the off word was set may still wait for room */
+	__atomic_store_n((uint64_t *)(s->ctl + STUB_C_TAIL),
+			 __atomic_load_n((uint64_t *)(s->ctl + STUB_C_HEAD), __ATOMIC_ACQUIRE),
+			 __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, s->ctl + STUB_C_TAIL, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+}
+
+void stubs_fork(struct proc *child, const struct proc *parent)
+{
+	const struct stubs *s = parent->stubs;
+	struct stubs *c;
+
+	if (!s || s->off || !s->npatch)
+		return;
+	c = xcalloc(1, sizeof(*c));
+	c->code = s->code;
+	c->npatch = s->npatch;
+	memcpy(c->patch, s->patch, sizeof(c->patch));
+	child->stubs = c; /* no ring of its own: stubs_child_start turns them off */
+}
+
+void stubs_child_start(struct proc *child, pid_t tid, bool follow)
+{
+	struct stubs *s = child->stubs;
+
+	if (!s || s->ctl)
+		return;
+	/* the child maps its parent's ring: it must never write there */
+	remote_write_word(tid, s->code + 4096 + STUB_D_OFF, 8, 1);
+	unpatch(s, tid);
+	for (unsigned i = 0; follow && i < s->npatch; i++)
+		if (!bp_insert(&child->bps, tid, s->patch[i].addr, BP_HOOK, s->patch[i].hook))
+			guard_add_bp(child, tid, bp_find(&child->bps, s->patch[i].addr));
+	free(s);
+	child->stubs = NULL;
+}
+
+void stubs_forget(struct proc *p)
+{
+	struct stubs *s = p->stubs;
+
+	if (!s)
+		return;
+	if (!s->ctl) { /* a forked child's, never started */
+		free(s);
+		p->stubs = NULL;
+		return;
+	}
+	robust_unlink(s);
+	munmap(s->ctl, s->map_len);
+	for (unsigned i = 0; i < s->nphantom; i++) {
+		s->phantom[i]->nframes = 0;
+		proc_thread_release(s->phantom[i]);
+	}
+	free(s->phantom);
+	free(s);
+	p->stubs = NULL;
+}
+
+void stubs_stats(uint64_t *records, uint64_t *waits)
+{
+	*records = nrecords;
+	*waits = nwaits;
+}
+
+#else /* !STUBS_SUPPORTED */
+
+bool stubs_supported(void)
+{
+	return false;
+}
+
+int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned copy,
+		bp_syscall_ok_fn ok, void *ok_ctx)
+{
+	(void)p, (void)tid, (void)ring_size, (void)copy, (void)ok, (void)ok_ctx;
+	return -ENOTSUP;
+}
+
+int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook)
+{
+	(void)p, (void)tid, (void)addr, (void)hook;
+	return -ENOTSUP;
+}
+
+bool stubs_active(const struct proc *p)
+{
+	(void)p;
+	return false;
+}
+
+void stubs_thread(struct thread *t)
+{
+	(void)t;
+}
+
+unsigned stubs_drain(struct proc *p)
+{
+	(void)p;
+	return 0;
+}
+
+void stubs_off(struct proc *p, pid_t tid)
+{
+	(void)p, (void)tid;
+}
+
+void stubs_fork(struct proc *child, const struct proc *parent)
+{
+	(void)child, (void)parent;
+}
+
+void stubs_child_start(struct proc *child, pid_t tid, bool follow)
+{
+	(void)child, (void)tid, (void)follow;
+}
+
+void stubs_forget(struct proc *p)
+{
+	(void)p;
+}
+
+void stubs_stats(uint64_t *records, uint64_t *waits)
+{
+	*records = 0;
+	*waits = 0;
+}
+
+#endif
