@@ -140,7 +140,8 @@ targets:
 # Unit tests, then end-to-end tests; the runner ends with "N passed, M failed".
 check: deps
 	@$(MAKE) --no-print-directory all unit targets
-	$(SAN_ENV) $(PYTHON) tests/run.py --build $(BUILD) --heaptrace $(OUT)
+	$(SAN_ENV) $(PYTHON) tests/run.py --build $(BUILD) --heaptrace $(OUT) \
+		--modes stubs,breakpoint
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -45,6 +45,9 @@ bool stubs_active(const struct proc *p);
 /* Stopped thread t of p is new (attach or clone): note its thread pointer and stack top. */
 void stubs_thread(struct thread *t);
 
+/* Thread t is about to be freed. */
+void stubs_thread_gone(struct thread *t);
+
 /* Read and account every complete record of p. Return how many were read. */
 unsigned stubs_drain(struct proc *p);
 

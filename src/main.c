@@ -65,7 +65,7 @@ static const struct opt_desc {
 	{ "sample", OPT_SAMPLE, "N", "unwind every N-th allocation only; counts stay exact" },
 	{ "mode", OPT_MODE, "MODE", "stubs (default: no stop per call where safe) or breakpoint" },
 	{ "stack-copy", OPT_STACK_COPY, "BYTES", "stack bytes an entry stub copies per allocation "
-						 "for the unwinder (default 2048)" },
+						 "for the unwinder (default 8192)" },
 	{ "no-pin", OPT_NO_PIN, NULL, "breakpoint mode: do not share one CPU with a "
 				      "single-threaded program" },
 	{ "verbose", 'v', NULL, "more diagnostics (repeat for debug output)" },
@@ -353,7 +353,7 @@ int main(int argc, char **argv)
 		.sample = 1,
 		.pin = true,
 		.mode = MODE_STUBS,
-		.stack_copy = 2048,
+		.stack_copy = 8192,
 		.report = { .format = FMT_TEXT, .sort = SORT_SIZE, .top = 10, .max_size = UINT64_MAX },
 	};
 	const char *outfile = NULL;

@@ -46,6 +46,7 @@ void proc_thread_free(struct thread *t)
 	while (*pp != t)
 		pp = &(*pp)->hnext;
 	*pp = t->hnext;
+	stubs_thread_gone(t);
 	if (t->p)
 		t->p->nthreads--;
 	for (unsigned i = 0; t->p && i < t->nframes; i++)

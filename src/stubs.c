@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -197,6 +198,30 @@ static void put64(uint8_t *at, uint64_t v)
 	memcpy(at, &v, 8);
 }
 
+/*
+ * The main thread's stack, [top - its size limit, top) (at most 1 GiB: other mappings lie
+ * below), for stubs that run before the C library set the thread pointer. 0, 0 if unknown.
+ */
+static void main_stack(struct proc *p, uint64_t *lo, uint64_t *top)
+{
+	struct mapping *maps = NULL;
+	ssize_t n = maps_read(proc_mem_pid(p), &maps);
+	struct rlimit rl;
+	uint64_t size = 1ull << 30;
+
+	*lo = *top = 0;
+	for (ssize_t i = 0; i < n; i++)
+		if (!strcmp(maps[i].path, "[stack]"))
+			*top = maps[i].end;
+	free(maps);
+	if (!prlimit(p->pid, RLIMIT_STACK, NULL, &rl) && rl.rlim_cur < size)
+		size = rl.rlim_cur;
+	if (*top > size)
+		*lo = *top - size;
+	else
+		*top = 0;
+}
+
 /* The code page (the common code, r-x) and the data page after it, near the scratch page:
  * a patched entry branches there with a 32-bit displacement. Return 0 or -errno. */
 static int map_code(struct proc *p, struct stubs *s, pid_t tid, unsigned copy,
@@ -204,6 +229,7 @@ static int map_code(struct proc *p, struct stubs *s, pid_t tid, unsigned copy,
 {
 	size_t blob = ht_stub_blob_end - ht_stub_blob;
 	uint8_t data[4096] = { 0 };
+	uint64_t lo, top;
 	int64_t at, r;
 
 	if (ht_stub_code_end - ht_stub_blob > GEN_OFF || blob != 2 * 4096)
@@ -219,6 +245,9 @@ static int map_code(struct proc *p, struct stubs *s, pid_t tid, unsigned copy,
 	put64(data + STUB_D_SIZE, s->size);
 	put64(data + STUB_D_COPY, copy);
 	put64(data + STUB_D_TRAMP, s->code + (ht_stub_ret - ht_stub_blob));
+	main_stack(p, &lo, &top);
+	put64(data + STUB_D_MAIN_LO, lo);
+	put64(data + STUB_D_MAIN_TOP, top);
 	if (remote_write_data(tid, s->code, ht_stub_blob, 4096) ||
 	    remote_write_data(tid, s->code + 4096, data, sizeof(data)))
 		return -EFAULT;
@@ -397,6 +426,16 @@ static uint64_t stack_top(struct proc *p, uint64_t sp)
 	return top;
 }
 
+/* A thread that exited may still hold a key a new thread now has (the C library reuses the
+ * memory of exited threads' stacks): the key is the new thread's. */
+static void forget_key_cb(struct thread *o, void *arg)
+{
+	struct thread *t = arg;
+
+	if (o != t && o->tls == t->tls)
+		o->tls = 0;
+}
+
 void stubs_thread(struct thread *t)
 {
 	struct arch_regs regs;
@@ -405,8 +444,18 @@ void stubs_thread(struct thread *t)
 		return;
 	t->stack_top = stack_top(t->p, arch->get_sp(&regs));
 	t->tls = arch->get_tls(&regs); /* 0 before the C library set it up */
-	if (t->tls && t->stack_top)
+	t->p->stubs->last = NULL;
+	if (!t->tls)
+		return;
+	proc_for_each_thread(t->p, forget_key_cb, t);
+	if (t->stack_top)
 		tops_put(t->p, t->tid, t->tls, t->stack_top);
+}
+
+void stubs_thread_gone(struct thread *t)
+{
+	if (t->p && t->p->stubs && t->p->stubs->last == t)
+		t->p->stubs->last = NULL;
 }
 
 struct key_ctx {
@@ -684,6 +733,11 @@ bool stubs_active(const struct proc *p)
 }
 
 void stubs_thread(struct thread *t)
+{
+	(void)t;
+}
+
+void stubs_thread_gone(struct thread *t)
 {
 	(void)t;
 }

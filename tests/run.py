@@ -203,7 +203,18 @@ def failure_text(exc):
     return reason or "assertion failed", "".join(traceback.format_exception(exc))
 
 
-def run_e2e(build, heaptrace, patterns, res, e2e_dir):
+def mode_wrapper(heaptrace, mode, tmp):
+    """A heaptrace that runs in --mode=MODE: a script that execs the tool with the option first
+    (exec keeps the process id, which tests compare with TracerPid)."""
+    tool = os.path.abspath(heaptrace or os.path.join(ROOT, "heaptrace"))
+    path = os.path.join(tmp, "heaptrace")
+    with open(path, "w") as f:
+        f.write('#!/bin/sh\nexec "%s" --mode=%s "$@"\n' % (tool, mode))
+    os.chmod(path, 0o755)
+    return path
+
+
+def run_e2e(build, heaptrace, patterns, res, e2e_dir, mode=None):
     if not os.path.isdir(e2e_dir):
         return
     sys.path.insert(0, e2e_dir)
@@ -211,11 +222,16 @@ def run_e2e(build, heaptrace, patterns, res, e2e_dir):
 
     tmp = tempfile.mkdtemp(prefix="e2e-tmp-%d-" % os.getpid(),
                            dir=build if os.path.isdir(build) else None)
+    if mode:
+        heaptrace = mode_wrapper(heaptrace, mode, tmp)
     helpers.configure(ROOT, build, heaptrace, tmp)
+    helpers.MODE = mode or "stubs"
     failed_before = res.failed
     for name, fn, error in collect(e2e_dir):
         if not selected(name, patterns):
             continue
+        if mode:
+            name = "%s[%s]" % (name, mode)
         if fn is None:
             res.fail(name, "cannot import: " + error.strip().splitlines()[-1], error)
             continue
@@ -258,6 +274,10 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true", help="print failure details")
     ap.add_argument("--no-unit", action="store_true", help="skip the unit tests")
     ap.add_argument("--no-e2e", action="store_true", help="skip the end-to-end tests")
+    ap.add_argument("--modes", default="",
+                    help="run the end-to-end tests once per entry mode in this comma-separated "
+                         "list (stubs, breakpoint), each test named with its mode; "
+                         "default: once, in heaptrace's default mode")
     ap.add_argument("--e2e-dir", default=os.path.join(ROOT, "tests", "e2e"),
                     help=argparse.SUPPRESS)  # for testing the runner itself
     args = ap.parse_args()
@@ -276,8 +296,10 @@ def main():
     try:
         if not args.no_unit:
             run_unit(build, args.patterns, res)
-        if not args.no_e2e:
-            run_e2e(build, args.heaptrace, args.patterns, res, os.path.abspath(args.e2e_dir))
+        for mode in (args.modes.split(",") if args.modes else [None]):
+            if not args.no_e2e:
+                run_e2e(build, args.heaptrace, args.patterns, res, os.path.abspath(args.e2e_dir),
+                        mode)
     except KeyboardInterrupt:
         res.fail("run.py", "interrupted")
     print(res.final_line(), flush=True)

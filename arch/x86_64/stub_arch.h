@@ -17,6 +17,8 @@
 #define STUB_D_COPY 40 /* most bytes of stack an entry record copies */
 #define STUB_D_TRAMP 48 /* ht_stub_ret in the process */
 #define STUB_D_CONT 64 /* per hook: its continuation (relocated first instructions) */
+#define STUB_D_MAIN_LO 192 /* the main thread's stack: [lo, top), whatever its key */
+#define STUB_D_MAIN_TOP 200
 #define STUB_D_TOPS 1024 /* { thread pointer, stack top } per known thread */
 #define STUB_TOPS_MASK 127 /* entries - 1 */
 #define STUB_TOPS_PROBE 8 /* entries looked at from the hashed one */

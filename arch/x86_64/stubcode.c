@@ -55,10 +55,16 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	test $" S(STUB_HOOK_FREE) ",%r11d\n"
 	"	jnz 5f\n"
 	/* bytes of stack to copy: up to the thread's stack top (the table, keyed by the thread
-	 * pointer at %fs:0, which the C library sets before its first malloc), else to the end
-	 * of the page of E, and at most STUB_D_COPY */
+	 * pointer at %fs:0, which the C library sets before its first malloc; the main thread's
+	 * by its stack's range, known before its thread pointer is), else to the end of the
+	 * page of E, and at most STUB_D_COPY */
 	"	lea 104(%rsp),%rsi\n"
-	"	mov %fs:0,%rdi\n"
+	"	mov " S(STUB_D_MAIN_TOP) "(%r10),%rcx\n"
+	"	cmp " S(STUB_D_MAIN_LO) "(%r10),%rsi\n"
+	"	jb 0f\n"
+	"	cmp %rcx,%rsi\n"
+	"	jb 4f\n"
+	"0:	mov %fs:0,%rdi\n"
 	"	mov %rdi,%rax\n"
 	"	movabs $0x9e3779b97f4a7c15,%rdx\n"
 	"	imul %rdx,%rax\n"

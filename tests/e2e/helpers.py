@@ -21,6 +21,7 @@ import tempfile
 ROOT = None  # the top of the source tree
 BUILD = None  # the build directory (--build)
 HEAPTRACE = None  # the tool under test
+MODE = "stubs"  # its entry mode (--mode): tests whose figures depend on it look here
 TARGETS_SRC = None  # tests/targets
 TMP = None  # scratch directory for this run of the suite
 TIMEOUT = 120  # seconds; only to catch hangs, never to synchronise
