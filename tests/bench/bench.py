@@ -143,6 +143,16 @@ def heaptrace_cell(heaptrace, argv, *opts, fmt="json", pre=(), pre_prog=()):
              *pre_prog, *argv], heaptrace_json if fmt == "json" else heaptrace_verbose)
 
 
+def heaptrack_done(out, *_):
+    """heaptrack ran to the end: its data file is there (heaptrack -o appends .zst or .gz)."""
+    if not any(Path(out + ext).exists() for ext in ("", ".zst", ".gz")):
+        raise RunError("heaptrack wrote no data file")
+    for ext in (".zst", ".gz"):
+        if Path(out + ext).exists():
+            Path(out + ext).unlink()
+    return True
+
+
 def calls(summary):
     return summary["alloc_calls"] + summary["free_calls"] + summary["unknown_frees"]
 
@@ -266,6 +276,46 @@ def row_cells(name, res, us_stop):
         elif lt_us and ht_us is not None:
             cell["ht/lt"] = f"{ht_us / lt_us:.2f}"
     return cell
+
+
+def stubs_section(results, wl, us_stop, goals):
+    """Entry stubs (the default mode) against breakpoints, heaptrack and the one-stop floor."""
+    cols = ["workload", "calls", "stubs us/call", "x stop", "stubs CPU us/call",
+            "breakpoint us/call", "heaptrack us/call", "stubs/heaptrack"]
+    rows = []
+    for name, _ in wl:
+        res = results[name]
+        if not {"native", "heaptrace"} <= set(res):
+            continue
+        n = calls(res["heaptrace"].res[-1]["summary"])
+        us = us_per_call(res, "heaptrace")
+        cpu = med(res["heaptrace"], lambda r: r["cpu"]) * 1e6 / n if n else None
+        row = {"workload": name, "calls": str(n), "stubs us/call": f"{us:.2f}",
+               "stubs CPU us/call": f"{cpu:.2f}" if cpu else "-"}
+        if us_stop:
+            row["x stop"] = f"{us / us_stop:.3f}"
+            goals.append((f"10 stubs us/call / one stop, {name}", f"{us / us_stop:.3f}x",
+                          "<= 0.1x", us / us_stop <= 0.1))
+        if "breakpoint" in res:
+            row["breakpoint us/call"] = f"{us_per_call(res, 'breakpoint'):.2f}"
+        if "heaptrack" in res and n:
+            ht = (res["heaptrack"].wall - res["native"].wall) / n * 1e6
+            row["heaptrack us/call"] = f"{ht:.2f}"
+            row["stubs/heaptrack"] = f"{us / ht:.2f}" if ht > 0 else "-"
+            goals.append((f"10 no slower than heaptrack, {name}",
+                          f"{res['heaptrace'].wall:.3f}s vs {res['heaptrack'].wall:.3f}s",
+                          "<=", res["heaptrace"].wall <= res["heaptrack"].wall))
+        rows.append(row)
+    print(f"\nentry stubs (--mode=stubs, the default) against breakpoints and heaptrack; "
+          f"one stop: {us_stop:.2f} us" if us_stop else "\nentry stubs")
+    print_rows(cols, [[r.get(c, "-") for c in cols] for r in rows])
+    print("""
+stubs us/call       (heaptrace - native) / calls, wall clock, default mode
+x stop              that over the floor's cost of one ptrace stop
+stubs CPU us/call   heaptrace's own CPU (user + system, its -v line) per call: the reader
+breakpoint us/call  the same run with --mode=breakpoint (a stop per call)
+heaptrack us/call   (heaptrack - native) / heaptrace's count of calls (heaptrack's start-up,
+                    about half a second, included)""")
 
 
 def print_rows(cols, rows, indent="", left=1):
@@ -438,6 +488,7 @@ def main():
     env = dict(os.environ, PYTHONHASHSEED="0", LC_ALL="C")
     heaptrace = args.heaptrace if os.access(args.heaptrace, os.X_OK) else None
     ltrace = shutil.which("ltrace")
+    heaptrack = shutil.which("heaptrack")
     print(f"machine: nproc {len(os.sched_getaffinity(0))}, Linux {platform.release()} "
           f"{platform.machine()}, {' '.join(platform.libc_ver())}, {load()}")
     print(f"cells: median of {runs} interleaved run(s), wall clock, work scale {scale:g}")
@@ -445,6 +496,8 @@ def main():
         print(f"heaptrace: {heaptrace} -v --format=json --outfile=TMP --depth=8 -- PROG ARG...")
     else:
         failed.append(f"{args.heaptrace} is not built (make heaptrace)")
+    if not heaptrack:
+        print("heaptrack: not installed, its column is skipped")
     if ltrace:
         ver = subprocess.run([ltrace, "-V"], capture_output=True, text=True).stdout
         print(f"ltrace:    {ltrace} {' '.join(LTRACE_ARGS)} -o TMP PROG ARG... "
@@ -468,8 +521,13 @@ def main():
         cells = {"native": (argv, None)}
         if heaptrace:
             cells["heaptrace"] = heaptrace_cell(heaptrace, argv, "--depth=8")
+            cells["breakpoint"] = heaptrace_cell(heaptrace, argv, "--depth=8",
+                                                 "--mode=breakpoint")
             if name.startswith("churn"):  # for the cost of unwinding
-                cells["depth1"] = heaptrace_cell(heaptrace, argv, "--depth=1")
+                cells["depth1"] = heaptrace_cell(heaptrace, argv, "--depth=1",
+                                                 "--mode=breakpoint")
+        if heaptrack:
+            cells["heaptrack"] = ([heaptrack, "-o", "{out}"] + argv, heaptrack_done)
         if ltrace:
             cells["ltrace"] = (pin + [ltrace] + LTRACE_ARGS + ["-o", "{out}"] + argv,
                                ltrace_calls)
@@ -486,6 +544,7 @@ def main():
                                 " ".join(pin + [bins["floor"], "[--emulate]"] + floor_argv))
     print(f"\n({load()})")
     print_table([row_cells(name, results[name], us_stop) for name, _ in wl])
+    stubs_section(results, wl, us_stop, goals)
     for name, _ in wl:
         x = x_need(results[name], us_stop)
         if x:
