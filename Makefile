@@ -132,6 +132,13 @@ $(BUILD)/unit/test_symbols: tests/unit/test_symbols.c src/symbols.c $(PURE) $(UN
 	$(CC) -Wall -Wextra -std=gnu11 -g -O0 $(SAN_FLAGS) -Iinclude -Itests/unit $(PKG_CFLAGS) \
 		-DFIXTURE=\"$(abspath $(BUILD)/unit/fixture_alloc.so)\" -o $@ $< src/symbols.c $(PURE) $(LDLIBS) -ldl
 
+# The entry stubs' code runs in the test itself (where the arch has it).
+$(BUILD)/unit/test_stubs: tests/unit/test_stubs.c $(wildcard arch/$(ARCH)/stubcode.c) $(PURE) \
+		$(UNIT_ARCHES) $(UNIT_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Iinclude -Itests/unit -iquote arch/$(ARCH) \
+		-o $@ $< $(wildcard arch/$(ARCH)/stubcode.c) $(PURE) $(UNIT_ARCHES) -pthread
+
 unit: $(UNIT_BINS)
 
 targets:

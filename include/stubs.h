@@ -51,6 +51,10 @@ void stubs_thread_gone(struct thread *t);
 /* Read and account every complete record of p. Return how many were read. */
 unsigned stubs_drain(struct proc *p);
 
+/* The same when no thread of p will write again (p is gone, or every thread is stopped before
+ * the detach): a record reserved and never written is skipped, not waited for. */
+unsigned stubs_drain_final(struct proc *p);
+
 /* Put every patched entry back and turn the stubs off (the pages stay mapped: a thread may be
  * inside them, or return through the trampoline), through stopped thread tid of p. */
 void stubs_off(struct proc *p, pid_t tid);

@@ -112,7 +112,7 @@ void detach_all(void)
 			continue;
 		if (t) {
 			calls_drain(p, t->tid); /* the returns logged since the last stop */
-			stubs_drain(p); /* the calls recorded (stubs.h) */
+			stubs_drain_final(p); /* the calls recorded (stubs.h) */
 			restore_image(p, t->tid);
 		}
 		proc_for_each_thread(p, detach_cb, NULL);

@@ -265,6 +265,7 @@ void dispatch_exit(struct thread *t, int status)
 		return;
 	}
 	/* the leader is reported last, when the whole process is gone */
+	stubs_drain_final(p);
 	p->exited = true;
 	p->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (p->launched)

@@ -454,8 +454,32 @@ void stubs_thread(struct thread *t)
 
 void stubs_thread_gone(struct thread *t)
 {
-	if (t->p && t->p->stubs && t->p->stubs->last == t)
-		t->p->stubs->last = NULL;
+	struct stubs *s = t->p ? t->p->stubs : NULL;
+	uint64_t base, tomb = 1;
+	uint8_t tab[(STUB_TOPS_MASK + 1) * 16];
+
+	if (!s || !s->ctl)
+		return;
+	if (s->last == t)
+		s->last = NULL;
+	/* its slot in the table may serve another thread (a key a new thread took over keeps
+	 * it: stubs_thread cleared this one's) */
+	base = s->code + 4096 + STUB_D_TOPS;
+	if (!t->tls || t->p->exited ||
+	    remote_read(t->p->pid, base, tab, sizeof(tab)) != (ssize_t)sizeof(tab))
+		return;
+	for (unsigned i = 0; i < STUB_TOPS_PROBE; i++) {
+		unsigned k = (tops_hash(t->tls) + i) & STUB_TOPS_MASK;
+		uint64_t kv;
+
+		memcpy(&kv, tab + 16 * k, 8);
+		if (kv == t->tls) {
+			remote_write_data(t->p->pid, base + 16 * k, &tomb, 8);
+			return;
+		}
+		if (!kv)
+			return;
+	}
 }
 
 struct key_ctx {
@@ -580,6 +604,42 @@ static void take_free(struct proc *p, const uint8_t *r)
 	struct calls_rec c = { .hook = get32(r + 12) & 0xff, .args = { get64(r + 16) } };
 
 	calls_rec_entry(thread_of(p, get64(r + 24)), &c, NULL, NULL);
+}
+
+/* The position of the first complete record after the one at s->tail, up to head, or head. */
+static uint64_t next_complete(const struct stubs *s, uint64_t head)
+{
+	for (uint64_t pos = s->tail + 16; pos < head; pos += 16) {
+		const uint8_t *r = s->ring + (pos & (s->size - 1));
+		uint64_t tag = __atomic_load_n((const uint64_t *)r, __ATOMIC_ACQUIRE);
+		uint32_t len = get32(r + 8);
+
+		if ((tag & ~(uint64_t)15) == pos && (tag & 15) >= STUB_KIND_ENTRY &&
+		    (tag & 15) <= STUB_KIND_RETURN && len >= 16 && len % 16 == 0 &&
+		    pos + len <= head)
+			return pos;
+	}
+	return head;
+}
+
+unsigned stubs_drain_final(struct proc *p)
+{
+	struct stubs *s = p->stubs;
+	unsigned n = stubs_drain(p);
+
+	while (s && s->ctl) {
+		uint64_t head = __atomic_load_n((uint64_t *)(s->ctl + STUB_C_HEAD),
+						__ATOMIC_ACQUIRE);
+
+		if (s->tail == head)
+			break;
+		/* a record a thread reserved and never wrote: it died, or is stopped for good */
+		pr_dbg(1, "process %d: skipped a record never written at %#llx", p->pid,
+		       (unsigned long long)s->tail);
+		s->tail = next_complete(s, head);
+		n += stubs_drain(p);
+	}
+	return n;
 }
 
 unsigned stubs_drain(struct proc *p)
@@ -743,6 +803,12 @@ void stubs_thread_gone(struct thread *t)
 }
 
 unsigned stubs_drain(struct proc *p)
+{
+	(void)p;
+	return 0;
+}
+
+unsigned stubs_drain_final(struct proc *p)
 {
 	(void)p;
 	return 0;

@@ -203,14 +203,31 @@ def failure_text(exc):
     return reason or "assertion failed", "".join(traceback.format_exception(exc))
 
 
+WRAPPER_C = r'''
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	char *args[argc + 2];
+
+	args[0] = argv[0];
+	args[1] = "--mode=%s";
+	for (int i = 1; i <= argc; i++)
+		args[i + 1] = argv[i];
+	execv("%s", args);
+	return 127;
+}
+'''
+
+
 def mode_wrapper(heaptrace, mode, tmp):
-    """A heaptrace that runs in --mode=MODE: a script that execs the tool with the option first
-    (exec keeps the process id, which tests compare with TracerPid)."""
+    """A heaptrace that runs in --mode=MODE: a program that execs the tool with the option
+    first. exec keeps what tests look at: the process id (TracerPid), the signal mask and the
+    ignored signals (a shell script would reset SIGCHLD)."""
     tool = os.path.abspath(heaptrace or os.path.join(ROOT, "heaptrace"))
-    path = os.path.join(tmp, "heaptrace")
-    with open(path, "w") as f:
-        f.write('#!/bin/sh\nexec "%s" --mode=%s "$@"\n' % (tool, mode))
-    os.chmod(path, 0o755)
+    src, path = os.path.join(tmp, "wrapper.c"), os.path.join(tmp, "heaptrace")
+    with open(src, "w") as f:
+        f.write(WRAPPER_C % (mode, tool))
+    subprocess.run([os.environ.get("CC", "cc"), "-o", path, src], check=True)
     return path
 
 

@@ -342,8 +342,11 @@ static size_t x86_logtramp_encode(uint8_t *buf, uint64_t at, uint64_t head, uint
 		0x41, 0x5b, /* pop %r11 */
 		0x5a, /* pop %rdx */
 		0x59, /* pop %rcx */
-		0x48, 0x8d, 0x64, 0x24, 0x08, /* lea 8(%rsp),%rsp: past the cookie */
-		0xc3, /* ret: to the caller's own return address */
+		/* past the cookie and the caller's return address, then to that address through
+		 * the red zone: a ret would return once more than there were calls, and the return
+		 * predictor would miss every return above */
+		0x48, 0x8d, 0x64, 0x24, 0x10, /* lea 16(%rsp),%rsp */
+		0xff, 0x64, 0x24, 0xf8, /* jmp *-8(%rsp) */
 	};
 
 	memcpy(buf, code, sizeof(code));
