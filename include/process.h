@@ -46,6 +46,8 @@ struct thread {
 	bool seen_first_stop; /* a new child's initial stop arrived */
 	bool parent_known; /* its parent's event arrived */
 	uint64_t tls; /* thread pointer, the entry stubs' key for it (0: not known yet) */
+	bool tls_pending; /* seen before its C library set the thread pointer: the key is
+			   * learned from its first record (stubs.c) */
 	uint64_t stack_top; /* end of the mapping its stack was in when first seen */
 };
 

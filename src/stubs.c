@@ -444,6 +444,7 @@ void stubs_thread(struct thread *t)
 		return;
 	t->stack_top = stack_top(t->p, arch->get_sp(&regs));
 	t->tls = arch->get_tls(&regs); /* 0 before the C library set it up */
+	t->tls_pending = !t->tls;
 	t->p->stubs->last = NULL;
 	if (!t->tls)
 		return;
@@ -494,15 +495,16 @@ static void key_cb(struct thread *t, void *arg)
 
 	if (t->tls == c->key)
 		c->found = t;
-	else if (!t->tls) {
+	else if (t->tls_pending) {
 		c->unknown = t;
 		c->nunknown++;
 	}
 }
 
-/* The thread of a record's key. One not seen yet is the only thread without a known key (a
- * launched program's main thread sets its thread pointer after heaptrace looked), else a
- * stand-in that keeps its calls apart. */
+/* The thread of a record's key. A key not seen yet is the only thread's that had none when
+ * heaptrace looked (a launched program's main thread, before its C library set its thread
+ * pointer; threads made later have theirs from their start), else a stand-in's, which keeps
+ * its calls apart. */
 static struct thread *thread_of(struct proc *p, uint64_t key)
 {
 	struct stubs *s = p->stubs;
@@ -514,6 +516,7 @@ static struct thread *thread_of(struct proc *p, uint64_t key)
 	if (!c.found && c.nunknown == 1) {
 		c.found = c.unknown;
 		c.found->tls = key;
+		c.found->tls_pending = false;
 		if (c.found->stack_top)
 			tops_put(p, proc_mem_pid(p), key, c.found->stack_top);
 	}
