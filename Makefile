@@ -41,6 +41,14 @@ SYSROOT_FLAGS := --sysroot=$(SYSROOT)
 endif
 
 PKGS        := libunwind-ptrace libdw libelf
+# Capstone decodes whole functions for the entry stubs' safety check (x86_64, src/entrycheck.c);
+# without it every hook keeps its breakpoint.
+ifeq ($(ARCH),x86_64)
+ifneq ($(shell $(PKG_ENV) $(PKG_CONFIG) --exists capstone && echo yes),)
+PKGS        += capstone
+CAPSTONE_DEF := -DHAVE_CAPSTONE
+endif
+endif
 PKG_CFLAGS  := $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS    := $(shell $(PKG_ENV) $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 ifneq ($(STATIC),)
@@ -58,7 +66,7 @@ HT_LDFLAGS  += $(SYSROOT_FLAGS) $(SAN_FLAGS)
 # HT_LDFLAGS are what the build needs and come first.
 CFLAGS      ?= -O2 -g
 HT_CFLAGS   := -Wall -Wextra -std=gnu11 -Iinclude -iquote arch/$(ARCH) $(PKG_CFLAGS) \
-               -DHEAPTRACE_DEPTH=$(DEPTH) -DHEAPTRACE_VERSION=\"$(VERSION)\" -MMD -MP \
+               -DHEAPTRACE_DEPTH=$(DEPTH) -DHEAPTRACE_VERSION=\"$(VERSION)\" -MMD -MP $(CAPSTONE_DEF) \
                $(SYSROOT_FLAGS) $(SAN_FLAGS)
 LDLIBS      := $(PKG_LIBS) -lstdc++ -pthread
 
@@ -131,6 +139,18 @@ $(BUILD)/unit/test_symbols: tests/unit/test_symbols.c src/symbols.c $(PURE) $(UN
 	@mkdir -p $(dir $@)
 	$(CC) -Wall -Wextra -std=gnu11 -g -O0 $(SAN_FLAGS) -Iinclude -Itests/unit $(PKG_CFLAGS) \
 		-DFIXTURE=\"$(abspath $(BUILD)/unit/fixture_alloc.so)\" -o $@ $< src/symbols.c $(PURE) $(LDLIBS) -ldl
+
+$(BUILD)/unit/fixture_entry.so: tests/unit/fixture_entry.c
+	@mkdir -p $(dir $@)
+	$(CC) -shared -fPIC -O1 -o $@ $<
+
+# The entry check decodes with Capstone where heaptrace does (x86_64 with it installed).
+$(BUILD)/unit/test_entrycheck: tests/unit/test_entrycheck.c src/entrycheck.c src/symbols.c $(PURE) \
+		$(UNIT_DEPS) $(BUILD)/unit/fixture_entry.so
+	@mkdir -p $(dir $@)
+	$(CC) -Wall -Wextra -std=gnu11 -g -O0 $(SAN_FLAGS) -Iinclude -Itests/unit $(PKG_CFLAGS) \
+		$(CAPSTONE_DEF) -DFIXTURE=\"$(abspath $(BUILD)/unit/fixture_entry.so)\" -o $@ $< \
+		src/entrycheck.c src/symbols.c $(PURE) $(UNIT_ARCHES) $(LDLIBS) -ldl
 
 # The entry stubs' code runs in the test itself (where the arch has it).
 $(BUILD)/unit/test_stubs: tests/unit/test_stubs.c $(wildcard arch/$(ARCH)/stubcode.c) $(PURE) \

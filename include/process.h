@@ -48,6 +48,9 @@ struct thread {
 	uint64_t tls; /* thread pointer, the entry stubs' key for it (0: not known yet) */
 	bool tls_pending; /* seen before its C library set the thread pointer: the key is
 			   * learned from its first record (stubs.c) */
+	/* the ring positions its key is its own for: a key outlives the thread in records not
+	 * read yet, and the C library gives it to a new thread (stubs.c) */
+	uint64_t key_from, key_until;
 	uint64_t stack_top; /* end of the mapping its stack was in when first seen */
 };
 

@@ -34,10 +34,10 @@ bool stubs_supported(void);
 int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned copy,
 		bp_syscall_ok_fn ok, void *ok_ctx);
 
-/* Patch hook's entry at code address addr to go through its stub. All of p's threads must be
- * stopped. Return 0, -EEXIST (an alias, patched already), or -errno: then keep the breakpoint
- * (-v says why). */
-int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook);
+/* Patch hook's entry at code address addr, in module m, to go through its stub. All of p's
+ * threads must be stopped. Return 0, -EEXIST (an alias, patched already), or -errno: then keep
+ * the breakpoint (-v says why; -EXDEV: something in the function leads into its first bytes). */
+int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct module *m);
 
 /* p has patched entries whose records must be read. */
 bool stubs_active(const struct proc *p);

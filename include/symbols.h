@@ -44,6 +44,9 @@ int sym_exec_cave(const char *path, size_t len, uint64_t *vaddr);
  */
 int sym_find_hooks(const char *path, uint64_t addrs[HOOK_COUNT]);
 
+/* The size of the function symbol whose value is value in path (the largest, of aliases), or 0. */
+uint64_t sym_func_size(const char *path, uint64_t value);
+
 /* Value of a defined function symbol in path, or 0. */
 uint64_t sym_lookup(const char *path, const char *name);
 

@@ -58,8 +58,8 @@ static void drop_frame(struct thread *t)
 		table_put_back(&t->p->table, &f->old);
 	if (f->logged && !f->stubbed && t->p->retlog.inflight)
 		t->p->retlog.inflight--;
-	pr_dbg(0, "thread %d: dropped a call to %s left by longjmp", t->tid,
-	       hook_table[f->call.id].name);
+	pr_dbg(0, "thread %d: dropped a call to %s left by longjmp (%#llx)", t->tid,
+	       hook_table[f->call.id].name, (unsigned long long)f->cookie);
 }
 
 /* Frames whose entry sp lies below sp were left by longjmp. */
@@ -308,8 +308,12 @@ void calls_rec_return(struct thread *t, uint64_t cookie, uint64_t retval)
 	while (idx-- > 0)
 		if (t->frames[idx].stubbed && t->frames[idx].cookie == cookie)
 			break;
-	if (idx >= t->nframes)
+	if (idx >= t->nframes) {
+		pr_dbg(3, "thread %d (%#llx): return %#llx of no call in flight (%u, top %#llx)",
+		       t->tid, (unsigned long long)t->tls, (unsigned long long)cookie, t->nframes,
+		       t->nframes ? (unsigned long long)t->frames[t->nframes - 1].cookie : 0ull);
 		return; /* a call made inside another traced call */
+	}
 	while (t->nframes > idx + 1)
 		drop_frame(t); /* deeper calls it returned past (longjmp) */
 	t->nframes--;

@@ -114,15 +114,15 @@ static int place(struct proc *p, pid_t tid, uint64_t addr, enum bp_kind kind, in
 	return ret;
 }
 
-/* Send hook h's entry at symbol value addr through its stub, or else place a breakpoint
- * there. Return as bp_insert. */
-static int patch(struct proc *p, pid_t tid, uint64_t addr, int h)
+/* Send hook h's entry at symbol value addr, in module m, through its stub, or else place a
+ * breakpoint there. Return as bp_insert. */
+static int patch(struct proc *p, pid_t tid, uint64_t addr, int h, const struct module *m)
 {
 	int ret;
 
 	if (!p->stubs)
 		return place(p, tid, addr, BP_HOOK, h);
-	ret = stubs_patch(p, tid, arch->code_addr(addr), h);
+	ret = stubs_patch(p, tid, arch->code_addr(addr), h, m);
 	if (!ret || ret == -EEXIST)
 		return ret;
 	pr_info("%s in process %d keeps a breakpoint (a stop per call): %s", hook_table[h].name,
@@ -130,7 +130,9 @@ static int patch(struct proc *p, pid_t tid, uint64_t addr, int h)
 		ret == -ENOTSUP ? "its first instructions cannot be moved, or its result is read "
 				  "at the return" :
 		ret == -EBUSY ? "a thread is running, or stopped inside its first instructions" :
-		ret == -ERANGE ? "the stub page is out of reach" : strerror(-ret));
+		ret == -ERANGE ? "the stub page is out of reach" :
+		ret == -EXDEV ? "something in the function leads into its first bytes" :
+				strerror(-ret));
 	return place(p, tid, addr, BP_HOOK, h);
 }
 
@@ -185,7 +187,7 @@ int image_arm_hooks(struct proc *p, pid_t tid)
 			continue;
 		m = &p->mods.v[chosen[h]];
 		addr = p->mod_hooks[chosen[h]][h] + m->bias; /* arm: with the Thumb bit */
-		ret = patch(p, tid, addr, h);
+		ret = patch(p, tid, addr, h, m);
 		addr = arch->code_addr(addr);
 		if (ret == -EEXIST) {
 			p->hook_addr[h] = addr; /* an alias (memalign = aligned_alloc) */

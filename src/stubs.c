@@ -16,12 +16,14 @@
 
 #define PR_DOMAIN "stubs"
 #include "calls.h"
+#include "entrycheck.h"
 #include "log.h"
 #include "maps.h"
 #include "process.h"
 #include "remote.h"
 #include "stub_arch.h"
 #include "stubs.h"
+#include "symbols.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -47,7 +49,8 @@ struct stubs {
 	unsigned npatch;
 	bool off;
 	uint64_t tsc0, ns0; /* the clock the records' time stamps are read with */
-	struct thread **phantom; /* threads seen only by their thread pointer */
+	struct thread **phantom; /* stand-ins: threads seen only by their key, or gone with records
+				  * not read yet */
 	unsigned nphantom;
 	struct thread *last; /* the thread of the last record */
 	struct robust_list entry; /* in heaptrace's robust list: the owner word's */
@@ -314,7 +317,7 @@ static void pc_cb(struct thread *t, void *arg)
 		c->inside = true;
 }
 
-int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook)
+int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct module *m)
 {
 	struct stubs *s = p->stubs;
 	const struct hook_desc *d = &hook_table[hook];
@@ -343,6 +346,15 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook)
 	blen = arch->entry_branch(addr, thunk, branch);
 	if (blen < 0)
 		return blen;
+	if (!m->bias_known)
+		return -ENOTSUP;
+	{
+		int safe = entry_check(m->path, addr - m->bias,
+				       sym_func_size(m->path, addr - m->bias), blen);
+
+		if (safe)
+			return safe;
+	}
 	{
 		int n = arch->entry_relocate(addr, insn, sizeof(insn), blen, at + len, gen + len,
 					     &covered);
@@ -426,14 +438,9 @@ static uint64_t stack_top(struct proc *p, uint64_t sp)
 	return top;
 }
 
-/* A thread that exited may still hold a key a new thread now has (the C library reuses the
- * memory of exited threads' stacks): the key is the new thread's. */
-static void forget_key_cb(struct thread *o, void *arg)
+static uint64_t ring_head(const struct stubs *s)
 {
-	struct thread *t = arg;
-
-	if (o != t && o->tls == t->tls)
-		o->tls = 0;
+	return __atomic_load_n((const uint64_t *)(s->ctl + STUB_C_HEAD), __ATOMIC_ACQUIRE);
 }
 
 void stubs_thread(struct thread *t)
@@ -445,10 +452,12 @@ void stubs_thread(struct thread *t)
 	t->stack_top = stack_top(t->p, arch->get_sp(&regs));
 	t->tls = arch->get_tls(&regs); /* 0 before the C library set it up */
 	t->tls_pending = !t->tls;
+	/* its records all come after this: it has not run since it was made */
+	t->key_from = ring_head(t->p->stubs);
+	t->key_until = UINT64_MAX;
 	t->p->stubs->last = NULL;
 	if (!t->tls)
 		return;
-	proc_for_each_thread(t->p, forget_key_cb, t);
 	if (t->stack_top)
 		tops_put(t->p, t->tid, t->tls, t->stack_top);
 }
@@ -463,10 +472,21 @@ void stubs_thread_gone(struct thread *t)
 		return;
 	if (s->last == t)
 		s->last = NULL;
-	/* its slot in the table may serve another thread (a key a new thread took over keeps
-	 * it: stubs_thread cleared this one's) */
+	if (t->tls && s->tail != ring_head(s)) {
+		/* records of it may still come: a stand-in takes its calls in flight */
+		struct thread *g = xcalloc(1, sizeof(*g));
+
+		*g = *t;
+		g->hnext = NULL;
+		g->key_until = ring_head(s);
+		t->frames = NULL;
+		t->nframes = t->cap = 0;
+		s->phantom = xrealloc(s->phantom, (s->nphantom + 1) * sizeof(*s->phantom));
+		s->phantom[s->nphantom++] = g;
+	}
+	/* its slot in the table may serve a newer thread with its key (registered since) */
 	base = s->code + 4096 + STUB_D_TOPS;
-	if (!t->tls || t->p->exited ||
+	if (!t->tls || t->p->exited || t->key_until != UINT64_MAX ||
 	    remote_read(t->p->pid, base, tab, sizeof(tab)) != (ssize_t)sizeof(tab))
 		return;
 	for (unsigned i = 0; i < STUB_TOPS_PROBE; i++) {
@@ -484,18 +504,26 @@ void stubs_thread_gone(struct thread *t)
 }
 
 struct key_ctx {
-	uint64_t key;
+	uint64_t key, pos;
 	struct thread *found, *unknown;
 	unsigned nunknown;
 };
+
+/* t had the key at position pos; the newest such thread wins (the C library reuses a gone
+ * thread's memory, and so its key, for a new one). */
+static void key_match(struct key_ctx *c, struct thread *t)
+{
+	if (t->tls == c->key && t->key_from <= c->pos && c->pos < t->key_until &&
+	    (!c->found || t->key_from >= c->found->key_from))
+		c->found = t;
+}
 
 static void key_cb(struct thread *t, void *arg)
 {
 	struct key_ctx *c = arg;
 
-	if (t->tls == c->key)
-		c->found = t;
-	else if (t->tls_pending) {
+	key_match(c, t);
+	if (t->tls_pending) {
 		c->unknown = t;
 		c->nunknown++;
 	}
@@ -505,28 +533,30 @@ static void key_cb(struct thread *t, void *arg)
  * heaptrace looked (a launched program's main thread, before its C library set its thread
  * pointer; threads made later have theirs from their start), else a stand-in's, which keeps
  * its calls apart. */
-static struct thread *thread_of(struct proc *p, uint64_t key)
+static struct thread *thread_of(struct proc *p, uint64_t key, uint64_t pos)
 {
 	struct stubs *s = p->stubs;
-	struct key_ctx c = { key, NULL, NULL, 0 };
+	struct key_ctx c = { key, pos, NULL, NULL, 0 };
 
-	if (s->last && s->last->tls == key)
-		return s->last;
+	if (s->last && s->last->tls == key && s->last->key_until == UINT64_MAX)
+		return s->last; /* nothing registered since (stubs_thread resets last) */
 	proc_for_each_thread(p, key_cb, &c);
+	for (unsigned i = 0; i < s->nphantom; i++)
+		key_match(&c, s->phantom[i]);
 	if (!c.found && c.nunknown == 1) {
 		c.found = c.unknown;
 		c.found->tls = key;
 		c.found->tls_pending = false;
+		c.found->key_from = 0;
+		c.found->key_until = UINT64_MAX;
 		if (c.found->stack_top)
 			tops_put(p, proc_mem_pid(p), key, c.found->stack_top);
 	}
-	for (unsigned i = 0; !c.found && i < s->nphantom; i++)
-		if (s->phantom[i]->tls == key)
-			c.found = s->phantom[i];
 	if (!c.found) {
 		c.found = xcalloc(1, sizeof(*c.found));
 		c.found->p = p;
 		c.found->tls = key;
+		c.found->key_until = UINT64_MAX;
 		s->phantom = xrealloc(s->phantom, (s->nphantom + 1) * sizeof(*s->phantom));
 		s->phantom[s->nphantom++] = c.found;
 	}
@@ -599,14 +629,33 @@ static void take_entry(struct proc *p, struct stubs *s, const uint8_t *r, uint64
 
 	for (unsigned i = 0; i < 3; i++)
 		c.args[i] = get64(r + 16 + 8 * i);
-	calls_rec_entry(thread_of(p, get64(r + 104)), &c, unwind_rec, &uc);
+	calls_rec_entry(thread_of(p, get64(r + 104), pos), &c, unwind_rec, &uc);
 }
 
-static void take_free(struct proc *p, const uint8_t *r)
+static void take_free(struct proc *p, const uint8_t *r, uint64_t pos)
 {
 	struct calls_rec c = { .hook = get32(r + 12) & 0xff, .args = { get64(r + 16) } };
 
-	calls_rec_entry(thread_of(p, get64(r + 24)), &c, NULL, NULL);
+	calls_rec_entry(thread_of(p, get64(r + 24), pos), &c, NULL, NULL);
+}
+
+/* Free the stand-ins of gone threads whose records have all been read. */
+static void bury(struct stubs *s)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < s->nphantom; i++) {
+		struct thread *g = s->phantom[i];
+
+		if (g->key_until <= s->tail) {
+			if (s->last == g)
+				s->last = NULL;
+			proc_thread_release(g);
+		} else {
+			s->phantom[k++] = g;
+		}
+	}
+	s->nphantom = k;
 }
 
 /* The position of the first complete record after the one at s->tail, up to head, or head. */
@@ -670,15 +719,17 @@ unsigned stubs_drain(struct proc *p)
 		if (kind == STUB_KIND_ENTRY)
 			take_entry(p, s, r, s->tail);
 		else if (kind == STUB_KIND_FREE)
-			take_free(p, r);
+			take_free(p, r, s->tail);
 		else
-			calls_rec_return(thread_of(p, get64(r + 32)), get64(r + 16), get64(r + 24));
+			calls_rec_return(thread_of(p, get64(r + 32), s->tail), get64(r + 16),
+					 get64(r + 24));
 		s->tail += len;
 		n++;
 	}
 	if (!n)
 		return 0;
 	nrecords += n;
+	bury(s);
 	__atomic_store_n((uint64_t *)(s->ctl + STUB_C_TAIL), s->tail, __ATOMIC_SEQ_CST);
 	if (__atomic_exchange_n((uint32_t *)(s->ctl + STUB_C_WAITERS), 0, __ATOMIC_SEQ_CST)) {
 		nwaits++;
@@ -783,9 +834,9 @@ int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned cop
 	return -ENOTSUP;
 }
 
-int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook)
+int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct module *m)
 {
-	(void)p, (void)tid, (void)addr, (void)hook;
+	(void)p, (void)tid, (void)addr, (void)hook, (void)m;
 	return -ENOTSUP;
 }
 

@@ -89,7 +89,8 @@ int sym_elf_info(const char *path, struct elf_info *info)
 }
 
 /* Call fn for every defined function symbol of .symtab and .dynsym. */
-static int for_each_func(const char *path, void (*fn)(void *ctx, const char *name, uint64_t v),
+static int for_each_func(const char *path,
+			 void (*fn)(void *ctx, const char *name, uint64_t v, uint64_t size),
 			 void *ctx)
 {
 	Elf_Scn *scn = NULL;
@@ -116,7 +117,7 @@ static int for_each_func(const char *path, void (*fn)(void *ctx, const char *nam
 				continue;
 			name = elf_strptr(e, sh.sh_link, sym.st_name);
 			if (name)
-				fn(ctx, name, sym.st_value);
+				fn(ctx, name, sym.st_value, sym.st_size);
 		}
 	}
 	elf_end(e);
@@ -124,8 +125,9 @@ static int for_each_func(const char *path, void (*fn)(void *ctx, const char *nam
 	return 0;
 }
 
-static void hook_cb(void *ctx, const char *name, uint64_t v)
+static void hook_cb(void *ctx, const char *name, uint64_t v, uint64_t size)
 {
+	(void)size;
 	uint64_t *addrs = ctx;
 	int h = hook_lookup(name);
 
@@ -151,8 +153,9 @@ struct lookup_ctx {
 	uint64_t value;
 };
 
-static void lookup_cb(void *ctx, const char *name, uint64_t v)
+static void lookup_cb(void *ctx, const char *name, uint64_t v, uint64_t size)
 {
+	(void)size;
 	struct lookup_ctx *l = ctx;
 
 	if (!l->value && !strcmp(name, l->name))
@@ -165,6 +168,27 @@ uint64_t sym_lookup(const char *path, const char *name)
 
 	for_each_func(path, lookup_cb, &l);
 	return l.value;
+}
+
+struct size_ctx {
+	uint64_t value, size;
+};
+
+static void size_cb(void *ctx, const char *name, uint64_t v, uint64_t size)
+{
+	struct size_ctx *c = ctx;
+
+	(void)name;
+	if (v == c->value && size > c->size)
+		c->size = size;
+}
+
+uint64_t sym_func_size(const char *path, uint64_t value)
+{
+	struct size_ctx c = { value, 0 };
+
+	for_each_func(path, size_cb, &c);
+	return c.size;
 }
 
 /* Symbolisation cache: open addressing on (pc, is_return). */
