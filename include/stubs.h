@@ -39,6 +39,11 @@ int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned cop
  * the breakpoint (-v says why; -EXDEV: something in the function leads into its first bytes). */
 int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct module *m);
 
+/* The stubs' recording return trampoline in p, or 0: a call caught at a breakpoint may return
+ * through it with a cookie that has STUBS_COOKIE_BP set (calls.c). */
+uint64_t stubs_tramp(const struct proc *p);
+#define STUBS_COOKIE_BP (1ull << 63)
+
 /* p has patched entries whose records must be read. */
 bool stubs_active(const struct proc *p);
 

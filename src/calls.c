@@ -14,6 +14,7 @@
 #include "guard.h"
 #include "log.h"
 #include "remote.h"
+#include "stubs.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -98,12 +99,38 @@ static void account(struct thread *t, const struct frame *f, uint64_t retval)
  * written below sp. Return true if done; false leaves everything as it was, for the
  * trapping trampoline.
  */
+/*
+ * With entry stubs (stubs.h), a call caught at a breakpoint returns through the stubs'
+ * trampoline, which records its result in their ring, in order with the calls the stubs
+ * record: its frame is laid out as a stub lays it out (the trampoline's address, then the
+ * cookie, below the caller's return address). Return true if done.
+ */
+static bool send_recorded(struct thread *t, struct arch_regs *regs, struct frame *f)
+{
+	static uint64_t seq;
+	uint64_t tramp = stubs_tramp(t->p), sp = arch->get_sp(regs), frame[2];
+
+	if (!tramp || !arch->ret_on_stack || arch->word_size != 8 || t->p->shares_mm)
+		return false;
+	frame[0] = tramp;
+	frame[1] = STUBS_COOKIE_BP | ++seq; /* never a ring position */
+	if (remote_write_data(t->tid, sp - 16, frame, sizeof(frame)))
+		return false;
+	arch->set_sp(regs, sp - 16);
+	f->logged = true;
+	f->stubbed = true;
+	f->cookie = frame[1];
+	return true;
+}
+
 static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *f,
 			unsigned idx, const struct bp *b, bool *pc_set)
 {
 	struct proc *p = t->p;
 	uint32_t cookie = (uint32_t)t->tid << COOKIE_FRAME_BITS | idx;
 
+	if (!hook_table[f->call.id].result_in_memory && send_recorded(t, regs, f))
+		return true;
 	if (!p->bps.logtramp || p->shares_mm || hook_table[f->call.id].result_in_memory ||
 	    idx >= 1u << COOKIE_FRAME_BITS || !retlog_room(&p->retlog))
 		return false;

@@ -166,9 +166,10 @@ static void watch_sigaction(struct proc *p, pid_t tid, const struct module *m)
 int image_arm_hooks(struct proc *p, pid_t tid)
 {
 	int chosen[HOOK_COUNT];
+	bool was_armed = p->armed;
 
-	if (p->armed)
-		return 0;
+	/* hooks a module loaded later defines are armed then (an executable's own malloc is
+	 * there before the C library, which brings the rest of the family) */
 	for (int h = 0; h < HOOK_COUNT; h++) {
 		chosen[h] = -1;
 		for (size_t i = 0; i < p->mod_hooks_n; i++)
@@ -183,7 +184,7 @@ int image_arm_hooks(struct proc *p, pid_t tid)
 		uint64_t addr;
 		int ret;
 
-		if (chosen[h] < 0)
+		if (chosen[h] < 0 || p->hook_addr[h])
 			continue;
 		m = &p->mods.v[chosen[h]];
 		addr = p->mod_hooks[chosen[h]][h] + m->bias; /* arm: with the Thumb bit */
@@ -205,7 +206,8 @@ int image_arm_hooks(struct proc *p, pid_t tid)
 		pr_dbg(1, "traced %s at %#llx (%s)", hook_table[h].name, (unsigned long long)addr,
 		       m->path);
 	}
-	watch_sigaction(p, tid, &p->mods.v[chosen[HOOK_MALLOC]]);
+	if (!was_armed)
+		watch_sigaction(p, tid, &p->mods.v[chosen[HOOK_MALLOC]]);
 	p->armed = true;
 	return 0;
 }

@@ -384,7 +384,14 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 
 bool stubs_active(const struct proc *p)
 {
-	return p->stubs && p->stubs->npatch && !p->stubs->off;
+	return p->stubs && p->stubs->ctl && !p->stubs->off;
+}
+
+uint64_t stubs_tramp(const struct proc *p)
+{
+	const struct stubs *s = p->stubs;
+
+	return s && s->ctl && !s->off ? s->code + (ht_stub_ret - ht_stub_blob) : 0;
 }
 
 /* ---- threads: their key (the thread pointer) and stack top, in the process's table ---- */
@@ -694,6 +701,20 @@ unsigned stubs_drain_final(struct proc *p)
 	return n;
 }
 
+/* HEAPTRACE_TEST_SLOW_READER=MS: a reader slowed on purpose, for the tests of a full ring. */
+static void slow_reader(void)
+{
+	static long ms = -1;
+
+	if (ms < 0) {
+		const char *e = getenv("HEAPTRACE_TEST_SLOW_READER");
+
+		ms = e ? atol(e) : 0;
+	}
+	if (ms > 0)
+		usleep(ms * 1000);
+}
+
 unsigned stubs_drain(struct proc *p)
 {
 	struct stubs *s = p->stubs;
@@ -702,6 +723,7 @@ unsigned stubs_drain(struct proc *p)
 
 	if (!s || !s->ctl)
 		return 0;
+	slow_reader();
 	head = __atomic_load_n((uint64_t *)(s->ctl + STUB_C_HEAD), __ATOMIC_ACQUIRE);
 	while (s->tail != head) {
 		const uint8_t *r = s->ring + (s->tail & (s->size - 1));
@@ -844,6 +866,12 @@ bool stubs_active(const struct proc *p)
 {
 	(void)p;
 	return false;
+}
+
+uint64_t stubs_tramp(const struct proc *p)
+{
+	(void)p;
+	return 0;
 }
 
 void stubs_thread(struct thread *t)

@@ -4,6 +4,8 @@
 set -e
 need=""
 pkg-config --exists libunwind-ptrace 2>/dev/null || need="$need libunwind-dev"
+# x86_64: Capstone for the entry stubs' safety check (without it, every call stops)
+[ "$(uname -m)" = x86_64 ] && ! pkg-config --exists capstone 2>/dev/null && need="$need libcapstone-dev"
 pkg-config --exists libdw libelf 2>/dev/null || need="$need libdw-dev libelf-dev"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v gcc >/dev/null 2>&1 || need="$need gcc"

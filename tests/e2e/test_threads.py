@@ -14,7 +14,9 @@ from helpers import (OPTS, check_consistency, check_sites, expect_rc, heaptrace,
 KEYS = ["alloc_calls", "free_calls", "unknown_frees", "live_blocks", "live_bytes"]
 
 
-def threads_run(opt, nthreads, iterations, keep, timeout, exact_unknown=True, env=None):
+def threads_run(opt, nthreads, iterations, keep, timeout, exact_unknown=True, env=None,
+                opts=()):
+    """Return the run with iterations (its counts checked against the 0-iteration run's)."""
     prog = target("threads", opt)
     base = heaptrace(prog, args=[nthreads, 1, 0], env=env, name="threads-base-%s" % opt)
     expect_rc(base, 0)
@@ -22,7 +24,7 @@ def threads_run(opt, nthreads, iterations, keep, timeout, exact_unknown=True, en
     base_prog = summary_record(base)
     glibc = {k: base.report["summary"][k] - base_prog[k] for k in KEYS}
     r = heaptrace(prog, args=[nthreads, iterations, keep], timeout=timeout, env=env,
-                  name="threads-%s" % opt)
+                  opts=opts, name="threads-%s" % opt)
     expect_rc(r, 0)
     rep = r.report
     check_consistency(r, rep)
@@ -51,6 +53,7 @@ def threads_run(opt, nthreads, iterations, keep, timeout, exact_unknown=True, en
                           % (k, rep["summary"][k], exp, want[k], glibc[k]))
     if errors:
         r.fail("; ".join(errors))
+    return r
 
 
 @variants(*OPTS)
