@@ -74,7 +74,8 @@ void stubs_child_start(struct proc *child, pid_t tid, bool follow);
 /* Forget p's ring and stubs (exec, or p is gone). */
 void stubs_forget(struct proc *p);
 
-/* Calls recorded, and what the drain did, for -v. */
-void stubs_stats(uint64_t *records, uint64_t *waits);
+/* Records read, times a stub found the ring full, and the most bytes of records heaptrace
+ * found waiting at once (how far it fell behind), for -v. */
+void stubs_stats(uint64_t *records, uint64_t *waits, uint64_t *backlog);
 
 #endif

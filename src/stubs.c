@@ -61,7 +61,7 @@ struct stubs {
 extern const uint8_t ht_stub_blob[], ht_stub_entry[], ht_stub_ret[], ht_stub_code_end[],
 	ht_stub_blob_end[];
 
-static uint64_t nrecords, nwaits;
+static uint64_t nrecords, nwaits, peak_backlog;
 
 /* ---- heaptrace's robust futex: the kernel marks the owner words when heaptrace dies ---- */
 
@@ -725,6 +725,8 @@ unsigned stubs_drain(struct proc *p)
 		return 0;
 	slow_reader();
 	head = __atomic_load_n((uint64_t *)(s->ctl + STUB_C_HEAD), __ATOMIC_ACQUIRE);
+	if (head - s->tail > peak_backlog && head - s->tail <= s->size)
+		peak_backlog = head - s->tail; /* how far behind the program heaptrace was */
 	while (s->tail != head) {
 		const uint8_t *r = s->ring + (s->tail & (s->size - 1));
 		uint64_t tag = __atomic_load_n((const uint64_t *)r, __ATOMIC_ACQUIRE);
@@ -836,10 +838,11 @@ void stubs_forget(struct proc *p)
 	p->stubs = NULL;
 }
 
-void stubs_stats(uint64_t *records, uint64_t *waits)
+void stubs_stats(uint64_t *records, uint64_t *waits, uint64_t *backlog)
 {
 	*records = nrecords;
 	*waits = nwaits;
+	*backlog = peak_backlog;
 }
 
 #else /* !STUBS_SUPPORTED */
@@ -916,10 +919,11 @@ void stubs_forget(struct proc *p)
 	(void)p;
 }
 
-void stubs_stats(uint64_t *records, uint64_t *waits)
+void stubs_stats(uint64_t *records, uint64_t *waits, uint64_t *backlog)
 {
 	*records = 0;
 	*waits = 0;
+	*backlog = 0;
 }
 
 #endif

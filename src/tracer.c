@@ -110,15 +110,16 @@ static void report_all(int sort)
 static void print_cost(void)
 {
 	struct rusage ru;
-	uint64_t nstops, nunwinds, nlogged, nrecords, nwaits;
+	uint64_t nstops, nunwinds, nlogged, nrecords, nwaits, backlog;
 
 	/* what tracing cost heaptrace itself, for the benchmark */
 	getrusage(RUSAGE_SELF, &ru);
 	calls_stats(&nstops, &nunwinds, &nlogged);
-	stubs_stats(&nrecords, &nwaits);
+	stubs_stats(&nrecords, &nwaits, &backlog);
 	pr_info("%llu returns logged without a stop", (unsigned long long)nlogged);
-	pr_info("%llu calls recorded by entry stubs, %llu times a stub waited for room",
-		(unsigned long long)nrecords, (unsigned long long)nwaits);
+	pr_info("%llu calls recorded by entry stubs, %llu times a stub waited for room, "
+		"at most %llu KiB of records waiting", (unsigned long long)nrecords,
+		(unsigned long long)nwaits, (unsigned long long)(backlog >> 10));
 	pr_info("%llu breakpoint stops, %llu backtraces unwound, CPU %.6f s user %.6f s system",
 		(unsigned long long)nstops, (unsigned long long)nunwinds,
 		ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,

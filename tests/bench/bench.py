@@ -203,6 +203,7 @@ def workloads(bins, scale):
         ("churn-fp", [bins["churn-fp"], n(200000)]),
         ("churn-nofp", [bins["churn-nofp"], n(200000)]),
         ("threads", [bins["threads"], "4", n(50000)]),
+        ("threads-1", [bins["threads"], "1", n(200000)]),  # the same work on one thread
         ("cxx", [bins["cxx"], n(2000)]),
     ]
     python = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
@@ -306,6 +307,12 @@ def stubs_section(results, wl, us_stop, goals):
                           f"{res['heaptrace'].wall:.3f}s vs {res['heaptrack'].wall:.3f}s",
                           "<=", res["heaptrace"].wall <= res["heaptrack"].wall))
         rows.append(row)
+    one, four = results.get("threads-1", {}), results.get("threads", {})
+    if "heaptrace" in one and "heaptrace" in four:
+        tput = [calls(c["heaptrace"].res[-1]["summary"]) / c["heaptrace"].wall
+                for c in (one, four)]
+        goals.append(("10 threads scale: 4 threads' calls/s over 1 thread's, traced",
+                      f"{tput[1] / tput[0]:.2f}x", ">= 2x", tput[1] / tput[0] >= 2))
     print(f"\nentry stubs (--mode=stubs, the default) against breakpoints and heaptrack; "
           f"one stop: {us_stop:.2f} us" if us_stop else "\nentry stubs")
     print_rows(cols, [[r.get(c, "-") for c in cols] for r in rows])

@@ -1,0 +1,2 @@
+build-dev/src/hooks.o: src/hooks.c include/hooks.h
+include/hooks.h:

@@ -1,0 +1,2 @@
+build-dev/src/log.o: src/log.c include/log.h
+include/log.h:
