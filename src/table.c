@@ -287,7 +287,12 @@ bool table_put_back(struct table *t, const struct block *blk)
 	b->size += blk->size;
 	t->sum.live_blocks++;
 	t->sum.live_bytes += blk->size;
-	/* back to a level seen before: peaks cannot rise */
+	/* by the counting rules the block was live all along: what was allocated while it was
+	 * out (by other threads, or while the realloc was in flight) was live beside it */
+	raise_to(&b->peak_count, b->count);
+	raise_to(&b->peak_size, b->size);
+	raise_to(&t->sum.peak_live_blocks, t->sum.live_blocks);
+	raise_to(&t->sum.peak_live_bytes, t->sum.live_bytes);
 	return true;
 }
 
