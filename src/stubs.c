@@ -37,16 +37,21 @@ struct patch {
 	int len, hook;
 };
 
+#define AREAS 4 /* stub pages: one within a branch's reach of each module with hooks */
+
 struct stubs {
-	uint64_t code; /* in the process: the code page, then the data page */
+	uint64_t code; /* in the process: the first area (its code page, then its data page) */
+	uint64_t area[AREAS]; /* every area, area[0] = code */
+	unsigned area_used[AREAS]; /* bytes of per-hook code in each */
+	unsigned nareas;
 	uint64_t ctl_addr; /* in the process: the control page, then the ring twice */
 	uint8_t *ctl; /* heaptrace's own mapping of the same */
 	uint8_t *ring;
 	size_t map_len;
 	uint64_t size, tail;
-	unsigned gen_used;
 	struct patch patch[HOOK_COUNT];
 	unsigned npatch;
+	unsigned copy; /* STUB_D_COPY */
 	bool off;
 	uint64_t tsc0, ns0; /* the clock the records' time stamps are read with */
 	struct thread **phantom; /* stand-ins: threads seen only by their key, or gone with records
@@ -225,9 +230,9 @@ static void main_stack(struct proc *p, uint64_t *lo, uint64_t *top)
 		*top = 0;
 }
 
-/* The code page (the common code, r-x) and the data page after it, near the scratch page:
- * a patched entry branches there with a 32-bit displacement. Return 0 or -errno. */
-static int map_code(struct proc *p, struct stubs *s, pid_t tid, unsigned copy,
+/* An area: the code page (the common code, r-x) and the data page after it, near hint: a
+ * patched entry branches there with a 32-bit displacement. Return 0 or -errno. */
+static int map_code(struct proc *p, struct stubs *s, pid_t tid, uint64_t hint,
 		    bp_syscall_ok_fn ok, void *okc)
 {
 	size_t blob = ht_stub_blob_end - ht_stub_blob;
@@ -237,25 +242,63 @@ static int map_code(struct proc *p, struct stubs *s, pid_t tid, unsigned copy,
 
 	if (ht_stub_code_end - ht_stub_blob > GEN_OFF || blob != 2 * 4096)
 		return -ENOSPC;
-	at = call(p, tid, arch->nr_mmap, p->bps.page - 0x100000, blob, PROT_READ | PROT_WRITE,
+	if (s->nareas == AREAS)
+		return -ENOSPC;
+	at = call(p, tid, arch->nr_mmap, hint, blob, PROT_READ | PROT_WRITE,
 		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, ok, okc);
 	if (at < 0 && at > -4096)
 		return (int)at;
-	s->code = at;
 	put64(data + STUB_D_CTL, s->ctl_addr);
 	put64(data + STUB_D_RING, s->ctl_addr + CTL_SIZE);
 	put64(data + STUB_D_MASK, s->size - 1);
 	put64(data + STUB_D_SIZE, s->size);
-	put64(data + STUB_D_COPY, copy);
-	put64(data + STUB_D_TRAMP, s->code + (ht_stub_ret - ht_stub_blob));
+	put64(data + STUB_D_COPY, s->copy);
+	put64(data + STUB_D_TRAMP, at + (ht_stub_ret - ht_stub_blob));
 	main_stack(p, &lo, &top);
 	put64(data + STUB_D_MAIN_LO, lo);
 	put64(data + STUB_D_MAIN_TOP, top);
-	if (remote_write_data(tid, s->code, ht_stub_blob, 4096) ||
-	    remote_write_data(tid, s->code + 4096, data, sizeof(data)))
-		return -EFAULT;
-	r = call(p, tid, arch->nr_mprotect, s->code, 4096, PROT_READ | PROT_EXEC, 0, 0, 0, ok, okc);
-	return r ? (r < 0 ? (int)r : -EINVAL) : 0;
+	if (remote_write_data(tid, at, ht_stub_blob, 4096) ||
+	    remote_write_data(tid, at + 4096, data, sizeof(data)))
+		r = -EFAULT;
+	else
+		r = call(p, tid, arch->nr_mprotect, at, 4096, PROT_READ | PROT_EXEC, 0, 0, 0, ok,
+			 okc);
+	if (r) {
+		call(p, tid, arch->nr_munmap, at, blob, 0, 0, 0, 0, ok, okc);
+		return r < 0 ? (int)r : -EINVAL;
+	}
+	s->area[s->nareas++] = at;
+	s->code = s->area[0];
+	return 0;
+}
+
+/* Within a branch's reach of the first area? */
+static int area_for(const struct stubs *s, uint64_t addr)
+{
+	uint8_t branch[16];
+
+	for (unsigned i = 0; i < s->nareas; i++)
+		if (arch->entry_branch(addr, s->area[i] + GEN_OFF, branch) > 0 &&
+		    arch->entry_branch(addr, s->area[i] + 4096 - 64, branch) > 0)
+			return (int)i;
+	return -1;
+}
+
+/* An area near every module that defines hooks and that the first one cannot reach (an
+ * executable's own allocator, far from the C library): its stubs would stop otherwise. */
+static void more_areas(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok_fn ok,
+		       void *okc)
+{
+	for (size_t i = 0; i < p->mod_hooks_n && i < p->mods.n; i++) {
+		const struct module *m = &p->mods.v[i];
+		bool hooks = false;
+
+		for (int h = 0; h < HOOK_COUNT; h++)
+			hooks |= p->mod_hooks[i][h] != 0;
+		if (hooks && area_for(s, m->start) < 0 && area_for(s, m->end) < 0 &&
+		    map_code(p, s, tid, (m->start & ~0xfffULL) - 0x200000, ok, okc))
+			pr_dbg(1, "process %d: no stub page near %s", p->pid, m->path);
+	}
 }
 
 /* The stub code's own system calls must pass the process's seccomp filter. */
@@ -264,7 +307,10 @@ static bool futex_allowed(const struct stubs *s, bp_syscall_ok_fn ok, void *okc)
 	const uint64_t wait[6] = { s->ctl_addr + STUB_C_TAIL, FUTEX_WAIT, 0, 0, 0, 0 };
 	const uint64_t wake[6] = { s->ctl_addr + STUB_C_DWAKE, FUTEX_WAKE, 1, 0, 0, 0 };
 
-	return ok(okc, SYS_futex, wait, s->code) && ok(okc, SYS_futex, wake, s->code);
+	for (unsigned i = 0; i < s->nareas; i++)
+		if (!ok(okc, SYS_futex, wait, s->area[i]) || !ok(okc, SYS_futex, wake, s->area[i]))
+			return false;
+	return true;
 }
 
 int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned copy,
@@ -278,9 +324,12 @@ int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned cop
 		return -ENOTSUP;
 	s = xcalloc(1, sizeof(*s));
 	s->size = ring_size;
+	s->copy = copy;
 	ret = map_ring(p, s, tid, ok, ok_ctx);
 	if (!ret)
-		ret = map_code(p, s, tid, copy, ok, ok_ctx);
+		ret = map_code(p, s, tid, p->bps.page - 0x100000, ok, ok_ctx);
+	if (!ret)
+		more_areas(p, s, tid, ok, ok_ctx);
 	if (!ret && !futex_allowed(s, ok, ok_ctx))
 		ret = -EPERM;
 	if (ret) {
@@ -325,7 +374,7 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 	uint64_t at, thunk;
 	size_t covered = 0;
 	struct pc_ctx pcs;
-	int len, blen;
+	int len, blen, a;
 
 	if (!s || s->off)
 		return -ENOTSUP;
@@ -339,10 +388,13 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 	if (s->npatch == HOOK_COUNT ||
 	    remote_read(tid, addr, insn, sizeof(insn)) != (ssize_t)sizeof(insn))
 		return -EFAULT;
-	at = s->code + GEN_OFF + s->gen_used;
+	a = area_for(s, addr);
+	if (a < 0)
+		return -ERANGE;
+	at = s->area[a] + GEN_OFF + s->area_used[a];
 	thunk = at;
 	len = (int)arch->entry_thunk(gen, at, hook | (d->at_entry_only ? STUB_HOOK_FREE : 0),
-				     s->code + (ht_stub_entry - ht_stub_blob));
+				     s->area[a] + (ht_stub_entry - ht_stub_blob));
 	blen = arch->entry_branch(addr, thunk, branch);
 	if (blen < 0)
 		return blen;
@@ -363,7 +415,7 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 			return n;
 		len += n;
 	}
-	if (GEN_OFF + s->gen_used + len > 4096)
+	if (GEN_OFF + s->area_used[a] + len > 4096)
 		return -ENOSPC;
 	/* no thread may be stopped inside the bytes the branch replaces */
 	pcs = (struct pc_ctx){ addr, addr + covered, false };
@@ -371,9 +423,9 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 	if (pcs.inside)
 		return -EBUSY;
 	if (remote_write(tid, at, gen, len) ||
-	    remote_write_word(tid, s->code + 4096 + STUB_D_CONT + 8 * hook, 8, thunk + 10))
+	    remote_write_word(tid, s->area[a] + 4096 + STUB_D_CONT + 8 * hook, 8, thunk + 10))
 		return -EFAULT;
-	s->gen_used += (len + 15) & ~15u;
+	s->area_used[a] += (len + 15) & ~15u;
 	s->patch[s->npatch] = (struct patch){ .addr = addr, .len = blen, .hook = hook };
 	memcpy(s->patch[s->npatch].saved, insn, blen);
 	if (remote_write(tid, addr, branch, blen))
@@ -403,9 +455,9 @@ static unsigned tops_hash(uint64_t key)
 
 /* Write { key, top } for t into the process's table (top first: a stub that matches the
  * key must read its top). */
-static void tops_put(struct proc *p, pid_t tid, uint64_t key, uint64_t top)
+static void tops_put_in(pid_t tid, uint64_t area, uint64_t key, uint64_t top)
 {
-	uint64_t base = p->stubs->code + 4096 + STUB_D_TOPS;
+	uint64_t base = area + 4096 + STUB_D_TOPS;
 	uint8_t tab[(STUB_TOPS_MASK + 1) * 16];
 	int free_slot = -1;
 
@@ -429,6 +481,20 @@ static void tops_put(struct proc *p, pid_t tid, uint64_t key, uint64_t top)
 		return; /* its copies end at the page of their sp */
 	remote_write_word(tid, base + 16 * free_slot + 8, 8, top);
 	remote_write_word(tid, base + 16 * free_slot, 8, key);
+}
+
+/* Every area's data page has the table (each area's code reads its own). */
+static void tops_put(struct proc *p, pid_t tid, uint64_t key, uint64_t top)
+{
+	for (unsigned i = 0; i < p->stubs->nareas; i++)
+		tops_put_in(tid, p->stubs->area[i], key, top);
+}
+
+/* Write the off word of every area: nothing is recorded any more. */
+static void areas_off(const struct stubs *s, pid_t tid)
+{
+	for (unsigned i = 0; i < s->nareas; i++)
+		remote_write_word(tid, s->area[i] + 4096 + STUB_D_OFF, 8, 1);
 }
 
 /* The end of the mapping that holds sp: the top of that thread's stack. */
@@ -469,11 +535,32 @@ void stubs_thread(struct thread *t)
 		tops_put(t->p, t->tid, t->tls, t->stack_top);
 }
 
+/* Free t's slot in the table of the area at base (a newer thread with its key, registered
+ * since, keeps its own: then t's key_until is set). */
+static void tops_free_in(struct thread *t, uint64_t area)
+{
+	uint64_t base = area + 4096 + STUB_D_TOPS, tomb = 1;
+	uint8_t tab[(STUB_TOPS_MASK + 1) * 16];
+
+	if (remote_read(t->p->pid, base, tab, sizeof(tab)) != (ssize_t)sizeof(tab))
+		return;
+	for (unsigned i = 0; i < STUB_TOPS_PROBE; i++) {
+		unsigned k = (tops_hash(t->tls) + i) & STUB_TOPS_MASK;
+		uint64_t kv;
+
+		memcpy(&kv, tab + 16 * k, 8);
+		if (kv == t->tls) {
+			remote_write_data(t->p->pid, base + 16 * k, &tomb, 8);
+			return;
+		}
+		if (!kv)
+			return;
+	}
+}
+
 void stubs_thread_gone(struct thread *t)
 {
 	struct stubs *s = t->p ? t->p->stubs : NULL;
-	uint64_t base, tomb = 1;
-	uint8_t tab[(STUB_TOPS_MASK + 1) * 16];
 
 	if (!s || !s->ctl)
 		return;
@@ -491,23 +578,10 @@ void stubs_thread_gone(struct thread *t)
 		s->phantom = xrealloc(s->phantom, (s->nphantom + 1) * sizeof(*s->phantom));
 		s->phantom[s->nphantom++] = g;
 	}
-	/* its slot in the table may serve a newer thread with its key (registered since) */
-	base = s->code + 4096 + STUB_D_TOPS;
-	if (!t->tls || t->p->exited || t->key_until != UINT64_MAX ||
-	    remote_read(t->p->pid, base, tab, sizeof(tab)) != (ssize_t)sizeof(tab))
+	if (!t->tls || t->p->exited || t->key_until != UINT64_MAX)
 		return;
-	for (unsigned i = 0; i < STUB_TOPS_PROBE; i++) {
-		unsigned k = (tops_hash(t->tls) + i) & STUB_TOPS_MASK;
-		uint64_t kv;
-
-		memcpy(&kv, tab + 16 * k, 8);
-		if (kv == t->tls) {
-			remote_write_data(t->p->pid, base + 16 * k, &tomb, 8);
-			return;
-		}
-		if (!kv)
-			return;
-	}
+	for (unsigned i = 0; i < s->nareas; i++)
+		tops_free_in(t, s->area[i]);
 }
 
 struct key_ctx {
@@ -777,7 +851,7 @@ void stubs_off(struct proc *p, pid_t tid)
 	if (!s || s->off)
 		return;
 	unpatch(s, tid);
-	remote_write_word(tid, s->code + 4096 + STUB_D_OFF, 8, 1);
+	areas_off(s, tid);
 	s->off = true;
 	/* a stub that reserved before the off word was set may still wait for room */
 	__atomic_store_n((uint64_t *)(s->ctl + STUB_C_TAIL),
@@ -795,6 +869,8 @@ void stubs_fork(struct proc *child, const struct proc *parent)
 		return;
 	c = xcalloc(1, sizeof(*c));
 	c->code = s->code;
+	c->nareas = s->nareas;
+	memcpy(c->area, s->area, sizeof(c->area));
 	c->npatch = s->npatch;
 	memcpy(c->patch, s->patch, sizeof(c->patch));
 	child->stubs = c; /* no ring of its own: stubs_child_start turns them off */
@@ -807,7 +883,7 @@ void stubs_child_start(struct proc *child, pid_t tid, bool follow)
 	if (!s || s->ctl)
 		return;
 	/* the child maps its parent's ring: it must never write there */
-	remote_write_word(tid, s->code + 4096 + STUB_D_OFF, 8, 1);
+	areas_off(s, tid);
 	unpatch(s, tid);
 	for (unsigned i = 0; follow && i < s->npatch; i++)
 		if (!bp_insert(&child->bps, tid, s->patch[i].addr, BP_HOOK, s->patch[i].hook))

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * ownmalloc: the program defines malloc itself (in assembly, x86_64), a wrapper of the C
- * library's, whose first bytes are the target of a branch inside it (a loop back to its second
- * instruction, taken only for a size nobody asks). An entry stub cannot replace those bytes:
- * heaptrace keeps a breakpoint there, and counts as usual. Known to leave live at exit
+ * ownmalloc: the program defines malloc and calloc itself (in assembly, x86_64), wrappers of
+ * the C library's, far from the C library. malloc's first bytes are the target of a branch
+ * inside it (a loop back to its second instruction, taken only for a size nobody asks): an
+ * entry stub cannot replace them, heaptrace keeps a breakpoint there and counts as usual.
+ * calloc's can be replaced: its stub lives in a page near the executable. Known to leave live at exit
  * 5 x 48 bytes (malloc <- keep_some <- main) and 3 x 24 bytes (calloc <- main); it mallocs and
  * frees 40 blocks of 16 bytes besides. No stdio. Elsewhere (no assembly): plain malloc.
  */
@@ -13,6 +14,28 @@
 
 #if defined(__x86_64__)
 void *__libc_malloc(size_t n);
+void *__libc_calloc(size_t n, size_t size);
+
+/* calloc: push %rbx; push %r12; mov %rdi,%rbx; ...; call __libc_calloc; ...; ret */
+__asm__(".text\n.globl calloc\n.type calloc,@function\ncalloc:\n"
+	"	.cfi_startproc\n"
+	"	push %rbx\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	push %r12\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	mov %rdi,%rbx\n"
+	"	sub $8,%rsp\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	call __libc_calloc@PLT\n"
+	"	add $8,%rsp\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	pop %r12\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	pop %rbx\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size calloc,.-calloc\n");
 
 /* malloc: push %rbx; 1: mov %rdi,%rbx; cmp $-1,%rbx; je 1b; call __libc_malloc; pop; ret */
 __asm__(".text\n.globl malloc\n.type malloc,@function\nmalloc:\n"
