@@ -58,7 +58,6 @@ struct stubs {
 				  * not read yet */
 	unsigned nphantom;
 	struct thread *last; /* the thread of the last record */
-	struct robust_list entry; /* in heaptrace's robust list: the owner word's */
 };
 
 #if STUBS_SUPPORTED
@@ -104,17 +103,23 @@ static pid_t owner(void)
 	return owner_tid;
 }
 
+/* The list entry of s's owner word: in the control page, futex_offset before the word. */
+static struct robust_list *robust_entry(const struct stubs *s)
+{
+	return (struct robust_list *)(s->ctl + STUB_C_ROBUST);
+}
+
 static void robust_link(struct stubs *s)
 {
-	s->entry.next = robust.list.next;
-	__atomic_store_n(&robust.list.next, &s->entry, __ATOMIC_RELEASE);
+	robust_entry(s)->next = robust.list.next;
+	__atomic_store_n(&robust.list.next, robust_entry(s), __ATOMIC_RELEASE);
 }
 
 static void robust_unlink(struct stubs *s)
 {
 	for (struct robust_list *e = &robust.list; e->next != &robust.list; e = e->next)
-		if (e->next == &s->entry) {
-			__atomic_store_n(&e->next, s->entry.next, __ATOMIC_RELEASE);
+		if (e->next == robust_entry(s)) {
+			__atomic_store_n(&e->next, robust_entry(s)->next, __ATOMIC_RELEASE);
 			return;
 		}
 }
