@@ -90,6 +90,7 @@ struct proc {
 	bool leader_gone;
 	unsigned nthreads;
 	uint64_t unwind_seq; /* allocations seen, for --sample */
+	struct inventory *inv; /* the heap found at the attach (inventory.h), NULL if none */
 };
 
 extern struct proc *procs; /* every traced process */

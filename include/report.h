@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "inventory.h"
 #include "table.h"
 
 enum report_format { FMT_TEXT, FMT_JSON, FMT_FOLDED };
@@ -43,6 +44,7 @@ struct report_info {
 	uint64_t statm_vss, statm_rss, statm_shared; /* bytes */
 	uint64_t now_ns; /* time of the report, for ages */
 	uint64_t elapsed_ns; /* since tracing started */
+	const struct inventory *inv; /* the heap at the attach, NULL if none */
 	report_resolve_fn resolve;
 	void *resolve_ctx;
 };

@@ -35,7 +35,12 @@ struct table_summary {
 	uint64_t live_blocks, live_bytes;
 	uint64_t peak_live_blocks, peak_live_bytes;
 	uint64_t total_allocated_bytes;
+	uint64_t freed_from_before_attach; /* frees (and reallocs) of seeded blocks */
 };
+
+/* pcs[0] of the backtraces of blocks that were live before the attach (table_seed); pcs[1] is
+ * their size class's upper bound. No allocation function has address 0. */
+#define TABLE_PC_BEFORE_ATTACH 0
 
 struct table {
 	struct bt *bts;
@@ -63,6 +68,14 @@ uint32_t table_intern(struct table *t, const uint64_t *pcs, uint32_t depth);
 /* Record an allocation of size bytes at ptr (non-zero) from backtrace bt at time now.
  * A ptr already live (its free was missed) is replaced without counting a free. */
 void table_alloc(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint64_t now);
+
+/* Record a block that was live before the attach (no allocation call counted), under bt. */
+void table_seed(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint64_t now);
+
+static inline bool table_bt_before_attach(const struct table *t, const struct bt *b)
+{
+	return b->depth == 2 && t->pcs[b->pcs_off] == TABLE_PC_BEFORE_ATTACH;
+}
 
 /* Record the release of ptr. Return true if it was live; false (and unknown_frees++)
  * if heaptrace never saw it allocated. ptr == 0 counts nothing and returns false. */

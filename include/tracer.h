@@ -20,6 +20,7 @@ struct tracer_opts {
 	bool pin;
 	int mode; /* MODE_STUBS: entry stubs where safe (stubs.h); MODE_BREAKPOINT: a stop per call */
 	unsigned stack_copy; /* bytes of stack an entry stub copies per allocation */
+	bool inventory; /* --pid: read the heap that was there before the attach (inventory.h) */
 	double duration; /* seconds; 0 = until the end */
 	double interval; /* seconds between periodic reports; 0 = none */
 	unsigned count; /* periodic reports at most; 0 = unlimited */

@@ -15,10 +15,12 @@
 #include "attach.h"
 #include "dispatch.h"
 #include "events.h"
+#include "heapsnap.h"
 #include "image.h"
 #include "log.h"
 #include "process.h"
 #include "session.h"
+#include "util.h"
 
 static void resume_pending_cb(struct thread *t, void *ctx)
 {
@@ -71,22 +73,16 @@ static const char *why_eperm(pid_t tid)
 	return " (refused by a security module or its dumpable flag)";
 }
 
-int attach_process(pid_t pid)
+/* Seize every thread of pid and wait until all are stopped: *pp and *main_t are the process and
+ * a stopped thread of it. */
+static int attach_stop(pid_t pid, struct proc **pp, struct thread **main_tp)
 {
 	char name[64];
 	struct proc *p;
 	bool added = true;
 	struct thread *main_t = NULL;
 
-	if (kill(pid, 0) && errno == ESRCH) {
-		pr_err("no such process: %d", pid);
-		return -ESRCH;
-	}
-	if (pid == getpid() || proc_status_field(pid, "Tgid") == getpid()) {
-		pr_err("cannot trace heaptrace itself (process %d)", pid);
-		return -EPERM;
-	}
-	p = proc_new(pid);
+	p = *pp = proc_new(pid);
 	p->command = proc_cmdline(pid);
 	snprintf(name, sizeof(name), "/proc/%d/task", (int)pid);
 	/* threads may be created while we attach: list until nothing new appears */
@@ -182,8 +178,39 @@ int attach_process(pid_t pid)
 		free(p->command);
 		p->command = proc_cmdline(main_t->tid);
 	}
-	if (image_setup(p, main_t, 0, true))
-		return -EINVAL;
-	proc_for_each_thread(p, resume_pending_cb, NULL);
+	*main_tp = main_t;
 	return 0;
+}
+
+int attach_process(pid_t pid)
+{
+	struct proc *p = NULL;
+	struct thread *main_t = NULL;
+	struct heapsnap *snap = NULL;
+	int ret;
+
+	if (kill(pid, 0) && errno == ESRCH) {
+		pr_err("no such process: %d", pid);
+		return -ESRCH;
+	}
+	if (pid == getpid() || proc_status_field(pid, "Tgid") == getpid()) {
+		pr_err("cannot trace heaptrace itself (process %d)", pid);
+		return -EPERM;
+	}
+	if (session.opts->inventory) /* sized and faulted in before anything stops */
+		snap = heapsnap_prepare(pid);
+	ret = attach_stop(pid, &p, &main_t);
+	if (!ret && snap)
+		heapsnap_take(snap, p); /* every thread stopped, nothing armed yet */
+	if (!ret && image_setup(p, main_t, 0, true))
+		ret = -EINVAL;
+	if (!ret) {
+		proc_for_each_thread(p, resume_pending_cb, NULL);
+		if (snap) { /* analysed while the program runs; before any event is taken */
+			p->inv = heapsnap_analyse(snap, p);
+			inv_seed(p->inv, &p->table, now_ns());
+		}
+	}
+	heapsnap_free(snap);
+	return ret;
 }

@@ -38,7 +38,7 @@
 enum {
 	OPT_DURATION = 256, OPT_TOP, OPT_OUTFILE, OPT_FLAME, OPT_FORMAT, OPT_INTERVAL, OPT_COUNT,
 	OPT_OLDER, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_VERSION, OPT_SAMPLE, OPT_NO_PIN, OPT_MODE,
-	OPT_STACK_COPY,
+	OPT_STACK_COPY, OPT_NO_INVENTORY,
 };
 
 /* One table: struct option, the short-option string and --help all come from it. */
@@ -68,6 +68,7 @@ static const struct opt_desc {
 						 "for the unwinder (default 8192)" },
 	{ "no-pin", OPT_NO_PIN, NULL, "breakpoint mode: do not share one CPU with a "
 				      "single-threaded program" },
+	{ "no-inventory", OPT_NO_INVENTORY, NULL, "with --pid, do not read the heap found at the attach" },
 	{ "verbose", 'v', NULL, "more diagnostics (repeat for debug output)" },
 	{ "help", 'h', NULL, "show this help and exit" },
 	{ "version", OPT_VERSION, NULL, "show the version and exit" },
@@ -354,6 +355,7 @@ int main(int argc, char **argv)
 		.pin = true,
 		.mode = MODE_STUBS,
 		.stack_copy = 8192,
+		.inventory = true,
 		.report = { .format = FMT_TEXT, .sort = SORT_SIZE, .top = 10, .max_size = UINT64_MAX },
 	};
 	const char *outfile = NULL;
@@ -435,6 +437,9 @@ int main(int argc, char **argv)
 			if (!parse_u64(optarg, &v) || v < 64 || v > 65536)
 				return usage_error("invalid --stack-copy '%s' (64 to 65536)", optarg);
 			o.stack_copy = v;
+			break;
+		case OPT_NO_INVENTORY:
+			o.inventory = false;
 			break;
 		case OPT_INTERVAL:
 			if (!parse_secs(optarg, &o.interval))

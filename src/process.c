@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "inventory.h"
 #include "process.h"
 #include "stubs.h"
 #include "unwind.h"
@@ -276,6 +277,9 @@ void proc_free(struct proc *p)
 	proc_for_each_thread(p, free_thread_cb, NULL);
 	proc_forget_image(p);
 	table_destroy(&p->table);
+	if (p->inv)
+		inv_free(p->inv);
+	free(p->inv);
 	free(p->command);
 	free(p);
 }

@@ -109,9 +109,21 @@ static struct entry *select_bts(const struct table *t, const struct report_opts 
 	return e;
 }
 
-static void resolve(const struct report_info *ri, uint64_t pc, unsigned idx, struct sym_frame *sf)
+/* Frame idx of backtrace b. The blocks found at the attach have no call site: their two
+ * frames name the group ("[before attach]") and its size class. */
+static void resolve(const struct report_info *ri, const struct table *t, const struct bt *b,
+		    unsigned idx, struct sym_frame *sf)
 {
+	static char cls[48];
+	uint64_t pc = table_bt_pcs(t, b)[idx];
+
 	*sf = (struct sym_frame){ .line = -1 };
+	if (table_bt_before_attach(t, b)) {
+		snprintf(cls, sizeof(cls), "[blocks of up to %" PRIu64 " bytes]",
+			 table_bt_pcs(t, b)[1]);
+		sf->function = idx ? cls : "[before attach]";
+		return;
+	}
 	if (ri->resolve)
 		ri->resolve(ri->resolve_ctx, pc, idx, sf);
 }
@@ -161,11 +173,34 @@ static void text_name(FILE *f, const char *s)
 		fputc((unsigned char)*s < 0x20 ? '?' : *s, f);
 }
 
+/* The "heap at attach" section: the allocator's own figures at the moment of the attach. */
+static void text_inventory(FILE *f, const struct table *t, const struct inventory *inv)
+{
+	char b1[32], b2[32], b3[32], b4[32];
+
+	fprintf(f, "[heaptrace] heap at attach (%s%s): %" PRIu64 " live blocks, %s live\n",
+		inv->allocator[0] ? inv->allocator : "allocator not recognised",
+		inv->complete ? "" : ", PARTIAL", inv->live_blocks,
+		fmt_size(b1, sizeof(b1), inv->live_bytes));
+	fprintf(f, "[heaptrace]   heap %s in %u arenas, free %s (largest free chunk %s), "
+		   "%" PRIu64 " mmapped blocks of %s\n",
+		fmt_size(b1, sizeof(b1), inv->heap_bytes), inv->arenas,
+		fmt_size(b2, sizeof(b2), inv->free_bytes),
+		fmt_size(b3, sizeof(b3), inv->largest_free), inv->mmapped_blocks,
+		fmt_size(b4, sizeof(b4), inv->mmapped_bytes));
+	fprintf(f, "[heaptrace]   threads stopped %.1f ms for the copy; %" PRIu64
+		   " of these blocks freed since\n", inv->stop_ms, t->sum.freed_from_before_attach);
+	for (unsigned i = 0; i < inv->nproblems; i++)
+		fprintf(f, "[heaptrace]   problem: %s\n", inv->problems[i]);
+}
+
 static void write_text(FILE *f, const struct table *t, const struct report_opts *o,
 		       const struct report_info *ri, const struct entry *e, uint32_t n)
 {
 	char b1[32], b2[32], b3[32];
 
+	if (ri->inv)
+		text_inventory(f, t, ri->inv);
 	if (!n)
 		return; /* like classic heaptrace: a clean heap prints nothing */
 	if (o->top && n > o->top)
@@ -182,7 +217,7 @@ static void write_text(FILE *f, const struct table *t, const struct report_opts 
 		for (uint32_t d = 0; d < b->depth; d++) {
 			struct sym_frame sf;
 
-			resolve(ri, pcs[d], d, &sf);
+			resolve(ri, t, b, d, &sf);
 			snprintf(b1, sizeof(b1), "0x%" PRIx64, pcs[d]);
 			fprintf(f, "%2u [%14s] ", d, b1);
 			if (sf.function) {
@@ -227,13 +262,12 @@ static void write_folded(FILE *f, const struct table *t, const struct report_inf
 {
 	for (uint32_t i = 0; i < n; i++) {
 		const struct bt *b = &t->bts[e[i].bt];
-		const uint64_t *pcs = table_bt_pcs(t, b);
 
 		for (uint32_t d = b->depth; d-- > 0;) {
 			struct sym_frame sf;
 			const char *base;
 
-			resolve(ri, pcs[d], d, &sf);
+			resolve(ri, t, b, d, &sf);
 			if (sf.function) {
 				folded_name(f, sf.function);
 			} else if (sf.module) {
@@ -272,6 +306,42 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* "heap_at_attach" (man/heaptrace.1), and the summary's freed_from_before_attach before it. */
+static void json_inventory(FILE *f, const struct inventory *inv)
+{
+	bool first = true;
+
+	fputs(",\"heap_at_attach\":{\"allocator\":", f);
+	json_str(f, inv->allocator[0] ? inv->allocator : NULL);
+	fprintf(f,
+		",\"complete\":%s,\"live_blocks\":%" PRIu64 ",\"live_bytes\":%" PRIu64
+		",\"free_bytes\":%" PRIu64 ",\"heap_bytes\":%" PRIu64 ",\"mmapped_blocks\":%" PRIu64
+		",\"mmapped_bytes\":%" PRIu64 ",\"arenas\":%u,\"threads\":%u,\"stop_ms\":%.3f"
+		",\"analysis_ms\":%.3f,\"tcache_blocks\":%" PRIu64 ",\"tcache_bytes\":%" PRIu64
+		",\"fastbin_blocks\":%" PRIu64 ",\"fastbin_bytes\":%" PRIu64
+		",\"bin_blocks\":%" PRIu64 ",\"bin_bytes\":%" PRIu64 ",\"top_bytes\":%" PRIu64
+		",\"largest_free\":%" PRIu64 ",\"unknown_bytes\":%" PRIu64 ",\"size_classes\":[",
+		inv->complete ? "true" : "false", inv->live_blocks, inv->live_bytes, inv->free_bytes,
+		inv->heap_bytes, inv->mmapped_blocks, inv->mmapped_bytes, inv->arenas, inv->threads,
+		inv->stop_ms, inv->analysis_ms, inv->tcache_blocks, inv->tcache_bytes,
+		inv->fastbin_blocks, inv->fastbin_bytes, inv->bin_blocks, inv->bin_bytes,
+		inv->top_bytes, inv->largest_free, inv->unknown_bytes);
+	for (unsigned c = 0; c < INV_NCLASSES; c++) {
+		if (!inv->class_blocks[c])
+			continue;
+		fprintf(f, "%s{\"max_size\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
+			first ? "" : ",", inv_class_max(c), inv->class_blocks[c], inv->class_bytes[c]);
+		first = false;
+	}
+	fputs("],\"types\":[],\"problems\":[", f);
+	for (unsigned i = 0; i < inv->nproblems; i++) {
+		if (i)
+			fputc(',', f);
+		json_str(f, inv->problems[i]);
+	}
+	fputs("]}", f);
+}
+
 /* Compact JSON (no spaces after ':' or ','), one object on one line: JSON Lines. */
 static void write_json(FILE *f, const struct table *t, const struct report_info *ri,
 		       const struct entry *e, uint32_t n)
@@ -291,10 +361,15 @@ static void write_json(FILE *f, const struct table *t, const struct report_info 
 		",\"unknown_frees\":%" PRIu64 ",\"live_blocks\":%" PRIu64 ",\"live_bytes\":%" PRIu64
 		",\"peak_live_blocks\":%" PRIu64 ",\"peak_live_bytes\":%" PRIu64
 		",\"total_allocated_bytes\":%" PRIu64 ",\"backtraces\":%" PRIu64
-		",\"total_backtraces\":%" PRIu32 ",\"elapsed_ns\":%" PRIu64 "}",
+		",\"total_backtraces\":%" PRIu32 ",\"elapsed_ns\":%" PRIu64,
 		s->alloc_calls, s->free_calls, s->unknown_frees, s->live_blocks, s->live_bytes,
 		s->peak_live_blocks, s->peak_live_bytes, s->total_allocated_bytes, live_bts(t),
 		t->nbts, ri->elapsed_ns);
+	if (ri->inv)
+		fprintf(f, ",\"freed_from_before_attach\":%" PRIu64, s->freed_from_before_attach);
+	fputc('}', f);
+	if (ri->inv)
+		json_inventory(f, ri->inv);
 	if (ri->has_statm)
 		fprintf(f, ",\"statm\":{\"vss\":%" PRIu64 ",\"rss\":%" PRIu64
 			   ",\"shared\":%" PRIu64 "}",
@@ -313,7 +388,7 @@ static void write_json(FILE *f, const struct table *t, const struct report_info 
 		for (uint32_t d = 0; d < b->depth; d++) {
 			struct sym_frame sf;
 
-			resolve(ri, pcs[d], d, &sf);
+			resolve(ri, t, b, d, &sf);
 			fprintf(f, "%s{\"address\":\"0x%" PRIx64 "\",\"function\":", d ? "," : "",
 				pcs[d]);
 			json_str(f, sf.function);

@@ -188,7 +188,8 @@ static inline void raise_to(uint64_t *peak, uint64_t v)
 		*peak = v;
 }
 
-void table_alloc(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint64_t now)
+static void block_add(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint64_t now,
+		      bool call)
 {
 	struct block *blk;
 	struct bt *b;
@@ -218,19 +219,40 @@ void table_alloc(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint
 	b = &t->bts[bt];
 	b->count++;
 	b->size += size;
-	b->total_count++;
-	b->total_size += size;
+	if (call) {
+		b->total_count++;
+		b->total_size += size;
+	}
 	raise_to(&b->peak_count, b->count);
 	raise_to(&b->peak_size, b->size);
 	if (!b->first_ns)
 		b->first_ns = now ? now : 1;
 
-	t->sum.alloc_calls++;
+	if (call) {
+		t->sum.alloc_calls++;
+		t->sum.total_allocated_bytes += size;
+	}
 	t->sum.live_blocks++;
 	t->sum.live_bytes += size;
-	t->sum.total_allocated_bytes += size;
 	raise_to(&t->sum.peak_live_blocks, t->sum.live_blocks);
 	raise_to(&t->sum.peak_live_bytes, t->sum.live_bytes);
+}
+
+void table_alloc(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint64_t now)
+{
+	block_add(t, ptr, size, bt, now, true);
+}
+
+void table_seed(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint64_t now)
+{
+	block_add(t, ptr, size, bt, now, false);
+}
+
+/* Count a seeded block's release (delta -1: put back after a failed realloc). */
+static void count_before_attach(struct table *t, const struct block *blk, int delta)
+{
+	if (table_bt_before_attach(t, &t->bts[blk->bt]))
+		t->sum.freed_from_before_attach += delta;
 }
 
 bool table_free(struct table *t, uint64_t ptr)
@@ -243,6 +265,7 @@ bool table_free(struct table *t, uint64_t ptr)
 		t->sum.unknown_frees++;
 		return false;
 	}
+	count_before_attach(t, &t->blocks[s], 1);
 	block_unaccount(t, &t->blocks[s]);
 	block_remove(t, s);
 	t->sum.free_calls++;
@@ -266,6 +289,7 @@ bool table_take(struct table *t, uint64_t ptr, struct block *out)
 	if (!ptr || !t->blocks_cap || !t->blocks[s = block_slot(t, ptr)].ptr)
 		return false;
 	*out = t->blocks[s];
+	count_before_attach(t, out, 1);
 	block_unaccount(t, &t->blocks[s]);
 	block_remove(t, s);
 	return true;
@@ -282,6 +306,7 @@ bool table_put_back(struct table *t, const struct block *blk)
 	if (t->blocks[s].ptr)
 		return false; /* the address was handed out again meanwhile: the old block is gone */
 	t->blocks[s] = *blk;
+	count_before_attach(t, blk, -1);
 	t->nblocks++;
 	b->count++;
 	b->size += blk->size;

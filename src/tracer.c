@@ -67,6 +67,7 @@ void tracer_report(struct proc *p, int sort)
 		.exited = p->exited,
 		.exit_status = p->exit_status,
 		.now_ns = now_ns(),
+		.inv = p->inv,
 		.resolve = resolve_frame,
 		.resolve_ctx = &rc,
 	};

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The snapshot behind the pre-attach inventory: while every thread is stopped, copy what the
+ * allocator's bookkeeping lives in ([heap], 64 MiB-aligned anonymous pieces that may be arena
+ * heaps, writable file segments and the .bss after them, the first page of every mmapped chunk,
+ * the words below each thread pointer) into a buffer faulted in before the stop (page faults in
+ * heaptrace were the largest cost of the stop window), then read the allocator out of the copy
+ * while the program runs again (inventory.h).
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <unistd.h>
+
+#define PR_DOMAIN "inventory"
+#include "arch.h"
+#include "heapsnap.h"
+#include "hooks.h"
+#include "log.h"
+#include "maps.h"
+#include "process.h"
+#include "util.h"
+
+#define HEAP_ALIGN (64ull << 20) /* glibc's arena heaps (HEAP_MAX_SIZE on LP64) */
+#define DATA_MAX (16ull << 20) /* larger file-backed writable mappings are not libc's data */
+#define READ_PIECE (64ull << 20)
+#define SNAP_MAX_HOPS 65536 /* mmapped chunks read per mapping */
+
+struct heapsnap {
+	pid_t pid;
+	uint8_t *buf; /* pre-faulted */
+	size_t cap, used;
+	struct inv_region *r;
+	size_t nr, rcap;
+	struct inv_span *anon;
+	size_t nanon, acap;
+	uint64_t *tp;
+	size_t ntp, tpcap;
+	void **extra; /* pieces that did not fit in buf */
+	size_t nextra, xcap;
+	uint64_t brk_start, brk_end;
+	double stop_ms;
+	bool taken;
+};
+
+/* A full copy of [start, end) of this kind, as maps shows it now. */
+struct plan {
+	uint64_t start, end;
+	enum inv_kind kind;
+};
+
+static void plan_add(struct plan **v, size_t *n, size_t *cap, uint64_t s, uint64_t e,
+		     enum inv_kind k)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		*v = xrealloc(*v, *cap * sizeof(**v));
+	}
+	(*v)[(*n)++] = (struct plan){ s, e, k };
+}
+
+static bool anon_path(const char *path)
+{
+	return !path[0] || !strncmp(path, "[anon:", 6);
+}
+
+/* What to copy in full, and the anonymous mappings to look for mmapped chunks in. */
+static size_t make_plan(struct heapsnap *s, const struct mapping *m, size_t n, struct plan **out,
+			size_t *bytes)
+{
+	struct plan *v = NULL;
+	size_t nv = 0, cap = 0;
+
+	s->nanon = 0;
+	*bytes = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t len = m[i].end - m[i].start;
+
+		if ((m[i].prot & (MAP_R | MAP_W)) != (MAP_R | MAP_W))
+			continue;
+		if (!strcmp(m[i].path, "[heap]")) {
+			s->brk_start = m[i].start;
+			s->brk_end = m[i].end;
+			plan_add(&v, &nv, &cap, m[i].start, m[i].end, INV_HEAP);
+		} else if (m[i].path[0] == '/' && len <= DATA_MAX) {
+			plan_add(&v, &nv, &cap, m[i].start, m[i].end, INV_DATA);
+		} else if (anon_path(m[i].path)) {
+			/* the .bss after a file's writable segment */
+			if (i && m[i - 1].end == m[i].start && m[i - 1].path[0] == '/' &&
+			    len <= DATA_MAX && (m[i - 1].prot & MAP_W))
+				plan_add(&v, &nv, &cap, m[i].start, m[i].end, INV_DATA);
+			for (uint64_t x = (m[i].start + HEAP_ALIGN - 1) & ~(HEAP_ALIGN - 1);
+			     x < m[i].end && x >= m[i].start; x += HEAP_ALIGN)
+				plan_add(&v, &nv, &cap, x,
+					 m[i].end - x < HEAP_ALIGN ? m[i].end : x + HEAP_ALIGN,
+					 INV_HEAP);
+			if (s->nanon == s->acap) {
+				s->acap = s->acap ? s->acap * 2 : 64;
+				s->anon = xrealloc(s->anon, s->acap * sizeof(*s->anon));
+			}
+			s->anon[s->nanon++] = (struct inv_span){ m[i].start, m[i].end };
+		}
+	}
+	for (size_t i = 0; i < nv; i++)
+		*bytes += v[i].end - v[i].start;
+	*bytes += s->nanon * INV_MMAP_PROBE;
+	*out = v;
+	return nv;
+}
+
+static void *snap_alloc(struct heapsnap *s, size_t len)
+{
+	void *p;
+
+	len = (len + 15) & ~(size_t)15;
+	if (s->used + len <= s->cap) {
+		p = s->buf + s->used;
+		s->used += len;
+		return p;
+	}
+	if (s->nextra == s->xcap) {
+		s->xcap = s->xcap ? s->xcap * 2 : 64;
+		s->extra = xrealloc(s->extra, s->xcap * sizeof(*s->extra));
+	}
+	p = xmalloc(len);
+	s->extra[s->nextra++] = p;
+	return p;
+}
+
+static void buf_map(struct heapsnap *s, size_t bytes)
+{
+	if (s->buf)
+		munmap(s->buf, s->cap);
+	s->cap = bytes + bytes / 4 + (1u << 20);
+	s->buf = mmap(NULL, s->cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+		      -1, 0);
+	if (s->buf == MAP_FAILED) {
+		s->buf = NULL;
+		s->cap = 0;
+	}
+}
+
+struct heapsnap *heapsnap_prepare(pid_t pid)
+{
+	struct heapsnap *s = xcalloc(1, sizeof(*s));
+	struct mapping *m = NULL;
+	struct plan *v = NULL;
+	ssize_t n = maps_read(pid, &m);
+	size_t bytes = 0;
+
+	s->pid = pid;
+	if (n > 0) {
+		make_plan(s, m, n, &v, &bytes);
+		buf_map(s, bytes);
+	}
+	free(v);
+	free(m);
+	return s;
+}
+
+/* Copy len bytes at addr into a new region (shortened to what could be read). */
+static void copy_region(struct heapsnap *s, uint64_t addr, uint64_t len, enum inv_kind kind)
+{
+	uint8_t *p = snap_alloc(s, len);
+	uint64_t done = 0;
+
+	while (done < len) {
+		size_t piece = len - done < READ_PIECE ? len - done : READ_PIECE;
+		struct iovec local = { p + done, piece }, remote = { (void *)(addr + done), piece };
+		ssize_t got = process_vm_readv(s->pid, &local, 1, &remote, 1, 0);
+
+		if (got <= 0)
+			break;
+		done += got;
+		if ((size_t)got < piece)
+			break;
+	}
+	if (!done)
+		return;
+	if (s->nr == s->rcap) {
+		s->rcap = s->rcap ? s->rcap * 2 : 256;
+		s->r = xrealloc(s->r, s->rcap * sizeof(*s->r));
+	}
+	s->r[s->nr++] = (struct inv_region){ addr, done, p, kind };
+}
+
+static bool planned(const struct plan *v, size_t n, uint64_t addr, uint64_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (addr >= v[i].start && addr + len <= v[i].end)
+			return true;
+	return false;
+}
+
+/* The first page of every mmapped chunk in span a, hopping from chunk to chunk (adjacent
+ * mappings merge into one). */
+static void copy_mmapped(struct heapsnap *s, const struct inv_span *a, const struct plan *v,
+			 size_t nv, uint64_t page_size)
+{
+	uint64_t pos = a->start;
+
+	for (unsigned hops = 0; pos < a->end && hops < SNAP_MAX_HOPS; hops++) {
+		uint64_t len = a->end - pos < INV_MMAP_PROBE ? a->end - pos : INV_MMAP_PROBE;
+		uint8_t page[INV_MMAP_PROBE];
+		uint64_t chunk, size;
+		ssize_t got;
+
+		if (planned(v, nv, pos, len)) {
+			/* copied in full already: the reader hops through it in the copy */
+			return;
+		}
+		copy_region(s, pos, len, INV_PAGE);
+		if (!s->nr || s->r[s->nr - 1].addr != pos)
+			return;
+		got = s->r[s->nr - 1].len;
+		memcpy(page, s->r[s->nr - 1].data, got);
+		if (!inv_mmap_chunk_at(page, got, pos, a->end, page_size, &chunk, &size))
+			return;
+		pos = chunk + size;
+	}
+}
+
+struct tid_list {
+	pid_t *v;
+	size_t n, cap;
+};
+
+static void collect_tid(struct thread *t, void *ctx)
+{
+	struct tid_list *l = ctx;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 16;
+		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n++] = t->tid;
+}
+
+/* The thread pointer of a stopped thread, 0 if unknown. Only x86_64 is read: glibc keeps
+ * tcache below it (TLS variant II); the other architectures put TLS above it. */
+static uint64_t thread_pointer(pid_t tid)
+{
+#if defined(__x86_64__)
+	struct user_regs_struct regs;
+
+	if (!ptrace(PTRACE_GETREGS, tid, 0, &regs))
+		return regs.fs_base;
+#else
+	(void)tid;
+#endif
+	return 0;
+}
+
+static int region_cmp(const void *x, const void *y)
+{
+	const struct inv_region *a = x, *b = y;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+void heapsnap_take(struct heapsnap *s, struct proc *p)
+{
+	uint64_t t0 = now_ns(), page_size = sysconf(_SC_PAGESIZE);
+	struct tid_list tids = { 0 };
+	struct mapping *m = NULL;
+	struct plan *v = NULL;
+	size_t nv = 0, bytes = 0;
+	ssize_t n;
+
+	s->pid = proc_mem_pid(p);
+	n = maps_read(s->pid, &m); /* again: the heap may have grown since the prepare */
+	if (n > 0)
+		nv = make_plan(s, m, n, &v, &bytes);
+	if (bytes > s->cap)
+		buf_map(s, bytes);
+	for (size_t i = 0; i < nv; i++)
+		copy_region(s, v[i].start, v[i].end - v[i].start, v[i].kind);
+	for (size_t i = 0; i < s->nanon; i++)
+		copy_mmapped(s, &s->anon[i], v, nv, page_size);
+	proc_for_each_thread(p, collect_tid, &tids);
+	for (size_t i = 0; i < tids.n; i++) {
+		uint64_t tp = thread_pointer(tids.v[i]);
+		size_t have = s->nr;
+
+		if (!tp)
+			continue;
+		/* the window, or its tail when it starts below the mapping */
+		for (uint64_t w = INV_TLS_WINDOW; w >= 8 && s->nr == have; w /= 2)
+			copy_region(s, tp - w, w, INV_TLS);
+		if (s->ntp == s->tpcap) {
+			s->tpcap = s->tpcap ? s->tpcap * 2 : 16;
+			s->tp = xrealloc(s->tp, s->tpcap * sizeof(*s->tp));
+		}
+		s->tp[s->ntp++] = tp;
+	}
+	s->stop_ms = (now_ns() - t0) / 1e6;
+	s->taken = true;
+	free(tids.v);
+	free(v);
+	free(m);
+}
+
+/* "2.36" from the banner glibc carries ("... release version 2.36."), in the file at path. */
+static bool glibc_version(const char *path, char *out, size_t len)
+{
+	static const char key[] = "release version 2.";
+	struct stat st;
+	bool found = false;
+	void *map;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (!fstat(fd, &st) && st.st_size > 0 &&
+	    (map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) != MAP_FAILED) {
+		const char *hit = memmem(map, st.st_size, "GNU C Library", 13);
+		const char *v = hit ? memmem(hit, (const char *)map + st.st_size - hit, key,
+					     sizeof(key) - 1) : NULL;
+
+		if (v && v - hit < 200) {
+			unsigned minor = 0;
+
+			v += sizeof(key) - 1;
+			while (v < (const char *)map + st.st_size && *v >= '0' && *v <= '9')
+				minor = minor * 10 + (*v++ - '0');
+			snprintf(out, len, "2.%u", minor);
+			found = true;
+		}
+		munmap(map, st.st_size);
+	}
+	close(fd);
+	return found;
+}
+
+/* Which allocator the hooked malloc belongs to: its module's name, or glibc's banner in it. */
+static void identify(struct proc *p, struct inventory *inv, unsigned *glibc_minor)
+{
+	const struct module *mod = p->hook_addr[HOOK_MALLOC] ?
+					   modlist_find(&p->mods, p->hook_addr[HOOK_MALLOC]) : NULL;
+	static const char *const others[] = { "jemalloc", "tcmalloc", "mimalloc", "musl",
+					      "hoard", "snmalloc", "rpmalloc" };
+	const char *base;
+	char ver[16];
+
+	*glibc_minor = 0;
+	if (!mod) {
+		inv_problem(inv, "malloc's module is not known: inventory not supported");
+		return;
+	}
+	base = strrchr(mod->path, '/') ? strrchr(mod->path, '/') + 1 : mod->path;
+	for (size_t i = 0; i < ARRAY_SIZE(others); i++)
+		if (strstr(base, others[i])) {
+			snprintf(inv->allocator, sizeof(inv->allocator), "%s", others[i]);
+			inv_problem(inv, "inventory not supported for %s", others[i]);
+			return;
+		}
+	if (!glibc_version(mod->path, ver, sizeof(ver))) {
+		inv_problem(inv, "malloc in %s is not glibc's: inventory not supported", base);
+		return;
+	}
+	snprintf(inv->allocator, sizeof(inv->allocator), "glibc-%s", ver);
+	*glibc_minor = strtoul(ver + 2, NULL, 10);
+}
+
+struct inventory *heapsnap_analyse(struct heapsnap *s, struct proc *p)
+{
+	struct inventory *inv = xcalloc(1, sizeof(*inv));
+	uint64_t t0 = now_ns();
+	unsigned minor;
+
+	inv->complete = true;
+	inv->stop_ms = s->stop_ms;
+	identify(p, inv, &minor);
+	if (minor) {
+		struct inv_image img = {
+			.r = s->r, .nr = s->nr, .anon = s->anon, .nanon = s->nanon,
+			.tp = s->tp, .ntp = s->ntp, .brk_start = s->brk_start,
+			.brk_end = s->brk_end, .page_size = sysconf(_SC_PAGESIZE),
+		};
+
+		qsort(s->r, s->nr, sizeof(*s->r), region_cmp);
+		if (minor < 35 || minor > 40 || arch->elf_class != ELFCLASS64)
+			inv_problem(inv, "inventory not supported for %s on %s (layout not known)",
+				    inv->allocator, arch->name);
+		else if (!s->taken || !s->nr)
+			inv_problem(inv, "the snapshot could not be taken");
+		else
+			inv_glibc_read(&img, inv);
+	}
+	inv->analysis_ms = (now_ns() - t0) / 1e6;
+	pr_info("heap at attach: %s, %llu live blocks, stopped %.1f ms, analysed in %.1f ms",
+		inv->allocator[0] ? inv->allocator : "unknown allocator",
+		(unsigned long long)inv->live_blocks, inv->stop_ms, inv->analysis_ms);
+	for (unsigned i = 0; i < inv->nproblems; i++)
+		pr_info("heap at attach: %s", inv->problems[i]);
+	return inv;
+}
+
+void heapsnap_free(struct heapsnap *s)
+{
+	if (!s)
+		return;
+	if (s->buf)
+		munmap(s->buf, s->cap);
+	for (size_t i = 0; i < s->nextra; i++)
+		free(s->extra[i]);
+	free(s->extra);
+	free(s->r);
+	free(s->anon);
+	free(s->tp);
+	free(s);
+}

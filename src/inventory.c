@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The pre-attach inventory's common half: lookups in the private copy, the result (blocks, size
+ * classes, problems), and seeding the table with it. Pure: no ptrace.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inventory.h"
+#include "util.h"
+
+const uint8_t *inv_ptr(const struct inv_image *img, uint64_t addr, uint64_t len)
+{
+	size_t lo = 0, hi = img->nr;
+
+	if (addr + len < addr)
+		return NULL;
+	/* the last region starting at or below addr; a few before it may overlap (TLS windows) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (img->r[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = 0; k < 4 && lo > k; k++) {
+		const struct inv_region *r = &img->r[lo - 1 - k];
+
+		if (addr >= r->addr && addr + len <= r->addr + r->len)
+			return r->data + (addr - r->addr);
+	}
+	return NULL;
+}
+
+bool inv_read64(const struct inv_image *img, uint64_t addr, uint64_t *val)
+{
+	const uint8_t *p = inv_ptr(img, addr, 8);
+
+	if (!p)
+		return false;
+	memcpy(val, p, 8);
+	return true;
+}
+
+void inv_problem(struct inventory *inv, const char *fmt, ...)
+{
+	va_list ap;
+
+	inv->complete = false;
+	if (inv->nproblems == INV_MAX_PROBLEMS) {
+		inv->problems_dropped++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(inv->problems[inv->nproblems++], sizeof(inv->problems[0]), fmt, ap);
+	va_end(ap);
+}
+
+unsigned inv_class(uint64_t size)
+{
+	unsigned c = 0;
+
+	while (c + 1 < INV_NCLASSES && size > inv_class_max(c))
+		c++;
+	return c;
+}
+
+void inv_add_block(struct inventory *inv, uint64_t ptr, uint64_t size)
+{
+	unsigned c = inv_class(size);
+
+	if (inv->nblocks == inv->blocks_cap) {
+		inv->blocks_cap = inv->blocks_cap ? inv->blocks_cap * 2 : 1024;
+		inv->blocks = xrealloc(inv->blocks, inv->blocks_cap * sizeof(*inv->blocks));
+	}
+	inv->blocks[inv->nblocks++] = (struct inv_block){ ptr, size };
+	inv->live_blocks++;
+	inv->live_bytes += size;
+	inv->class_blocks[c]++;
+	inv->class_bytes[c] += size;
+}
+
+void inv_free(struct inventory *inv)
+{
+	free(inv->blocks);
+	inv->blocks = NULL;
+	inv->nblocks = inv->blocks_cap = 0;
+}
+
+bool inv_mmap_chunk_at(const uint8_t *page, size_t len, uint64_t pos, uint64_t end,
+		       uint64_t page_size, uint64_t *chunk, uint64_t *size)
+{
+	uint64_t prev, sz;
+
+	if (len < 16)
+		return false;
+	memcpy(&prev, page, 8);
+	memcpy(&sz, page + 8, 8);
+	/* prev_size 0, flags exactly IS_MMAPPED (2), whole pages inside the mapping */
+	if (prev || (sz & 7) != 2 || sz < page_size || (sz & ~7ull) % page_size ||
+	    pos + (sz & ~7ull) > end || pos + (sz & ~7ull) < pos)
+		return false;
+	sz &= ~7ull;
+	*chunk = pos;
+	*size = sz;
+	/* memalign moved the chunk lead bytes in: prev_size = lead, and lead + size is the
+	 * mapping; the header at the start is then stale */
+	for (uint64_t lead = 16; lead + 16 <= len; lead += 16) {
+		uint64_t p2, s2;
+
+		memcpy(&p2, page + lead, 8);
+		memcpy(&s2, page + lead + 8, 8);
+		if (p2 == lead && (s2 & 7) == 2 && lead + (s2 & ~7ull) == sz) {
+			*chunk = pos + lead;
+			*size = s2 & ~7ull;
+			break;
+		}
+	}
+	return true;
+}
+
+void inv_seed(const struct inventory *inv, struct table *t, uint64_t now)
+{
+	uint32_t bt[INV_NCLASSES];
+
+	for (unsigned c = 0; c < INV_NCLASSES; c++) {
+		uint64_t pcs[2] = { TABLE_PC_BEFORE_ATTACH, inv_class_max(c) };
+
+		if (inv->class_blocks[c])
+			bt[c] = table_intern(t, pcs, 2);
+	}
+	for (size_t i = 0; i < inv->nblocks; i++)
+		table_seed(t, inv->blocks[i].ptr, inv->blocks[i].size,
+			   bt[inv_class(inv->blocks[i].size)], now);
+}
