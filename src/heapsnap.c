@@ -304,54 +304,72 @@ void heapsnap_take(struct heapsnap *s, struct proc *p)
 	}
 	s->stop_ms = (now_ns() - t0) / 1e6;
 	s->taken = true;
+	{
+		uint64_t copied = 0;
+
+		for (size_t i = 0; i < s->nr; i++)
+			copied += s->r[i].len;
+		pr_dbg(1, "snapshot: %zu regions, %llu bytes, %zu threads, buffer %zu of %zu bytes "
+			  "used, %.1f ms", s->nr, (unsigned long long)copied, s->ntp, s->used, s->cap,
+		       s->stop_ms);
+	}
 	free(tids.v);
 	free(v);
 	free(m);
 }
 
-/* "2.36" from the banner glibc carries ("... release version 2.36."), in the file at path. */
-static bool glibc_version(const char *path, char *out, size_t len)
+/* The minor version of the glibc in the file at path (0: not glibc's): from the banner of
+ * libc.so ("... release version 2.36."), or in a static executable, which has no banner, from
+ * the version string "2.36" next to glibc's malloc tunables ("glibc.malloc.tcache_count"). */
+static unsigned glibc_minor(const char *path)
 {
 	static const char key[] = "release version 2.";
+	unsigned minor = 0;
 	struct stat st;
-	bool found = false;
-	void *map;
+	const char *map, *end, *v = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return false;
-	if (!fstat(fd, &st) && st.st_size > 0 &&
-	    (map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) != MAP_FAILED) {
-		const char *hit = memmem(map, st.st_size, "GNU C Library", 13);
-		const char *v = hit ? memmem(hit, (const char *)map + st.st_size - hit, key,
-					     sizeof(key) - 1) : NULL;
-
-		if (v && v - hit < 200) {
-			unsigned minor = 0;
-
-			v += sizeof(key) - 1;
-			while (v < (const char *)map + st.st_size && *v >= '0' && *v <= '9')
-				minor = minor * 10 + (*v++ - '0');
-			snprintf(out, len, "2.%u", minor);
-			found = true;
-		}
-		munmap(map, st.st_size);
+		return 0;
+	if (fstat(fd, &st) || st.st_size <= 0 ||
+	    (map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED) {
+		close(fd);
+		return 0;
 	}
+	end = map + st.st_size;
+	{
+		const char *hit = memmem(map, st.st_size, "GNU C Library", 13);
+
+		if (hit && (v = memmem(hit, end - hit, key, sizeof(key) - 1)) && v - hit < 200)
+			v += sizeof(key) - 1;
+		else
+			v = NULL;
+	}
+	if (!v && memmem(map, st.st_size, "glibc.malloc.tcache_count", 25)) {
+		for (const char *q = map; !v && q && q + 6 <= end;
+		     q = memmem(q + 1, end - q - 1, "\0" "2.", 3)) {
+			if (q[0] == '\0' && q[1] == '2' && q[2] == '.' && q + 6 <= end &&
+			    q[3] >= '0' && q[3] <= '9' && q[4] >= '0' && q[4] <= '9' && !q[5])
+				v = q + 3;
+		}
+	}
+	while (v && v < end && *v >= '0' && *v <= '9')
+		minor = minor * 10 + (*v++ - '0');
+	munmap((void *)map, st.st_size);
 	close(fd);
-	return found;
+	return minor;
 }
 
 /* Which allocator the hooked malloc belongs to: its module's name, or glibc's banner in it. */
-static void identify(struct proc *p, struct inventory *inv, unsigned *glibc_minor)
+static void identify(struct proc *p, struct inventory *inv, unsigned *minor)
 {
 	const struct module *mod = p->hook_addr[HOOK_MALLOC] ?
 					   modlist_find(&p->mods, p->hook_addr[HOOK_MALLOC]) : NULL;
 	static const char *const others[] = { "jemalloc", "tcmalloc", "mimalloc", "musl",
 					      "hoard", "snmalloc", "rpmalloc" };
 	const char *base;
-	char ver[16];
 
-	*glibc_minor = 0;
+	*minor = 0;
 	if (!mod) {
 		inv_problem(inv, "malloc's module is not known: inventory not supported");
 		return;
@@ -363,12 +381,12 @@ static void identify(struct proc *p, struct inventory *inv, unsigned *glibc_mino
 			inv_problem(inv, "inventory not supported for %s", others[i]);
 			return;
 		}
-	if (!glibc_version(mod->path, ver, sizeof(ver))) {
+	*minor = glibc_minor(mod->path);
+	if (!*minor) {
 		inv_problem(inv, "malloc in %s is not glibc's: inventory not supported", base);
 		return;
 	}
-	snprintf(inv->allocator, sizeof(inv->allocator), "glibc-%s", ver);
-	*glibc_minor = strtoul(ver + 2, NULL, 10);
+	snprintf(inv->allocator, sizeof(inv->allocator), "glibc-2.%u", *minor);
 }
 
 struct inventory *heapsnap_analyse(struct heapsnap *s, struct proc *p)

@@ -446,6 +446,8 @@ class Site:
         self.fn = canon_alloc(names[0]) if names else "?"
         chain = names[1:]
         self.reaches_main = "main" in chain
+        # blocks live before heaptrace -p attached: no call site, grouped by size class
+        self.before_attach = bool(names) and names[0] == "[before attach]"
         if self.reaches_main:
             chain = chain[: chain.index("main") + 1]
         self.chain = chain
@@ -628,6 +630,11 @@ def one_error_line(p, status, words=()):
         raise Fail("the error mentions none of %s: %r" % (list(words), lines[0]), p.describe())
 
 
+def before_attach_blocks(report):
+    """How many blocks heaptrace -p found live at the attach (heap_at_attach), 0 if none."""
+    return (report.get("heap_at_attach") or {}).get("live_blocks", 0)
+
+
 def list_sum_errors(summ, ss):
     """The live blocks and bytes of the summary against the sums over the listed sites."""
     errors = []
@@ -645,9 +652,11 @@ def check_consistency(run, report):
     summ = report["summary"]
     ss = sites(report)
     errors = []
-    if summ["alloc_calls"] - summ["free_calls"] != summ["live_blocks"]:
-        errors.append("alloc_calls - free_calls = %d but live_blocks = %d"
-                      % (summ["alloc_calls"] - summ["free_calls"], summ["live_blocks"]))
+    seeded = before_attach_blocks(report)
+    if summ["alloc_calls"] + seeded - summ["free_calls"] != summ["live_blocks"]:
+        errors.append("alloc_calls + blocks found at the attach - free_calls = %d but "
+                      "live_blocks = %d" % (summ["alloc_calls"] + seeded - summ["free_calls"],
+                                            summ["live_blocks"]))
     errors += list_sum_errors(summ, ss)
     if summ.get("backtraces") != len(ss):
         errors.append("summary.backtraces = %s but %d are listed"
@@ -655,6 +664,8 @@ def check_consistency(run, report):
     for s in ss:
         if s.count <= 0:
             errors.append("%s is listed with count %s" % (s.key(), s.count))
+        if s.before_attach:
+            continue
         if not s.frames or fn_name(s.frames[0]) not in ALLOC_FUNCTIONS:
             errors.append("frame 0 of %s is not a public allocation function" % s.key())
     if errors:

@@ -92,7 +92,7 @@ def attach_run(opt, mode, opts):
 
 @variants(*OPTS)
 def test_attach_sigint(opt):
-    r, pid = attach_run(opt, "int", [])
+    r, pid = attach_run(opt, "int", ["--no-inventory"])
     if len(r.reports) != 1:
         r.fail("%d reports, expected 1" % len(r.reports))
     rep = r.report
@@ -226,7 +226,8 @@ def test_attach_busy(variant):
     busy = Busy("busy-" + variant, BUSY_THREADS, opt)
     try:
         outfile = os.path.join(busy.dir, "report")
-        argv = [HEAPTRACE, "-p", str(busy.pid), "--format=json", "--outfile=" + outfile]
+        argv = [HEAPTRACE, "-p", str(busy.pid), "--format=json", "--outfile=" + outfile,
+                "--no-inventory"]
         if mode == "duration":
             proc = run(argv + ["--duration=0.5"])
         else:
@@ -414,7 +415,8 @@ def test_attach_leader_exited(variant):
         if thread_state(t.pid) != "Z" or len(tasks) != 2:
             raise Fail("leaderexit: main thread state %s, threads %s; expected Z and 2"
                        % (thread_state(t.pid), tasks))
-        argv = [HEAPTRACE, "-p", str(t.pid), "--format=json", "--outfile=" + outfile]
+        argv = [HEAPTRACE, "-p", str(t.pid), "--format=json", "--outfile=" + outfile,
+                "--no-inventory"]
         proc, r = attached_run(t, argv, outfile, expectfile)
         if proc.rc != 0:
             r.fail("heaptrace -p exited %s, expected 0" % proc.rc)

@@ -178,7 +178,8 @@ def test_filter_attach_traced(flt):
     t = Target("seccomp-traced-" + flt, ["traced", flt],
                env=clean_env(HEAPTRACE_EXPECT=expectfile, HEAPTRACE_OUTFILE=outfile))
     try:
-        proc = run([HEAPTRACE, "-p", str(t.pid), "--format=json", "--outfile=" + outfile])
+        proc = run([HEAPTRACE, "-p", str(t.pid), "--format=json", "--outfile=" + outfile,
+                    "--no-inventory"])
         rc, out, err = t.finish()
         r = Run(proc, outfile, expectfile, "json")
         if proc.timed_out:
