@@ -222,7 +222,8 @@ static void write_text(FILE *f, const struct table *t, const struct report_opts 
 			fprintf(f, "%2u [%14s] ", d, b1);
 			if (sf.function) {
 				text_name(f, sf.function);
-				fprintf(f, " +0x%" PRIx64, sf.offset);
+				if (!table_bt_before_attach(t, b))
+					fprintf(f, " +0x%" PRIx64, sf.offset);
 			} else {
 				fputs("??", f);
 			}
