@@ -100,6 +100,11 @@ static inline uint64_t inv_class_max(unsigned c)
 
 void inv_free(struct inventory *inv);
 
+/* The minor version of the glibc in the ELF file at path, 0 if it holds none. */
+unsigned inv_glibc_minor(const char *path);
+/* The name of another allocator a module's file name names ("jemalloc", "musl", ...), or NULL. */
+const char *inv_other_allocator(const char *name);
+
 /* Make every block of inv a live block of t under a "[before attach]" backtrace of its size
  * class (table.h: TABLE_PC_BEFORE_ATTACH), so later frees of them are matched. */
 void inv_seed(const struct inventory *inv, struct table *t, uint64_t now);

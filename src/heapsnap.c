@@ -318,56 +318,12 @@ void heapsnap_take(struct heapsnap *s, struct proc *p)
 	free(m);
 }
 
-/* The minor version of the glibc in the file at path (0: not glibc's): from the banner of
- * libc.so ("... release version 2.36."), or in a static executable, which has no banner, from
- * the version string "2.36" next to glibc's malloc tunables ("glibc.malloc.tcache_count"). */
-static unsigned glibc_minor(const char *path)
-{
-	static const char key[] = "release version 2.";
-	unsigned minor = 0;
-	struct stat st;
-	const char *map, *end, *v = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	if (fstat(fd, &st) || st.st_size <= 0 ||
-	    (map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED) {
-		close(fd);
-		return 0;
-	}
-	end = map + st.st_size;
-	{
-		const char *hit = memmem(map, st.st_size, "GNU C Library", 13);
-
-		if (hit && (v = memmem(hit, end - hit, key, sizeof(key) - 1)) && v - hit < 200)
-			v += sizeof(key) - 1;
-		else
-			v = NULL;
-	}
-	if (!v && memmem(map, st.st_size, "glibc.malloc.tcache_count", 25)) {
-		for (const char *q = map; !v && q && q + 6 <= end;
-		     q = memmem(q + 1, end - q - 1, "\0" "2.", 3)) {
-			if (q[0] == '\0' && q[1] == '2' && q[2] == '.' && q + 6 <= end &&
-			    q[3] >= '0' && q[3] <= '9' && q[4] >= '0' && q[4] <= '9' && !q[5])
-				v = q + 3;
-		}
-	}
-	while (v && v < end && *v >= '0' && *v <= '9')
-		minor = minor * 10 + (*v++ - '0');
-	munmap((void *)map, st.st_size);
-	close(fd);
-	return minor;
-}
-
 /* Which allocator the hooked malloc belongs to: its module's name, or glibc's banner in it. */
 static void identify(struct proc *p, struct inventory *inv, unsigned *minor)
 {
 	const struct module *mod = p->hook_addr[HOOK_MALLOC] ?
 					   modlist_find(&p->mods, p->hook_addr[HOOK_MALLOC]) : NULL;
-	static const char *const others[] = { "jemalloc", "tcmalloc", "mimalloc", "musl",
-					      "hoard", "snmalloc", "rpmalloc" };
-	const char *base;
+	const char *base, *other;
 
 	*minor = 0;
 	if (!mod) {
@@ -375,13 +331,12 @@ static void identify(struct proc *p, struct inventory *inv, unsigned *minor)
 		return;
 	}
 	base = strrchr(mod->path, '/') ? strrchr(mod->path, '/') + 1 : mod->path;
-	for (size_t i = 0; i < ARRAY_SIZE(others); i++)
-		if (strstr(base, others[i])) {
-			snprintf(inv->allocator, sizeof(inv->allocator), "%s", others[i]);
-			inv_problem(inv, "inventory not supported for %s", others[i]);
-			return;
-		}
-	*minor = glibc_minor(mod->path);
+	if ((other = inv_other_allocator(base))) {
+		snprintf(inv->allocator, sizeof(inv->allocator), "%s", other);
+		inv_problem(inv, "inventory not supported for %s", other);
+		return;
+	}
+	*minor = inv_glibc_minor(mod->path);
 	if (!*minor) {
 		inv_problem(inv, "malloc in %s is not glibc's: inventory not supported", base);
 		return;

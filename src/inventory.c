@@ -3,10 +3,15 @@
  * The pre-attach inventory's common half: lookups in the private copy, the result (blocks, size
  * classes, problems), and seeding the table with it. Pure: no ptrace.
  */
+#define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "inventory.h"
 #include "util.h"
@@ -135,4 +140,57 @@ void inv_seed(const struct inventory *inv, struct table *t, uint64_t now)
 	for (size_t i = 0; i < inv->nblocks; i++)
 		table_seed(t, inv->blocks[i].ptr, inv->blocks[i].size,
 			   bt[inv_class(inv->blocks[i].size)], now);
+}
+
+/* The minor version of the glibc in the file at path (0: not glibc's): from the banner of
+ * libc.so ("... release version 2.36."), or in a static executable, which has no banner, from
+ * the version string "2.36" next to glibc's malloc tunables ("glibc.malloc.tcache_count"). */
+unsigned inv_glibc_minor(const char *path)
+{
+	static const char key[] = "release version 2.";
+	unsigned minor = 0;
+	struct stat st;
+	const char *map, *end, *v = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || st.st_size <= 0 ||
+	    (map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED) {
+		close(fd);
+		return 0;
+	}
+	end = map + st.st_size;
+	{
+		const char *hit = memmem(map, st.st_size, "GNU C Library", 13);
+
+		if (hit && (v = memmem(hit, end - hit, key, sizeof(key) - 1)) && v - hit < 200)
+			v += sizeof(key) - 1;
+		else
+			v = NULL;
+	}
+	if (!v && memmem(map, st.st_size, "glibc.malloc.tcache_count", 25)) {
+		for (const char *q = map; !v && q && q + 6 <= end;
+		     q = memmem(q + 1, end - q - 1, "\0" "2.", 3)) {
+			if (q[0] == '\0' && q[1] == '2' && q[2] == '.' && q + 6 <= end &&
+			    q[3] >= '0' && q[3] <= '9' && q[4] >= '0' && q[4] <= '9' && !q[5])
+				v = q + 3;
+		}
+	}
+	while (v && v < end && *v >= '0' && *v <= '9')
+		minor = minor * 10 + (*v++ - '0');
+	munmap((void *)map, st.st_size);
+	close(fd);
+	return minor;
+}
+
+const char *inv_other_allocator(const char *name)
+{
+	static const char *const others[] = { "jemalloc", "tcmalloc", "mimalloc", "musl",
+					      "hoard", "snmalloc", "rpmalloc" };
+
+	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
+		if (strstr(name, others[i]))
+			return others[i];
+	return NULL;
 }

@@ -138,28 +138,45 @@ static bool next_plausible(const struct gctx *g, uint64_t a)
 	       (next == a || (next % HEAP_MAX == HI_SIZEOF && bins_plausible(g, next)));
 }
 
+/* The copied [heap] region holding addr: the one the image names, or (a core file names none)
+ * any anonymous region holding it. */
+static const struct inv_region *brk_region(const struct gctx *g, uint64_t addr)
+{
+	const struct inv_image *img = g->img;
+
+	for (size_t i = 0; i < img->nr; i++) {
+		const struct inv_region *r = &img->r[i];
+
+		if (r->kind == INV_HEAP && addr >= r->addr && addr < r->addr + r->len &&
+		    (!img->brk_start || (r->addr == img->brk_start)))
+			return r;
+	}
+	return NULL;
+}
+
 /* main_arena: bins and next by shape, then its top chunk inside [heap]. */
 static uint64_t find_main_arena(struct gctx *g)
 {
 	const struct inv_image *img = g->img;
 
-	if (!img->brk_start)
-		return 0;
 	for (size_t i = 0; i < img->nr; i++) {
 		const struct inv_region *r = &img->r[i];
 
 		if (r->kind != INV_DATA)
 			continue;
 		for (uint64_t off = 0; off + MS_SIZE <= r->len; off += 16) {
-			uint64_t a = r->addr + off, top, tsz, sysmem;
+			uint64_t a = r->addr + off, top, tsz, sysmem, lo, hi;
+			const struct inv_region *h;
 
 			if (!bins_plausible(g, a) || !next_plausible(g, a))
 				continue;
-			if (!rd(g, a + MS_TOP, &top) || top < img->brk_start || top >= img->brk_end ||
-			    !rd(g, top + 8, &tsz) || (tsz & (M_MAPPED | A_NONMAIN)) ||
-			    top + (tsz & ~FLAGS) > img->brk_end ||
-			    !rd(g, a + MS_SYSTEM_MEM, &sysmem) ||
-			    top + (tsz & ~FLAGS) - sysmem < img->brk_start)
+			if (!rd(g, a + MS_TOP, &top) || !(h = brk_region(g, top)))
+				continue;
+			lo = h->addr;
+			hi = h->addr + h->len;
+			if (!rd(g, top + 8, &tsz) || (tsz & (M_MAPPED | A_NONMAIN)) ||
+			    top + (tsz & ~FLAGS) > hi || !rd(g, a + MS_SYSTEM_MEM, &sysmem) ||
+			    top + (tsz & ~FLAGS) - sysmem < lo)
 				continue;
 			g->sbrk_base = top + (tsz & ~FLAGS) - sysmem;
 			return a;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "core.h"
 #include "events.h"
 #include "log.h"
 #include "symbols.h"
@@ -38,7 +39,7 @@
 enum {
 	OPT_DURATION = 256, OPT_TOP, OPT_OUTFILE, OPT_FLAME, OPT_FORMAT, OPT_INTERVAL, OPT_COUNT,
 	OPT_OLDER, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_VERSION, OPT_SAMPLE, OPT_NO_PIN, OPT_MODE,
-	OPT_STACK_COPY, OPT_NO_INVENTORY,
+	OPT_STACK_COPY, OPT_NO_INVENTORY, OPT_CORE, OPT_EXE,
 };
 
 /* One table: struct option, the short-option string and --help all come from it. */
@@ -69,6 +70,8 @@ static const struct opt_desc {
 	{ "no-pin", OPT_NO_PIN, NULL, "breakpoint mode: do not share one CPU with a "
 				      "single-threaded program" },
 	{ "no-inventory", OPT_NO_INVENTORY, NULL, "with --pid, do not read the heap found at the attach" },
+	{ "core", OPT_CORE, "FILE", "report the heap of an ELF core file instead of tracing" },
+	{ "exe", OPT_EXE, "PROGRAM", "with --core, the program that dumped it (static glibc)" },
 	{ "verbose", 'v', NULL, "more diagnostics (repeat for debug output)" },
 	{ "help", 'h', NULL, "show this help and exit" },
 	{ "version", OPT_VERSION, NULL, "show the version and exit" },
@@ -77,7 +80,8 @@ static const struct opt_desc {
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: heaptrace [OPTION...] [--] PROGRAM [ARG...]\n"
-		   "       heaptrace [OPTION...] -p PID\n\n"
+		   "       heaptrace [OPTION...] -p PID\n"
+		   "       heaptrace [OPTION...] --core=FILE [--exe=PROGRAM]\n\n"
 		   "Trace the heap of a program from outside with ptrace: live blocks and bytes\n"
 		   "per allocation backtrace.\n\nOptions:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(opt_table); i++) {
@@ -358,7 +362,7 @@ int main(int argc, char **argv)
 		.inventory = true,
 		.report = { .format = FMT_TEXT, .sort = SORT_SIZE, .top = 10, .max_size = UINT64_MAX },
 	};
-	const char *outfile = NULL;
+	const char *outfile = NULL, *core = NULL, *exe = NULL;
 	uint64_t v;
 	int c, ret;
 
@@ -441,6 +445,12 @@ int main(int argc, char **argv)
 		case OPT_NO_INVENTORY:
 			o.inventory = false;
 			break;
+		case OPT_CORE:
+			core = optarg;
+			break;
+		case OPT_EXE:
+			exe = optarg;
+			break;
 		case OPT_INTERVAL:
 			if (!parse_secs(optarg, &o.interval))
 				return usage_error("invalid interval '%s'", optarg);
@@ -485,7 +495,11 @@ int main(int argc, char **argv)
 		return usage_error("%s", "--min-size is larger than --max-size");
 	if (o.pid && optind < argc)
 		return usage_error("%s", "give either --pid or a program, not both");
-	if (!o.pid && optind >= argc)
+	if (core && (o.pid || optind < argc))
+		return usage_error("%s", "--core reads a core file: no --pid or program with it");
+	if (exe && !core)
+		return usage_error("%s", "--exe goes with --core");
+	if (!o.pid && !core && optind >= argc)
 		return usage_error("%s", "no program to trace");
 	/* the program's CPU is chosen for it only in breakpoint mode, where stops are shared */
 	if (o.mode == MODE_STUBS && stubs_supported())
@@ -493,7 +507,7 @@ int main(int argc, char **argv)
 	if (o.count && !o.interval)
 		return usage_error("%s", "--count needs --interval");
 
-	if (!o.pid) {
+	if (!o.pid && !core) {
 		int err;
 		char *path = find_program(argv[optind], &err);
 
@@ -521,7 +535,10 @@ int main(int argc, char **argv)
 	} else {
 		o.out = stderr;
 	}
-	ret = tracer_run(&o);
+	if (core)
+		ret = core_report(core, exe, o.out, &o.report) ? EXIT_START : 0;
+	else
+		ret = tracer_run(&o);
 	free((char *)o.path);
 	if (o.out != stderr) {
 		/* a failed report write was said already (tracer_run then returns EXIT_START) */

@@ -15,8 +15,10 @@ found, since its free after the attach is matched by address. "corrupt" overwrit
 block's size word before the attach: the inventory is partial, says so, and the rest is right.
 """
 
+import json
 import os
 import select
+import shutil
 import subprocess
 
 from helpers import (HEAPTRACE, Busy, Fail, Run, Skip, check_consistency, code_diffs,
@@ -259,3 +261,87 @@ def test_inventory_busy():
         busy.expect_clean_end(r)
     finally:
         busy.kill()
+
+
+# ---------------------------------------------------------------------------------------------
+# --core=FILE: the same reader on a core file
+
+
+def gcore_then_attach(name):
+    """Start target name, dump a core of it with gcore while it waits, then attach heaptrace -p.
+    Returns (Run of the -p report, Proc of heaptrace --core, its JSON report)."""
+    need_heaptrace()
+    gcore = shutil.which("gcore")
+    if not gcore:
+        raise Skip("gcore (gdb) is not installed")
+    d = scratch("inv-core-" + name)
+    outfile = os.path.join(d, "report")
+    expectfile = os.path.join(d, "expect")
+    env = dict(os.environ, HEAPTRACE_EXPECT=expectfile, HEAPTRACE_OUTFILE=outfile)
+    t = subprocess.Popen([target(name), "plain"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=d)
+    try:
+        ready, _, _ = select.select([t.stdout], [], [], TIMEOUT)
+        if not ready or t.stdout.readline() != b"ready\n":
+            raise Fail("%s did not get ready" % name)
+        g = run([gcore, "-o", os.path.join(d, "core"), str(t.pid)])
+        corefile = os.path.join(d, "core.%d" % t.pid)
+        if g.rc != 0 or not os.path.exists(corefile):
+            raise Fail("gcore failed", g.describe())
+        proc = run([HEAPTRACE, "-p", str(t.pid), "--format=json", "--outfile=" + outfile])
+        t.wait(timeout=TIMEOUT)
+        r = Run(proc, outfile, expectfile, "json")
+        if proc.rc != 0 or t.returncode != 0:
+            r.fail("heaptrace -p exited %s, %s %s" % (proc.rc, name, t.returncode))
+        corerep = os.path.join(d, "core-report")
+        c = run([HEAPTRACE, "--core=" + corefile, "--exe=" + target(name), "--format=json",
+                 "--outfile=" + corerep])
+        if c.rc != 0:
+            raise Fail("heaptrace --core exited %s" % c.rc, c.describe())
+        with open(corerep) as f:
+            rep = json.loads(f.read())
+        os.unlink(corefile)  # large: the heap and the threads' stacks
+        return r, c, rep
+    finally:
+        if t.poll() is None:
+            t.kill()
+            t.wait()
+        t.stdout.close()
+        t.stderr.close()
+
+
+@variants("heapinv", "static_preheap")
+def test_core_same_as_attach(name):
+    """A gcore of the waiting target gives the same inventory as the attach that follows, and
+    the core report lists the blocks as [before attach] backtraces."""
+    r, c, rep = gcore_then_attach(name)
+    live = heap_at_attach(r)
+    h = rep.get("heap_at_attach") or {}
+    keys = ["allocator", "complete", "live_blocks", "live_bytes", "free_bytes", "heap_bytes",
+            "mmapped_blocks", "mmapped_bytes", "arenas", "threads", "size_classes",
+            "tcache_blocks", "fastbin_blocks", "bin_blocks", "problems"]
+    errors = ["--core %s = %s, -p %s" % (k, h.get(k), live.get(k))
+              for k in keys if h.get(k) != live.get(k)]
+    inv, _, _ = truth(r)
+    if name == "heapinv" and h.get("live_blocks") != inv["live_blocks"] + inv["glibc_blocks"]:
+        errors.append("--core live_blocks %s, the program counted %d + %d"
+                      % (h.get("live_blocks"), inv["live_blocks"], inv["glibc_blocks"]))
+    if rep["summary"]["live_blocks"] != h.get("live_blocks") or rep.get("pid") != r.report["pid"]:
+        errors.append("core summary live_blocks %s, pid %s" % (rep["summary"]["live_blocks"],
+                                                                rep.get("pid")))
+    if errors:
+        raise Fail(errors[0], "\n".join(errors) + "\n" + c.describe())
+
+
+def test_core_bad_input():
+    """Not a core file: one line and exit status 2; --exe without --core is a usage error."""
+    need_heaptrace()
+    p = run([HEAPTRACE, "--core=" + target("heapinv")])
+    if p.rc != 2 or len(p.stderr.strip().splitlines()) != 1 or "core" not in p.stderr:
+        raise Fail("--core of an executable: exit %s" % p.rc, p.describe())
+    p = run([HEAPTRACE, "--core=/nonexistent/core"])
+    if p.rc != 2 or len(p.stderr.strip().splitlines()) != 1:
+        raise Fail("--core of a missing file: exit %s" % p.rc, p.describe())
+    p = run([HEAPTRACE, "--exe=/bin/true", "-p", "1"])
+    if p.rc != 1:
+        raise Fail("--exe without --core: exit %s, expected 1" % p.rc, p.describe())
