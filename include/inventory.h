@@ -39,6 +39,8 @@ struct inv_image {
 	size_t nr;
 	const struct inv_span *anon;
 	size_t nanon;
+	const struct inv_span *ro; /* read-only mappings of files: where vtables may be */
+	size_t nro;
 	const uint64_t *tp; /* thread pointers (fs_base on x86_64), none if unknown */
 	size_t ntp;
 	uint64_t brk_start, brk_end; /* [heap], 0 if none */
@@ -48,6 +50,15 @@ struct inv_image {
 struct inv_block {
 	uint64_t ptr, size; /* user address and usable size */
 };
+
+/* A C++ class found by RTTI among the live blocks. */
+struct inv_type {
+	char name[120];
+	uint64_t blocks, bytes;
+};
+
+/* Read len bytes of the process (or core) at addr into buf; false if not all could be. */
+typedef bool (*inv_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 
 /* Size classes of the report: blocks of up to 16 << i bytes. */
 #define INV_NCLASSES 40
@@ -69,6 +80,8 @@ struct inventory {
 	struct inv_block *blocks; /* every live block, by address within each heap */
 	size_t nblocks, blocks_cap;
 	uint64_t class_blocks[INV_NCLASSES], class_bytes[INV_NCLASSES];
+	struct inv_type *types; /* by bytes, largest first */
+	size_t ntypes;
 	char problems[INV_MAX_PROBLEMS][160];
 	unsigned nproblems, problems_dropped;
 };
@@ -99,6 +112,11 @@ static inline uint64_t inv_class_max(unsigned c)
 }
 
 void inv_free(struct inventory *inv);
+
+/* Fill inv->types from the live blocks' first words (invtypes.c): rd reads the vtables and
+ * type_info objects, which are not in the copy. */
+void inv_type_census(struct inventory *inv, const struct inv_image *img, inv_read_fn rd,
+		     void *ctx);
 
 /* The minor version of the glibc in the ELF file at path, 0 if it holds none. */
 unsigned inv_glibc_minor(const char *path);

@@ -29,7 +29,7 @@
 #define NT_FILE_NOTE 0x46494c45 /* "FILE" */
 
 struct core_file {
-	uint64_t start, end;
+	uint64_t start, end, offset; /* offset in the file, in bytes */
 	const char *name;
 };
 
@@ -44,6 +44,8 @@ struct core {
 	size_t ntp, tpcap;
 	struct core_file *files;
 	size_t nfiles;
+	struct inv_span *ro;
+	size_t nro, rocap;
 	int pid;
 	char command[96];
 };
@@ -85,12 +87,13 @@ static void note_prstatus(struct core *c, const uint8_t *d, size_t len)
 /* NT_FILE: count, page size, count x (start, end, offset), then the names. */
 static void note_file(struct core *c, const uint8_t *d, size_t len)
 {
-	uint64_t n;
+	uint64_t n, page;
 	const char *name, *end = (const char *)d + len;
 
 	if (len < 16)
 		return;
 	memcpy(&n, d, 8);
+	memcpy(&page, d + 8, 8);
 	if (n > (len - 16) / 24)
 		return;
 	c->files = xcalloc(n ? n : 1, sizeof(*c->files));
@@ -100,6 +103,8 @@ static void note_file(struct core *c, const uint8_t *d, size_t len)
 
 		memcpy(&c->files[i].start, d + 16 + i * 24, 8);
 		memcpy(&c->files[i].end, d + 16 + i * 24 + 8, 8);
+		memcpy(&c->files[i].offset, d + 16 + i * 24 + 16, 8);
+		c->files[i].offset *= page;
 		c->files[i].name = l < (size_t)(end - name) ? name : "";
 		name += l + 1;
 		c->nfiles++;
@@ -167,9 +172,19 @@ static int read_segments(struct core *c)
 					read_notes(c, c->map + ph->p_offset, ph->p_filesz);
 				continue;
 			}
-			if (ph->p_type != PT_LOAD || !ph->p_filesz || !(ph->p_flags & PF_W))
+			if (ph->p_type != PT_LOAD)
 				continue;
 			f = file_at(c, ph->p_vaddr);
+			if (f && !(ph->p_flags & PF_W)) { /* where vtables may be */
+				if (c->nro == c->rocap) {
+					c->rocap = c->rocap ? c->rocap * 2 : 64;
+					c->ro = xrealloc(c->ro, c->rocap * sizeof(*c->ro));
+				}
+				c->ro[c->nro++] = (struct inv_span){ ph->p_vaddr,
+								     ph->p_vaddr + ph->p_memsz };
+			}
+			if (!ph->p_filesz || !(ph->p_flags & PF_W))
+				continue;
 			if (f) {
 				if (ph->p_filesz <= DATA_MAX)
 					add_region(c, ph->p_vaddr, ph->p_filesz,
@@ -192,6 +207,34 @@ static int read_segments(struct core *c)
 	}
 	qsort(c->r, c->nr, sizeof(*c->r), region_cmp);
 	return 0;
+}
+
+/* Memory of the dumped process for the type census: from the core, or else (gcore leaves out
+ * read-only file mappings) from the file mapped there. */
+static bool read_core(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct core *c = ctx;
+	const Elf64_Ehdr *eh = (const void *)c->map;
+	const struct core_file *f;
+	bool ok = false;
+	int fd;
+
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const void *)(c->map + eh->e_phoff + i * sizeof(*ph));
+
+		if (ph->p_type == PT_LOAD && addr >= ph->p_vaddr &&
+		    addr + len <= ph->p_vaddr + ph->p_filesz && ph->p_offset <= c->size &&
+		    ph->p_filesz <= c->size - ph->p_offset) {
+			memcpy(buf, c->map + ph->p_offset + (addr - ph->p_vaddr), len);
+			return true;
+		}
+	}
+	f = file_at(c, addr);
+	if (!f || addr + len > f->end || (fd = open(f->name, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	ok = pread(fd, buf, len, f->offset + (addr - f->start)) == (ssize_t)len;
+	close(fd);
+	return ok;
 }
 
 /* The malloc of the core's process, by the files mapped in it (or exe, the executable): another
@@ -266,13 +309,14 @@ int core_report(const char *path, const char *exe, FILE *out, const struct repor
 	identify(&c, exe, &inv, &minor);
 	if (minor) {
 		struct inv_image img = { .r = c.r, .nr = c.nr, .anon = c.anon, .nanon = c.nanon,
-					 .tp = c.tp, .ntp = c.ntp, .page_size = 4096 };
+					 .ro = c.ro, .nro = c.nro, .tp = c.tp, .ntp = c.ntp,
+					 .page_size = 4096 };
 
 		if (minor < 35 || minor > 40)
 			inv_problem(&inv, "inventory not supported for %s (layout not known)",
 				    inv.allocator);
-		else
-			inv_glibc_read(&img, &inv);
+		else if (!inv_glibc_read(&img, &inv))
+			inv_type_census(&inv, &img, read_core, &c);
 	}
 	inv.analysis_ms = (now_ns() - t0) / 1e6;
 	table_init(&t);
@@ -291,6 +335,7 @@ int core_report(const char *path, const char *exe, FILE *out, const struct repor
 	free(c.anon);
 	free(c.tp);
 	free(c.files);
+	free(c.ro);
 	munmap((void *)c.map, c.size);
 	return ret;
 }

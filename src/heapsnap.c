@@ -43,6 +43,8 @@ struct heapsnap {
 	size_t nr, rcap;
 	struct inv_span *anon;
 	size_t nanon, acap;
+	struct inv_span *ro; /* read-only file mappings: vtables for the type census */
+	size_t nro, rocap;
 	uint64_t *tp;
 	size_t ntp, tpcap;
 	void **extra; /* pieces that did not fit in buf */
@@ -81,10 +83,18 @@ static size_t make_plan(struct heapsnap *s, const struct mapping *m, size_t n, s
 	size_t nv = 0, cap = 0;
 
 	s->nanon = 0;
+	s->nro = 0;
 	*bytes = 0;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t len = m[i].end - m[i].start;
 
+		if (m[i].path[0] == '/' && (m[i].prot & (MAP_R | MAP_W)) == MAP_R) {
+			if (s->nro == s->rocap) {
+				s->rocap = s->rocap ? s->rocap * 2 : 64;
+				s->ro = xrealloc(s->ro, s->rocap * sizeof(*s->ro));
+			}
+			s->ro[s->nro++] = (struct inv_span){ m[i].start, m[i].end };
+		}
 		if ((m[i].prot & (MAP_R | MAP_W)) != (MAP_R | MAP_W))
 			continue;
 		if (!strcmp(m[i].path, "[heap]")) {
@@ -344,6 +354,15 @@ static void identify(struct proc *p, struct inventory *inv, unsigned *minor)
 	snprintf(inv->allocator, sizeof(inv->allocator), "glibc-2.%u", *minor);
 }
 
+/* Read-only data of the running process (vtables, type_info): it does not change. */
+static bool read_live(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct heapsnap *s = ctx;
+	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+
+	return process_vm_readv(s->pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
+}
+
 struct inventory *heapsnap_analyse(struct heapsnap *s, struct proc *p)
 {
 	struct inventory *inv = xcalloc(1, sizeof(*inv));
@@ -356,6 +375,7 @@ struct inventory *heapsnap_analyse(struct heapsnap *s, struct proc *p)
 	if (minor) {
 		struct inv_image img = {
 			.r = s->r, .nr = s->nr, .anon = s->anon, .nanon = s->nanon,
+			.ro = s->ro, .nro = s->nro,
 			.tp = s->tp, .ntp = s->ntp, .brk_start = s->brk_start,
 			.brk_end = s->brk_end, .page_size = sysconf(_SC_PAGESIZE),
 		};
@@ -366,8 +386,8 @@ struct inventory *heapsnap_analyse(struct heapsnap *s, struct proc *p)
 				    inv->allocator, arch->name);
 		else if (!s->taken || !s->nr)
 			inv_problem(inv, "the snapshot could not be taken");
-		else
-			inv_glibc_read(&img, inv);
+		else if (!inv_glibc_read(&img, inv))
+			inv_type_census(inv, &img, read_live, s);
 	}
 	inv->analysis_ms = (now_ns() - t0) / 1e6;
 	pr_info("heap at attach: %s, %llu live blocks, stopped %.1f ms, analysed in %.1f ms",
@@ -389,6 +409,7 @@ void heapsnap_free(struct heapsnap *s)
 	free(s->extra);
 	free(s->r);
 	free(s->anon);
+	free(s->ro);
 	free(s->tp);
 	free(s);
 }

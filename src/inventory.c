@@ -92,6 +92,9 @@ void inv_free(struct inventory *inv)
 {
 	free(inv->blocks);
 	inv->blocks = NULL;
+	free(inv->types);
+	inv->types = NULL;
+	inv->ntypes = 0;
 	inv->nblocks = inv->blocks_cap = 0;
 }
 

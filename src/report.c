@@ -190,6 +190,10 @@ static void text_inventory(FILE *f, const struct table *t, const struct inventor
 		fmt_size(b4, sizeof(b4), inv->mmapped_bytes));
 	fprintf(f, "[heaptrace]   threads stopped %.1f ms for the copy; %" PRIu64
 		   " of these blocks freed since\n", inv->stop_ms, t->sum.freed_from_before_attach);
+	for (size_t i = 0; i < inv->ntypes && i < 5; i++) {
+		fprintf(f, "[heaptrace]   type %s: %" PRIu64 " blocks, %s\n", inv->types[i].name,
+			inv->types[i].blocks, fmt_size(b1, sizeof(b1), inv->types[i].bytes));
+	}
 	for (unsigned i = 0; i < inv->nproblems; i++)
 		fprintf(f, "[heaptrace]   problem: %s\n", inv->problems[i]);
 }
@@ -334,7 +338,14 @@ static void json_inventory(FILE *f, const struct inventory *inv)
 			first ? "" : ",", inv_class_max(c), inv->class_blocks[c], inv->class_bytes[c]);
 		first = false;
 	}
-	fputs("],\"types\":[],\"problems\":[", f);
+	fputs("],\"types\":[", f);
+	for (size_t i = 0; i < inv->ntypes; i++) {
+		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		json_str(f, inv->types[i].name);
+		fprintf(f, ",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", inv->types[i].blocks,
+			inv->types[i].bytes);
+	}
+	fputs("],\"problems\":[", f);
 	for (unsigned i = 0; i < inv->nproblems; i++) {
 		if (i)
 			fputc(',', f);

@@ -345,3 +345,16 @@ def test_core_bad_input():
     p = run([HEAPTRACE, "--exe=/bin/true", "-p", "1"])
     if p.rc != 1:
         raise Fail("--exe without --core: exit %s, expected 1" % p.rc, p.describe())
+
+
+def test_inventory_types():
+    """C++ objects of a stripped program are counted per class through RTTI, exactly, and none
+    of the plain blocks whose first word points into read-only data is taken for an object."""
+    r = attach_target("shapes_stripped", "O0", "plain")
+    h = heap_at_attach(r)
+    want = {rec["name"]: (rec["blocks"], rec["bytes"]) for rec in records(r, "type")}
+    got = {t["name"]: (t["blocks"], t["bytes"]) for t in h["types"]}
+    if len(want) != 3 or got != want:
+        r.fail("types %s, expected %s" % (sorted(got.items()), sorted(want.items())))
+    if h["complete"] is not True:
+        r.fail("complete %r: %s" % (h["complete"], h["problems"]))
