@@ -69,6 +69,9 @@ uint32_t table_intern(struct table *t, const uint64_t *pcs, uint32_t depth);
  * A ptr already live (its free was missed) is replaced without counting a free. */
 void table_alloc(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint64_t now);
 
+/* Make room for n more live blocks at once (seeding many). */
+void table_reserve(struct table *t, uint64_t n);
+
 /* Record a block that was live before the attach (no allocation call counted), under bt. */
 void table_seed(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint64_t now);
 

@@ -140,6 +140,7 @@ void inv_seed(const struct inventory *inv, struct table *t, uint64_t now)
 		if (inv->class_blocks[c])
 			bt[c] = table_intern(t, pcs, 2);
 	}
+	table_reserve(t, inv->nblocks);
 	for (size_t i = 0; i < inv->nblocks; i++)
 		table_seed(t, inv->blocks[i].ptr, inv->blocks[i].size,
 			   bt[inv_class(inv->blocks[i].size)], now);

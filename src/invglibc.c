@@ -85,10 +85,17 @@ struct gctx {
 	uint64_t mp; /* &mp_, 0 if not found */
 	uint64_t tcache_count; /* bound on tcache counts */
 	uint64_t sbrk_base;
+	const uint8_t *seg_data; /* the copy of the heap being walked, from seg_start */
+	uint64_t seg_start, seg_len;
 };
 
 static bool rd(const struct gctx *g, uint64_t addr, uint64_t *v)
 {
+	/* the heap being walked first: one region, no search (most reads are its headers) */
+	if (g->seg_data && addr - g->seg_start < g->seg_len && addr - g->seg_start + 8 <= g->seg_len) {
+		memcpy(v, g->seg_data + (addr - g->seg_start), 8);
+		return true;
+	}
 	return inv_read64(g->img, addr, v);
 }
 
@@ -314,6 +321,10 @@ static void walk_seg(struct gctx *g, const struct seg *s)
 {
 	uint64_t c = s->start, steps = (s->end - s->start) / 16 + 1;
 	size_t prev = SIZE_MAX; /* index of the chunk whose in-use bit the next header holds */
+
+	g->seg_data = inv_ptr(g->img, s->start, s->end - s->start);
+	g->seg_start = s->start;
+	g->seg_len = g->seg_data ? s->end - s->start : 0;
 
 	while (c < s->end && steps--) {
 		uint64_t sz, raw;

@@ -152,6 +152,12 @@ static void blocks_grow(struct table *t)
 	free(old);
 }
 
+void table_reserve(struct table *t, uint64_t n)
+{
+	while ((t->nblocks + n) * 4 > t->blocks_cap * 3)
+		blocks_grow(t);
+}
+
 /* Remove the block in slot s: move later members of its probe run back so no hole breaks it. */
 static void block_remove(struct table *t, uint64_t s)
 {

@@ -12,6 +12,8 @@ command -v gcc >/dev/null 2>&1 || need="$need gcc"
 command -v g++ >/dev/null 2>&1 || need="$need g++"
 command -v make >/dev/null 2>&1 || need="$need make"
 command -v python3 >/dev/null 2>&1 || need="$need python3"
+# the core-file tests dump a waiting process with gcore
+command -v gcore >/dev/null 2>&1 || need="$need gdb"
 [ -z "$need" ] && exit 0
 echo "heaptrace: installing build dependencies:$need"
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi

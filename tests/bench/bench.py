@@ -17,6 +17,9 @@ with their program, as heaptrace runs a single-threaded program by default. Then
   memory     heaptrace's peak RSS holding 1,000,000 live blocks minus 1,000 (hold.c)
   report     -v's report time for 100,000 distinct live backtraces (many_bt.c)
   launch     heaptrace --outfile=/dev/null /bin/true minus /bin/true (median of 10)
+  inventory  heaptrace -p on a waiting process with 1,000,000 heap chunks (bigheap.c): how long
+             the threads stay stopped for the copy of the heap, and the analysis after
+             (heap_at_attach's stop_ms and analysis_ms; median of the runs)
   affinity   churn-nofp (a quarter of its work) by default, with nothing pinned, heaptrace
              alone pinned, both on one CPU (median of 3)
 
@@ -188,6 +191,7 @@ def build(out):
         "floor": cc + [HERE / "floor.c", "-ldl"],
         "hold": cc + [HERE / "hold.c"],
         "many_bt": ["gcc", "-O0", "-g", "-Wall", HERE / "many_bt.c"],  # every site distinct
+        "bigheap": cc + [HERE / "bigheap.c"],
     }
     for name, cmd in jobs.items():
         subprocess.run(cmd + ["-o", out / name], check=True)
@@ -438,6 +442,38 @@ def report(heaptrace, many_bt, callers, env, runs, failed, goals):
                       "< 1000 ms", ms < 1000))
 
 
+def inventory(heaptrace, bigheap, count, env, runs, failed, goals):
+    """The stop and the analysis of the inventory of a heap of count chunks, at -p."""
+    stops, analyses, blocks = [], [], None
+    for _ in range(runs):
+        t = subprocess.Popen([bigheap, str(count)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, env=env)
+        try:
+            if t.stdout.readline() != b"ready\n":
+                failed.append("bigheap did not get ready")
+                return
+            with tempfile.NamedTemporaryFile() as out:
+                p = subprocess.run([heaptrace, "-p", str(t.pid), "--duration=0.2",
+                                    "--format=json", "--outfile=" + out.name],
+                                   capture_output=True, timeout=TIMEOUT)
+                if p.returncode != 0:
+                    failed.append(f"heaptrace -p bigheap exited {p.returncode}")
+                    return
+                h = json.loads(Path(out.name).read_text().splitlines()[-1])["heap_at_attach"]
+        finally:
+            t.stdin.close()
+            t.wait()
+        stops.append(h["stop_ms"])
+        analyses.append(h["analysis_ms"])
+        blocks = h["live_blocks"]
+    print(f"\ninventory: heaptrace -p {os.path.basename(bigheap)} {count}: {blocks} live blocks "
+          f"found; stopped {statistics.median(stops):.1f} ms (runs: "
+          f"{', '.join(f'{x:.1f}' for x in stops)}), analysis {statistics.median(analyses):.1f} ms "
+          f"({load()})")
+    goals.append((f"inventory stop for {count} heap chunks", f"{statistics.median(stops):.1f} ms",
+                  "<= 100 ms", statistics.median(stops) <= 100))
+
+
 def launch(heaptrace, env, runs, failed, goals):
     true = "/bin/true"
     res = measure("launch", {"native": ([true], None),
@@ -576,6 +612,7 @@ def main():
         report(heaptrace, bins["many_bt"], min(1000, max(1, int(1000 * scale))), env, runs,
                failed, goals)
         launch(heaptrace, env, 10, failed, goals)
+        inventory(heaptrace, bins["bigheap"], int(1000000 * scale), env, runs, failed, goals)
         # a quarter of the work: unpinned, each call costs 5-10 times more
         churn_nofp = [bins["churn-nofp"], str(max(1, int(50000 * scale)))]
         affinity(heaptrace, churn_nofp, env, runs, failed, goals)
