@@ -130,7 +130,8 @@ static void read_notes(struct core *c, const uint8_t *d, size_t len)
 		else if (type == NT_FILE_NOTE)
 			note_file(c, d + desc, descsz);
 		else if (type == NT_PRPSINFO && descsz >= 136)
-			snprintf(c->command, sizeof(c->command), "%.80s", (const char *)d + desc + 56);
+			snprintf(c->command, sizeof(c->command), "%.80s",
+				 (const char *)d + desc + 56);
 		off = desc + ((descsz + 3) & ~3u);
 	}
 }
@@ -162,7 +163,8 @@ static int read_segments(struct core *c)
 		return -EINVAL;
 	for (unsigned pass = 0; pass < 2; pass++) {
 		for (unsigned i = 0; i < eh->e_phnum; i++) {
-			const Elf64_Phdr *ph = (const void *)(c->map + eh->e_phoff + i * sizeof(*ph));
+			const Elf64_Phdr *ph =
+				(const void *)(c->map + eh->e_phoff + i * sizeof(*ph));
 			const struct core_file *f;
 
 			if (ph->p_offset > c->size || ph->p_filesz > c->size - ph->p_offset)

@@ -151,8 +151,8 @@ static void buf_map(struct heapsnap *s, size_t bytes)
 	if (s->buf)
 		munmap(s->buf, s->cap);
 	s->cap = bytes + bytes / 4 + (1u << 20);
-	s->buf = mmap(NULL, s->cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-		      -1, 0);
+	s->buf = mmap(NULL, s->cap, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (s->buf == MAP_FAILED) {
 		s->buf = NULL;
 		s->cap = 0;
@@ -320,8 +320,8 @@ void heapsnap_take(struct heapsnap *s, struct proc *p)
 		for (size_t i = 0; i < s->nr; i++)
 			copied += s->r[i].len;
 		pr_dbg(1, "snapshot: %zu regions, %llu bytes, %zu threads, buffer %zu of %zu bytes "
-			  "used, %.1f ms", s->nr, (unsigned long long)copied, s->ntp, s->used, s->cap,
-		       s->stop_ms);
+			  "used, %.1f ms", s->nr, (unsigned long long)copied, s->ntp, s->used,
+		       s->cap, s->stop_ms);
 	}
 	free(tids.v);
 	free(v);

@@ -92,8 +92,10 @@ struct gctx {
 static bool rd(const struct gctx *g, uint64_t addr, uint64_t *v)
 {
 	/* the heap being walked first: one region, no search (most reads are its headers) */
-	if (g->seg_data && addr - g->seg_start < g->seg_len && addr - g->seg_start + 8 <= g->seg_len) {
-		memcpy(v, g->seg_data + (addr - g->seg_start), 8);
+	uint64_t off = addr - g->seg_start;
+
+	if (g->seg_data && off < g->seg_len && off + 8 <= g->seg_len) {
+		memcpy(v, g->seg_data + off, 8);
 		return true;
 	}
 	return inv_read64(g->img, addr, v);
@@ -234,7 +236,8 @@ static void arena_heaps(struct gctx *g, unsigned ai)
 	unsigned hops;
 
 	for (hops = 0; h && hops < HEAP_HOPS; hops++) {
-		uint64_t ar, size, prev, first = h + (a == h + HI_SIZEOF ? ARENA_FIRST_CHUNK : HI_SIZEOF);
+		bool first_heap = a == h + HI_SIZEOF;
+		uint64_t ar, size, prev, first = h + (first_heap ? ARENA_FIRST_CHUNK : HI_SIZEOF);
 
 		if (!rd(g, h + HI_AR_PTR, &ar) || !rd(g, h + HI_SIZE, &size) ||
 		    !rd(g, h + HI_PREV, &prev)) {
@@ -340,11 +343,13 @@ static void walk_seg(struct gctx *g, const struct seg *s)
 
 			while (o < s->end && probes++ < RESYNC_PROBES && !chain_ok(g, s, o))
 				o += 16;
-			inv_problem(g->inv, "bad chunk header at 0x%llx (0x%llx): %llu bytes skipped",
+			inv_problem(g->inv,
+				    "bad chunk header at 0x%llx (0x%llx): %llu bytes skipped",
 				    (unsigned long long)c, (unsigned long long)rd0(g, c + 8),
 				    (unsigned long long)(o - c));
 			if (prev != SIZE_MAX)
-				g->c[prev].state = C_UNKNOWN; /* its in-use bit was in that header */
+				/* its in-use bit was in that header */
+				g->c[prev].state = C_UNKNOWN;
 			g->inv->unknown_bytes += o - c;
 			prev = SIZE_MAX;
 			if (o >= s->end || probes > RESYNC_PROBES)
@@ -396,7 +401,8 @@ static void walk_fastbins(struct gctx *g, unsigned ai)
 
 			if (!ch || ch->size != size || ch->state != C_LIVE || ch->arena != ai ||
 			    steps > g->nc || !rd(g, p + 16, &fd)) {
-				inv_problem(g->inv, "fastbin %u of arena 0x%llx: bad entry 0x%llx", i,
+				inv_problem(g->inv, "fastbin %u of arena 0x%llx: bad entry 0x%llx",
+					    i,
 					    (unsigned long long)a, (unsigned long long)p);
 				break;
 			}
@@ -651,7 +657,8 @@ int inv_glibc_read(const struct inv_image *img, struct inventory *inv)
 	inv->arenas = g.narenas;
 	for (unsigned i = 0; i < g.narenas; i++) {
 		if (rd(&g, g.arenas[i] + MS_MUTEX, &mutex) && (uint32_t)mutex)
-			inv_problem(inv, "arena 0x%llx was locked: a thread was stopped inside malloc",
+			inv_problem(inv,
+				    "arena 0x%llx was locked: a thread was stopped inside malloc",
 				    (unsigned long long)g.arenas[i]);
 		if (i)
 			arena_heaps(&g, i);
@@ -664,7 +671,8 @@ int inv_glibc_read(const struct inv_image *img, struct inventory *inv)
 	qsort(g.segs, g.nsegs, sizeof(*g.segs), seg_cmp);
 	for (size_t i = 0; i < g.nsegs; i++) {
 		if (i && g.segs[i].start < g.segs[i - 1].end) {
-			inv_problem(inv, "heaps overlap at 0x%llx", (unsigned long long)g.segs[i].start);
+			inv_problem(inv, "heaps overlap at 0x%llx",
+				    (unsigned long long)g.segs[i].start);
 			continue;
 		}
 		walk_seg(&g, &g.segs[i]);

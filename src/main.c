@@ -69,7 +69,8 @@ static const struct opt_desc {
 						 "for the unwinder (default 8192)" },
 	{ "no-pin", OPT_NO_PIN, NULL, "breakpoint mode: do not share one CPU with a "
 				      "single-threaded program" },
-	{ "no-inventory", OPT_NO_INVENTORY, NULL, "with --pid, do not read the heap found at the attach" },
+	{ "no-inventory", OPT_NO_INVENTORY, NULL,
+	  "with --pid, do not read the heap found at the attach" },
 	{ "core", OPT_CORE, "FILE", "report the heap of an ELF core file instead of tracing" },
 	{ "exe", OPT_EXE, "PROGRAM", "with --core, the program that dumped it (static glibc)" },
 	{ "verbose", 'v', NULL, "more diagnostics (repeat for debug output)" },

@@ -326,16 +326,19 @@ static void json_inventory(FILE *f, const struct inventory *inv)
 		",\"fastbin_blocks\":%" PRIu64 ",\"fastbin_bytes\":%" PRIu64
 		",\"bin_blocks\":%" PRIu64 ",\"bin_bytes\":%" PRIu64 ",\"top_bytes\":%" PRIu64
 		",\"largest_free\":%" PRIu64 ",\"unknown_bytes\":%" PRIu64 ",\"size_classes\":[",
-		inv->complete ? "true" : "false", inv->live_blocks, inv->live_bytes, inv->free_bytes,
-		inv->heap_bytes, inv->mmapped_blocks, inv->mmapped_bytes, inv->arenas, inv->threads,
-		inv->stop_ms, inv->analysis_ms, inv->tcache_blocks, inv->tcache_bytes,
+		inv->complete ? "true" : "false", inv->live_blocks, inv->live_bytes,
+		inv->free_bytes, inv->heap_bytes, inv->mmapped_blocks, inv->mmapped_bytes,
+		inv->arenas, inv->threads, inv->stop_ms, inv->analysis_ms, inv->tcache_blocks,
+		inv->tcache_bytes,
 		inv->fastbin_blocks, inv->fastbin_bytes, inv->bin_blocks, inv->bin_bytes,
 		inv->top_bytes, inv->largest_free, inv->unknown_bytes);
 	for (unsigned c = 0; c < INV_NCLASSES; c++) {
 		if (!inv->class_blocks[c])
 			continue;
-		fprintf(f, "%s{\"max_size\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
-			first ? "" : ",", inv_class_max(c), inv->class_blocks[c], inv->class_bytes[c]);
+		fprintf(f,
+			"%s{\"max_size\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
+			first ? "" : ",", inv_class_max(c), inv->class_blocks[c],
+			inv->class_bytes[c]);
 		first = false;
 	}
 	fputs("],\"types\":[", f);
