@@ -185,7 +185,7 @@ static void copy_region(struct heapsnap *s, uint64_t addr, uint64_t len, enum in
 
 	while (done < len) {
 		size_t piece = len - done < READ_PIECE ? len - done : READ_PIECE;
-		struct iovec local = { p + done, piece }, remote = { (void *)(addr + done), piece };
+		struct iovec local = { p + done, piece }, remote = { (void *)(uintptr_t)(addr + done), piece };
 		ssize_t got = process_vm_readv(s->pid, &local, 1, &remote, 1, 0);
 
 		if (got <= 0)
@@ -358,7 +358,7 @@ static void identify(struct proc *p, struct inventory *inv, unsigned *minor)
 static bool read_live(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	struct heapsnap *s = ctx;
-	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
 
 	return process_vm_readv(s->pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
 }
