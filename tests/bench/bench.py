@@ -567,8 +567,7 @@ def main():
             cells["breakpoint"] = heaptrace_cell(heaptrace, argv, "--depth=8",
                                                  "--mode=breakpoint")
             if name.startswith("churn"):  # for the cost of unwinding
-                cells["depth1"] = heaptrace_cell(heaptrace, argv, "--depth=1",
-                                                 "--mode=breakpoint")
+                cells["depth1"] = heaptrace_cell(heaptrace, argv, "--depth=1")
         if heaptrack:
             cells["heaptrack"] = ([heaptrack, "-o", "{out}"] + argv, heaptrack_done)
         if ltrace:
