@@ -78,6 +78,10 @@ LIB_PKGS = ["libc6", "libc6-dev", "linux-libc-dev", "libgcc-s1", "libstdc++6", "
             "zlib1g-dev", "liblzma5", "liblzma-dev", "libbz2-1.0", "libbz2-dev", "libzstd1",
             "libzstd-dev"]
 
+# The cross builds must be free of warnings: a 32-bit or big-pointer mistake (a signed length
+# compared with an unsigned one on arm, an address cast to a 32-bit pointer) shows only there.
+CROSS_CFLAGS = "-O2 -g -Werror"
+
 GUEST_DIR = "/xt"  # heaptrace and the targets inside the guest
 GUEST_HT = GUEST_DIR + "/heaptrace"
 GUEST_T = GUEST_DIR + "/t"
@@ -342,7 +346,7 @@ class Arch:
         argv = ["make", "-C", ROOT, "--no-print-directory", "-j%d" % (os.cpu_count() or 1),
                 "ARCH=" + self.name, "CROSS_COMPILE=%s-" % self.triplet,
                 "SYSROOT=" + self.sysroot, "STATIC=1", "BUILD=" + os.path.join(self.dir, "obj"),
-                "OUT=" + self.heaptrace]
+                "OUT=" + self.heaptrace, "CFLAGS=" + CROSS_CFLAGS]
         rc, out = sh(argv, env=clean_env(), log=self.log)
         if rc != 0 or not os.path.isfile(self.heaptrace):
             if os.path.exists(self.heaptrace):
