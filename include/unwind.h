@@ -7,6 +7,7 @@
  * registers taken from the snapshot heaptrace already has and memory read in blocks with
  * process_vm_readv instead of one PTRACE_PEEKDATA per word.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -30,9 +31,12 @@ void unwind_prefetch(pid_t tid, uint64_t sp);
 int unwind_read_word(uint64_t addr, uint64_t *val);
 
 /* Write up to max PCs of the thread of the last unwind_prefetch into pcs, pcs[0] being the
- * current PC (regs). Return the number written (at least 1). */
+ * current PC (regs), and the sp of the last one into *sp. A step that does not move up the
+ * stack, or to a return address ret_ok (if not NULL) refuses, ends the backtrace. Return the
+ * number written (at least 1). */
 unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
-			unsigned max);
+			unsigned max, uint64_t *sp, bool (*ret_ok)(void *ctx, uint64_t ret),
+			void *ctx);
 
 /* The same from a copy of the stack: len bytes that were at address lo (from sp up) when
  * regs were taken; other memory is read only where it is a read-only file mapping. */

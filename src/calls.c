@@ -11,6 +11,7 @@
 
 #define PR_DOMAIN "calls"
 #include "calls.h"
+#include "fallback.h"
 #include "frames.h"
 #include "guard.h"
 #include "log.h"
@@ -262,11 +263,15 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 		 * a static program without .eh_frame_hdr.
 		 */
 		struct arch_regs caller = *regs;
+		uint64_t last_sp;
 
 		if (depth > 1) {
 			arch->set_pc(&caller, ret);
 			arch->set_sp(&caller, sp + arch->ret_sp_adjust);
-			f->npcs += unwind_capture(p->unw, &caller, f->pcs + 1, depth - 1);
+			f->npcs += unwind_capture(p->unw, &caller, f->pcs + 1, depth - 1, &last_sp,
+						  fallback_is_return, p);
+			/* past code without unwind information: a validated stack scan */
+			f->npcs = fallback_extend(p, f->pcs, f->npcs, last_sp, depth);
 			unwinds++;
 		}
 	}
@@ -379,12 +384,13 @@ static ssize_t read_tid(void *ctx, uint64_t addr, void *buf, size_t len)
 	return remote_read(((const struct replace *)ctx)->tid, addr, buf, len);
 }
 
-static void replace_word(void *ctx, uint64_t addr, uint64_t val)
+static bool replace_word(void *ctx, uint64_t addr, uint64_t val)
 {
 	const struct replace *r = ctx;
 
 	if (val == r->from)
 		remote_write_word(r->tid, addr, arch->word_size, r->to);
+	return true;
 }
 
 /* Replace every word equal to from by to in [lo, hi) of tid's memory (bounded). */

@@ -24,12 +24,74 @@ size_t frames_each_word(uint64_t lo, uint64_t hi, unsigned word_size, frames_rea
 			uint64_t v = 0;
 
 			memcpy(&v, buf + k, word_size); /* little-endian targets */
-			fn(fctx, at + k, v);
 			words++;
+			if (!fn(fctx, at + k, v))
+				return words;
 		}
 		if (n < len)
 			break;
 		at += len;
 	}
 	return words;
+}
+
+const char *frames_how_name(enum frames_how how)
+{
+	static const char *const names[] = { "cfi", "fp", "scan" };
+
+	return how < sizeof(names) / sizeof(names[0]) ? names[how] : "?";
+}
+
+/* One frame's search: the first slot with a direct call to start, else the first slot with
+ * any call (through a register, or to a function that tail-called this one). */
+struct search {
+	const struct frames_env *e;
+	uint64_t start; /* function of the frame below, 0 if unknown */
+	uint64_t direct_at, direct, indirect_at, indirect;
+};
+
+static bool consider(void *ctx, uint64_t addr, uint64_t val)
+{
+	struct search *s = ctx;
+	uint64_t target;
+
+	if (!val || !s->e->after_call(s->e->ctx, val, &target))
+		return true;
+	if (target && s->start && target == s->start) {
+		s->direct_at = addr;
+		s->direct = val;
+		return false;
+	}
+	if (!s->indirect_at) {
+		s->indirect_at = addr;
+		s->indirect = val;
+	}
+	return true;
+}
+
+unsigned frames_scan(const struct frames_env *e, uint64_t pc, bool is_return, uint64_t sp,
+		     uint64_t *pcs, unsigned max)
+{
+	unsigned n = 0;
+
+	while (n < max) {
+		struct search s = { .e = e, .start = e->func_start(e->ctx, pc, is_return) };
+		uint64_t at;
+
+		frames_each_word(sp, sp + FRAMES_SCAN_WINDOW, e->word_size, e->read, e->ctx,
+				 consider, &s);
+		if (s.direct_at) {
+			at = s.direct_at;
+			pc = s.direct;
+		} else if (s.indirect_at) {
+			at = s.indirect_at;
+			pc = s.indirect;
+		} else {
+			break;
+		}
+		pcs[n++] = pc | (uint64_t)FRAMES_SCAN << FRAMES_HOW_SHIFT;
+		is_return = true;
+		sp = at + e->word_size;
+	}
+	return n;
 }

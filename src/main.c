@@ -481,6 +481,7 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			log_level++;
+			o.report.show_how = true;
 			break;
 		case 'h':
 			usage(stdout);

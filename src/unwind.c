@@ -263,7 +263,8 @@ unsigned unwind_capture_copy(struct unwinder *u, const struct arch_regs *regs, u
 }
 
 unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
-			unsigned max)
+			unsigned max, uint64_t *sp, bool (*ret_ok)(void *ctx, uint64_t ret),
+			void *ctx)
 {
 	unw_cursor_t c;
 	unsigned n = 0;
@@ -271,6 +272,7 @@ unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64
 	if (!max)
 		return 0;
 	pcs[n++] = arch->get_pc(regs);
+	*sp = arch->get_sp(regs);
 	if (max <= 1 || !u->as || !u->upt)
 		return n;
 	cur.regs = regs; /* memory: through the cache unwind_prefetch filled for this stop */
@@ -283,14 +285,20 @@ unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64
 		return n;
 	}
 	while (n < max) {
-		unw_word_t ip;
+		unw_word_t ip, nsp;
 		int ret = unw_step(&c);
 
 		if (ret <= 0)
 			break;
-		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip)
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip ||
+		    unw_get_reg(&c, UNW_REG_SP, &nsp) < 0)
+			break;
+		/* without unwind information libunwind guesses: the return address register
+		 * again (aarch64 static: the same frame twice), or a frame pointer that is none */
+		if (nsp < *sp || (nsp == *sp && ip == pcs[n - 1]) || (ret_ok && !ret_ok(ctx, ip)))
 			break;
 		pcs[n++] = ip;
+		*sp = nsp;
 	}
 	unwinding = false;
 	return n;
