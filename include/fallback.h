@@ -15,8 +15,9 @@
 /*
  * pcs[0..n) is a backtrace of the thread of the last unwind_prefetch whose last frame's sp is
  * sp; pcs[1..] are return addresses. Unless its last frame is an outermost one (_start,
- * __libc_start_main, a thread's start), extend it by scanning, up to max frames, and mark the
- * last frame FRAMES_STOPPED if the scan ends short of max. Return the new count.
+ * __libc_start_main, a thread's start) or main, extend it by scanning up to main, at most max
+ * frames, and mark the last frame FRAMES_STOPPED if the scan ends short of max and of those.
+ * Return the new count.
  */
 unsigned fallback_extend(struct proc *p, uint64_t *pcs, unsigned n, uint64_t sp, unsigned max);
 

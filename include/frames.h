@@ -66,6 +66,9 @@ struct frames_env {
 	/* Code address of the first instruction of the function holding pc (a return address,
 	 * is_return, is looked up at pc - 1), or 0 if unknown. */
 	uint64_t (*func_start)(void *ctx, uint64_t pc, bool is_return);
+	/* Optional: is the return address pc in a function the scan must not go past (main:
+	 * the C library calls it through a pointer, and the words above are its startup's)? */
+	bool (*last)(void *ctx, uint64_t pc);
 };
 
 /* Bytes above a frame's sp searched for its return address. */

@@ -67,25 +67,40 @@ static uint64_t func_start(void *ctx, uint64_t pc, bool is_return)
 	return sf.function ? arch->code_addr(pc - sf.offset) : 0;
 }
 
-static bool is_outermost(struct proc *p, uint64_t pc)
+static bool in_function(struct proc *p, uint64_t pc, const char *name)
 {
 	struct sym_frame sf;
 
 	sym_resolve(symbols(p), arch->code_addr(frames_addr(pc)), true, &sf);
-	for (size_t i = 0; sf.function && i < sizeof(outermost) / sizeof(outermost[0]); i++)
-		if (!strcmp(sf.function, outermost[i]))
+	return sf.function && !strcmp(sf.function, name);
+}
+
+static bool is_outermost(struct proc *p, uint64_t pc)
+{
+	for (size_t i = 0; i < sizeof(outermost) / sizeof(outermost[0]); i++)
+		if (in_function(p, pc, outermost[i]))
 			return true;
 	return false;
 }
 
+/*
+ * The scan ends at main: the C library calls it through a pointer, which no call instruction
+ * can confirm, and in a static program the words above main's frame are left by the startup
+ * code (measured on x86_64: do_lookup_x, _int_malloc taken for main's callers).
+ */
+static bool is_main(void *ctx, uint64_t pc)
+{
+	return in_function(ctx, pc, "main");
+}
+
 unsigned fallback_extend(struct proc *p, uint64_t *pcs, unsigned n, uint64_t sp, unsigned max)
 {
-	struct frames_env e = { arch->word_size, read_words, p, after_call, func_start };
+	struct frames_env e = { arch->word_size, read_words, p, after_call, func_start, is_main };
 
-	if (n < 2 || n >= max || is_outermost(p, pcs[n - 1]))
+	if (n < 2 || n >= max || is_outermost(p, pcs[n - 1]) || is_main(p, pcs[n - 1]))
 		return n;
 	n += frames_scan(&e, frames_addr(pcs[n - 1]), true, sp, pcs + n, max - n);
-	if (n < max && !is_outermost(p, pcs[n - 1]))
+	if (n < max && !is_outermost(p, pcs[n - 1]) && !is_main(p, pcs[n - 1]))
 		pcs[n - 1] |= FRAMES_STOPPED;
 	return n;
 }

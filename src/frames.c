@@ -90,6 +90,8 @@ unsigned frames_scan(const struct frames_env *e, uint64_t pc, bool is_return, ui
 			break;
 		}
 		pcs[n++] = pc | (uint64_t)FRAMES_SCAN << FRAMES_HOW_SHIFT;
+		if (e->last && e->last(e->ctx, pc))
+			break;
 		is_return = true;
 		sp = at + e->word_size;
 	}

@@ -3,14 +3,21 @@
 its code, no frame pointers): the stack scan finds every frame to main, with the target's own
 records as the answer, and each frame says how it was found."""
 
-from helpers import Fail, fn_name
+from helpers import Fail, fn_name, variants
 from test_basic import full_check
 
 HOWS = {"cfi", "fp", "scan"}
 
 
-def test_plain_build_full_chains():
-    r = full_check("leaks", "plain")
+@variants("plain", "plainstatic")
+def test_plain_build_full_chains(variant):
+    check_plain(variant)
+
+
+def check_plain(variant):
+    """leaks-VARIANT: every site and count exact, each chain to main as the target records it
+    (full_check), every frame's how known and no chain that reaches main marked stopped."""
+    r = full_check("leaks", variant)
     scanned = 0
     for b in r.report["backtraces"]:
         frames = b["frames"]

@@ -262,7 +262,7 @@ TEST_CASE(scan_skips_stale_return_addresses)
 	/* b's frame: junk, the stale 0x1008, its return 0x2010; a's frame: the stale indirect
 	 * 0x5010, its return 0x1010; main's frame: nothing that calls main */
 	static const uint64_t stack[] = { 0x3004, 0x1008, 0x2010, 0x5010, 7, 0x1010, 0, 0 };
-	struct frames_env e = { 8, fake_read, &mem, fake_after_call, fake_func_start };
+	struct frames_env e = { 8, fake_read, &mem, fake_after_call, fake_func_start, NULL };
 	uint64_t pcs[8];
 	unsigned n;
 
@@ -278,7 +278,7 @@ TEST_CASE(scan_skips_stale_return_addresses)
 TEST_CASE(scan_bounded_by_max_and_unreadable_stack)
 {
 	static const uint64_t stack[] = { 0x2010, 0x1010 };
-	struct frames_env e = { 8, fake_read, &mem, fake_after_call, fake_func_start };
+	struct frames_env e = { 8, fake_read, &mem, fake_after_call, fake_func_start, NULL };
 	uint64_t pcs[8];
 
 	put_words(stack, sizeof(stack) / 8);
@@ -286,4 +286,24 @@ TEST_CASE(scan_bounded_by_max_and_unreadable_stack)
 	mem.fail_at = BASE;
 	CHECK_EQ(frames_scan(&e, 0x3004, false, BASE, pcs, 8), 0u);
 	CHECK_EQ(frames_how_name(FRAMES_SCAN)[0], 's');
+}
+
+static bool fake_is_main(void *ctx, uint64_t pc)
+{
+	(void)ctx;
+	return pc - 1 >= 0x1000 && pc - 1 < 0x2000;
+}
+
+TEST_CASE(scan_ends_at_main)
+{
+	/* above main's return address, a stale indirect call of the startup code */
+	static const uint64_t stack[] = { 0x2010, 0x1010, 0x5010, 0 };
+	struct frames_env e = { 8, fake_read, &mem, fake_after_call, fake_func_start, NULL };
+	uint64_t pcs[8];
+
+	put_words(stack, sizeof(stack) / 8);
+	CHECK_EQ(frames_scan(&e, 0x3004, false, BASE, pcs, 8), 3u);
+	e.last = fake_is_main;
+	CHECK_EQ(frames_scan(&e, 0x3004, false, BASE, pcs, 8), 2u);
+	CHECK_EQ(frames_addr(pcs[1]), 0x1010ull);
 }
