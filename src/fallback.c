@@ -60,27 +60,36 @@ static struct symbolizer *symbols(struct proc *p)
 
 static uint64_t func_start(void *ctx, uint64_t pc, bool is_return)
 {
-	struct sym_frame sf;
+	uint64_t start;
 
-	pc = arch->code_addr(pc);
-	sym_resolve(symbols(ctx), pc, is_return, &sf);
-	return sf.function ? arch->code_addr(pc - sf.offset) : 0;
+	if (!sym_function(symbols(ctx), arch->code_addr(pc), is_return, &start))
+		return 0;
+	return arch->code_addr(start);
 }
 
-static bool in_function(struct proc *p, uint64_t pc, const char *name)
-{
-	struct sym_frame sf;
+/* Where a return address lies: in main, in an outermost function, or elsewhere. */
+enum place { PLACE_OTHER, PLACE_MAIN, PLACE_OUTERMOST };
 
-	sym_resolve(symbols(p), arch->code_addr(frames_addr(pc)), true, &sf);
-	return sf.function && !strcmp(sf.function, name);
+static bool same_name(const char *sym, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(sym, name, n) && (!sym[n] || sym[n] == '@'); /* __libc_start_main@@.. */
 }
 
-static bool is_outermost(struct proc *p, uint64_t pc)
+static enum place place_of(struct proc *p, uint64_t pc)
 {
+	uint64_t start;
+	const char *name = sym_function(symbols(p), arch->code_addr(frames_addr(pc)), true, &start);
+
+	if (!name)
+		return PLACE_OTHER;
+	if (same_name(name, "main"))
+		return PLACE_MAIN;
 	for (size_t i = 0; i < sizeof(outermost) / sizeof(outermost[0]); i++)
-		if (in_function(p, pc, outermost[i]))
-			return true;
-	return false;
+		if (same_name(name, outermost[i]))
+			return PLACE_OUTERMOST;
+	return PLACE_OTHER;
 }
 
 /*
@@ -90,17 +99,17 @@ static bool is_outermost(struct proc *p, uint64_t pc)
  */
 static bool is_main(void *ctx, uint64_t pc)
 {
-	return in_function(ctx, pc, "main");
+	return place_of(ctx, pc) == PLACE_MAIN;
 }
 
 unsigned fallback_extend(struct proc *p, uint64_t *pcs, unsigned n, uint64_t sp, unsigned max)
 {
 	struct frames_env e = { arch->word_size, read_words, p, after_call, func_start, is_main };
 
-	if (n < 2 || n >= max || is_outermost(p, pcs[n - 1]) || is_main(p, pcs[n - 1]))
+	if (n < 2 || n >= max || place_of(p, pcs[n - 1]) != PLACE_OTHER)
 		return n;
 	n += frames_scan(&e, frames_addr(pcs[n - 1]), true, sp, pcs + n, max - n);
-	if (n < max && !is_outermost(p, pcs[n - 1]) && !is_main(p, pcs[n - 1]))
+	if (n < max && place_of(p, pcs[n - 1]) == PLACE_OTHER)
 		pcs[n - 1] |= FRAMES_STOPPED;
 	return n;
 }

@@ -4,20 +4,32 @@ its code, no frame pointers): the stack scan finds every frame to main, with the
 records as the answer, and each frame says how it was found."""
 
 from helpers import Fail, fn_name, variants
-from test_basic import full_check
+from test_basic import full_check, static_run
 
 HOWS = {"cfi", "fp", "scan"}
 
 
+def plain_run(variant, basic):
+    """leaks-VARIANT traced, with test_basic's checks (basic: that module): every site and count
+    exact, each chain to main as the target records it; static, the C library's start-up
+    blocks reached from __libc_start_main too."""
+    if "static" in variant:
+        return basic.static_run(variant, "leaks", libc_startup_only=True)[1]
+    return basic.full_check("leaks", variant)
+
+
+class _Basic:
+    full_check = staticmethod(full_check)
+    static_run = staticmethod(static_run)
+
+
 @variants("plain", "plainstatic")
 def test_plain_build_full_chains(variant):
-    check_plain(variant)
+    check_hows(plain_run(variant, _Basic))
 
 
-def check_plain(variant):
-    """leaks-VARIANT: every site and count exact, each chain to main as the target records it
-    (full_check), every frame's how known and no chain that reaches main marked stopped."""
-    r = full_check("leaks", variant)
+def check_hows(r):
+    """Every frame's how known, some found by the scan, none that reaches main stopped."""
     scanned = 0
     for b in r.report["backtraces"]:
         frames = b["frames"]

@@ -141,7 +141,16 @@ def plan(opts, arch):
     cases = [("static", [], lambda c: c.arch.check_static())]
     for v in plain_variants(arch):
         cases.append(("unwind[%s]" % v, [GuestRun("ht", "leaks", v)],
-                      lambda c, v=v: c.mod("test_unwind").check_plain(v)))
+                      lambda c, v=v: c.mod("test_unwind").check_hows(
+                          c.mod("test_unwind").plain_run(v, c.mod("test_basic")))))
+    cases += [
+        ("symbols[plainstripped]", [GuestRun("ht", "leaks", "plainstripped",
+                                             opts=["--symbols=%s/leaks-plain" % GUEST_T])],
+         lambda c: c.mod("test_stripped").stripped_run(c.mod("test_basic"), False)),
+        ("symbols[static_stripped]", [GuestRun("ht", "static_stripped",
+                                               opts=["--symbols=%s/static_leaks" % GUEST_T])],
+         lambda c: c.mod("test_stripped").stripped_run(c.mod("test_basic"), True)),
+    ]
     for opt in opts:
         cases += [
             ("leaks[%s]" % opt, [GuestRun("ht", "leaks", opt)],
@@ -371,6 +380,9 @@ class Arch:
         names = set()
         for r in runs:
             names.add(os.path.basename(r.prog))
+            for o in r.opts:  # --symbols=/xt/t/NAME: the guest needs that file too
+                if o.startswith("--symbols=" + GUEST_T + "/"):
+                    names.add(os.path.basename(o))
         return sorted(names)
 
     def build_targets(self, names):
