@@ -111,7 +111,8 @@ def suffix(opt):
 
 # Builds without unwind tables or frame pointers (tests/targets/Makefile's PLAIN_VARIANTS).
 def plain_variants(arch):
-    return ["plain", "plainstatic"] + (["plainmixed"] if arch == "arm" else [])
+    return ["plain", "plainstatic", "plainos", "plaindeb"] + (
+        ["plainmixed"] if arch == "arm" else [])
 
 
 class GuestRun:
@@ -144,6 +145,9 @@ def plan(opts, arch):
                       lambda c, v=v: c.mod("test_unwind").check_hows(
                           c.mod("test_unwind").plain_run(v, c.mod("test_basic")))))
     cases += [
+        ("unwind[plainraw]", [GuestRun("ht", "leaks", "plainraw")],
+         lambda c: c.mod("test_unwind").check_hows(c.mod("test_unwind").raw_run(),
+                                                   need_scan=False)),
         ("symbols[plainstripped]", [GuestRun("ht", "leaks", "plainstripped",
                                              opts=["--symbols=%s/leaks-plain" % GUEST_T])],
          lambda c: c.mod("test_stripped").stripped_run(c.mod("test_basic"), False)),
