@@ -11,18 +11,16 @@
 #include <stdint.h>
 
 #include "process.h"
+#include "unwind.h"
 
 /*
- * pcs[0..n) is a backtrace of the thread of the last unwind_prefetch whose last frame's sp is
- * sp; pcs[1..] are return addresses. Unless its last frame is an outermost one (_start,
- * __libc_start_main, a thread's start) or main, extend it by scanning up to main, at most max
- * frames, and mark the last frame FRAMES_STOPPED if the scan ends short of max and of those.
- * Return the new count.
+ * Hooks for unwind_capture on p's threads: a return address must follow a call in executable
+ * code; and unless the last frame libunwind found is an outermost one (_start,
+ * __libc_start_main, a thread's start) or main, the backtrace is extended by scanning up to
+ * main, its last frame marked FRAMES_STOPPED if the scan ends short of max and of those.
+ * Memory is read through unwind_read_word (a live stop or a copy of the stack).
  */
-unsigned fallback_extend(struct proc *p, uint64_t *pcs, unsigned n, uint64_t sp, unsigned max);
-
-/* Is ret (proc *ctx) just after a call in executable code? */
-bool fallback_is_return(void *ctx, uint64_t ret);
+void fallback_hooks(struct proc *p, struct unwind_hooks *h);
 
 /* Forget p's symbols (its mappings changed). */
 void fallback_flush(struct proc *p);

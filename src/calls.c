@@ -263,15 +263,13 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 		 * a static program without .eh_frame_hdr.
 		 */
 		struct arch_regs caller = *regs;
-		uint64_t last_sp;
+		struct unwind_hooks h;
 
 		if (depth > 1) {
 			arch->set_pc(&caller, ret);
 			arch->set_sp(&caller, sp + arch->ret_sp_adjust);
-			f->npcs += unwind_capture(p->unw, &caller, f->pcs + 1, depth - 1, &last_sp,
-						  fallback_is_return, p);
-			/* past code without unwind information: a validated stack scan */
-			f->npcs = fallback_extend(p, f->pcs, f->npcs, last_sp, depth);
+			fallback_hooks(p, &h);
+			f->npcs += unwind_capture(p->unw, &caller, f->pcs + 1, depth - 1, &h);
 			unwinds++;
 		}
 	}

@@ -44,7 +44,7 @@ static bool after_call(void *ctx, uint64_t ret, uint64_t *target)
 	return arch->after_call(insn, ret, target);
 }
 
-bool fallback_is_return(void *ctx, uint64_t ret)
+static bool is_return(void *ctx, uint64_t ret)
 {
 	uint64_t target;
 
@@ -102,16 +102,23 @@ static bool is_main(void *ctx, uint64_t pc)
 	return place_of(ctx, pc) == PLACE_MAIN;
 }
 
-unsigned fallback_extend(struct proc *p, uint64_t *pcs, unsigned n, uint64_t sp, unsigned max)
+/* pcs[0] is the caller's pc at an allocation function's entry, a return address as well. */
+static unsigned extend(void *ctx, uint64_t *pcs, unsigned n, uint64_t sp, unsigned max)
 {
+	struct proc *p = ctx;
 	struct frames_env e = { arch->word_size, read_words, p, after_call, func_start, is_main };
 
-	if (n < 2 || n >= max || place_of(p, pcs[n - 1]) != PLACE_OTHER)
+	if (!n || n >= max || place_of(p, pcs[n - 1]) != PLACE_OTHER)
 		return n;
 	n += frames_scan(&e, frames_addr(pcs[n - 1]), true, sp, pcs + n, max - n);
 	if (n < max && place_of(p, pcs[n - 1]) == PLACE_OTHER)
 		pcs[n - 1] |= FRAMES_STOPPED;
 	return n;
+}
+
+void fallback_hooks(struct proc *p, struct unwind_hooks *h)
+{
+	*h = (struct unwind_hooks){ is_return, extend, p };
 }
 
 void fallback_flush(struct proc *p)
