@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The live side of the stack scan: memory, code and symbols of a traced process. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "arch.h"
@@ -7,6 +8,7 @@
 #include "frames.h"
 #include "symbols.h"
 #include "unwind.h"
+#include "util.h"
 
 /* Functions no frame is below: the scan does not go past them. */
 static const char *const outermost[] = {
@@ -51,24 +53,24 @@ static bool is_return(void *ctx, uint64_t ret)
 	return after_call(ctx, ret, &target);
 }
 
-static struct symbolizer *symbols(struct proc *p)
-{
-	if (!p->scan_sym)
-		p->scan_sym = sym_open(&p->mods);
-	return p->scan_sym;
-}
-
-static uint64_t func_start(void *ctx, uint64_t pc, bool is_return)
-{
-	uint64_t start;
-
-	if (!sym_function(symbols(ctx), arch->code_addr(pc), is_return, &start))
-		return 0;
-	return arch->code_addr(start);
-}
-
 /* Where a return address lies: in main, in an outermost function, or elsewhere. */
 enum place { PLACE_OTHER, PLACE_MAIN, PLACE_OUTERMOST };
+
+#define CACHE_SIZE 4096 /* a power of two */
+
+/*
+ * Per process: its symbols, and what they say of each code address looked up. libdwfl's
+ * address lookup walks the whole symbol table (measured: forkstress's 595000 allocations took
+ * 2 minutes of CPU more without this cache), and most backtraces end in the same few places.
+ */
+struct fallback {
+	struct symbolizer *sym;
+	struct {
+		uint64_t key; /* code address << 1 | is_return, 0 = empty */
+		uint64_t start; /* function start (code address), 0 if unknown */
+		enum place place;
+	} cache[CACHE_SIZE];
+};
 
 static bool same_name(const char *sym, const char *name)
 {
@@ -77,11 +79,8 @@ static bool same_name(const char *sym, const char *name)
 	return !strncmp(sym, name, n) && (!sym[n] || sym[n] == '@'); /* __libc_start_main@@.. */
 }
 
-static enum place place_of(struct proc *p, uint64_t pc)
+static enum place place_of_name(const char *name)
 {
-	uint64_t start;
-	const char *name = sym_function(symbols(p), arch->code_addr(frames_addr(pc)), true, &start);
-
 	if (!name)
 		return PLACE_OTHER;
 	if (same_name(name, "main"))
@@ -90,6 +89,49 @@ static enum place place_of(struct proc *p, uint64_t pc)
 		if (same_name(name, outermost[i]))
 			return PLACE_OUTERMOST;
 	return PLACE_OTHER;
+}
+
+/* The function start and place of code address pc (a return address if is_return). */
+static void look_up(struct proc *p, uint64_t pc, bool is_return, uint64_t *start,
+		    enum place *place)
+{
+	uint64_t key = (arch->code_addr(frames_addr(pc)) << 1) | is_return;
+	struct fallback *fb = p->fallback;
+	size_t i;
+
+	if (!fb) {
+		fb = p->fallback = xcalloc(1, sizeof(*fb));
+		fb->sym = sym_open(&p->mods);
+	}
+	i = hash64(key) & (CACHE_SIZE - 1);
+	if (fb->cache[i].key != key) {
+		uint64_t s = 0;
+		const char *name = sym_function(fb->sym, key >> 1, is_return, &s);
+
+		fb->cache[i].key = key;
+		fb->cache[i].start = name ? arch->code_addr(s) : 0;
+		fb->cache[i].place = place_of_name(name);
+	}
+	*start = fb->cache[i].start;
+	*place = fb->cache[i].place;
+}
+
+static uint64_t func_start(void *ctx, uint64_t pc, bool is_return)
+{
+	uint64_t start;
+	enum place place;
+
+	look_up(ctx, pc, is_return, &start, &place);
+	return start;
+}
+
+static enum place place_of(struct proc *p, uint64_t pc)
+{
+	uint64_t start;
+	enum place place;
+
+	look_up(p, pc, true, &start, &place);
+	return place;
 }
 
 /*
@@ -123,6 +165,9 @@ void fallback_hooks(struct proc *p, struct unwind_hooks *h)
 
 void fallback_flush(struct proc *p)
 {
-	sym_close(p->scan_sym);
-	p->scan_sym = NULL;
+	if (p->fallback) {
+		sym_close(p->fallback->sym);
+		free(p->fallback);
+		p->fallback = NULL;
+	}
 }
