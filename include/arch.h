@@ -38,6 +38,7 @@ struct arch_emul {
 };
 
 #define ARCH_MAX_INSN 16 /* bytes read at a breakpoint address to decode */
+#define ARCH_CALL_WINDOW 8 /* bytes before a return address that hold its call */
 #define ARCH_SLOT_SIZE 64 /* bytes of scratch page per displaced instruction */
 #define ARCH_LOGTRAMP_MAX 192 /* bytes of the logging trampoline, at most */
 #define ARCH_STUB_SIZE 216 /* bytes of a restoring syscall stub (arch_ops.stub_code) */
@@ -81,6 +82,14 @@ struct arch_ops {
 	void (*set_ret_reg)(struct arch_regs *r, uint64_t v);
 	/* sp after the callee returned, minus sp at its entry (x86_64: 8, the popped address). */
 	unsigned ret_sp_adjust;
+	/*
+	 * Is ret (a return address as the stack holds it; arm: bit 0 set = Thumb caller) just
+	 * after a call instruction? code holds the ARCH_CALL_WINDOW bytes that end at
+	 * code_addr(ret). For a direct call set *target to its destination's code address, for
+	 * one through a register or memory to 0. Stack scans accept a word as a return address
+	 * only if this is true.
+	 */
+	bool (*after_call)(const uint8_t *code, uint64_t ret, uint64_t *target);
 
 	/*
 	 * Decide how to step over a breakpoint placed on the instruction at addr, whose bytes

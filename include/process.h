@@ -70,6 +70,7 @@ struct proc {
 	struct stubs *stubs; /* entry stubs and their ring (stubs.h), NULL if none */
 	bool keep_ign; /* the program's SIGTRAP was SIG_IGN before its last exec */
 	struct unwinder *unw;
+	struct fallback *fallback; /* function starts for stack scans (fallback.c) */
 	uint64_t hook_addr[HOOK_COUNT]; /* armed entries, 0 if none */
 	bool armed;
 	uint64_t start_bp; /* temporary breakpoint at the first instruction after exec */

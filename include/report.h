@@ -20,6 +20,7 @@ struct report_opts {
 	uint64_t older_ns; /* only blocks at least this old; 0 = all */
 	uint64_t min_size; /* only blocks with min_size <= size <= max_size */
 	uint64_t max_size; /* UINT64_MAX = no limit */
+	bool show_how; /* text: how each frame was found (-v) */
 };
 
 /* One symbolised frame. NULL / 0 / -1 fields are unknown. Strings stay owned by the resolver. */

@@ -46,6 +46,21 @@ int sym_find_hooks(const char *path, uint64_t addrs[HOOK_COUNT]);
 
 /* The size of the function symbol whose value is value in path (the largest, of aliases), or 0. */
 uint64_t sym_func_size(const char *path, uint64_t value);
+#define SYM_BUILD_ID_MAX 129 /* hex digits of a GNU build-id (up to 64 bytes), and a NUL */
+
+/* The GNU build-id of the ELF file at path in hex. Return 0, -ENOMSG (none) or -errno. */
+int sym_build_id(const char *path, char *hex, size_t len);
+
+/*
+ * Read the symbols (and debug information) of any module with the same build-id from path
+ * (--symbols: an unstripped copy or a separate debug file), its build-id in id. Return 0,
+ * -ENOMSG (no build-id), -ENOEXEC (not ELF) or -errno.
+ */
+int sym_add_symbols(const char *path, char *id, size_t len);
+
+/* Look for separate debug files as DIR/.build-id/xx/rest.debug (--debug-dir). Return 0 or
+ * -errno (-ENOTDIR). */
+int sym_set_debug_dir(const char *dir);
 
 /* Value of a defined function symbol in path, or 0. */
 uint64_t sym_lookup(const char *path, const char *name);
@@ -55,6 +70,11 @@ struct symbolizer;
 /* A symbolizer over the modules of one process; it keeps its own copy of what it needs. */
 struct symbolizer *sym_open(const struct modlist *ml);
 void sym_close(struct symbolizer *s);
+
+/* The symbol of the function holding pc (a return address: at pc - 1), as the symbol table
+ * has it (a version suffix, no demangling), and its value in *start; NULL if unknown. No
+ * source lines: cheap enough to call while tracing. */
+const char *sym_function(struct symbolizer *s, uint64_t pc, bool is_return, uint64_t *start);
 
 /* Symbolise pc; a return address (is_return) is looked up at pc - 1, the call site. */
 void sym_resolve(struct symbolizer *s, uint64_t pc, bool is_return, struct sym_frame *out);

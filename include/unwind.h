@@ -7,6 +7,7 @@
  * registers taken from the snapshot heaptrace already has and memory read in blocks with
  * process_vm_readv instead of one PTRACE_PEEKDATA per word.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -29,14 +30,28 @@ void unwind_prefetch(pid_t tid, uint64_t sp);
 /* One pointer-sized word of the stopped thread's memory, through the cache. 0 or -EFAULT. */
 int unwind_read_word(uint64_t addr, uint64_t *val);
 
+/* What unwinding asks of the rest of heaptrace (fallback.c), both called with ctx. */
+struct unwind_hooks {
+	/* Is ret a return address (just after a call)? A step to another one is refused. */
+	bool (*ret_ok)(void *ctx, uint64_t ret);
+	/* Where libunwind stopped short of max: extend pcs[0..n) (pcs[0] the caller's pc, the
+	 * rest return addresses; sp the last frame's) through the same memory, up to max frames.
+	 * Return the new count. */
+	unsigned (*extend)(void *ctx, uint64_t *pcs, unsigned n, uint64_t sp, unsigned max);
+	void *ctx;
+};
+
 /* Write up to max PCs of the thread of the last unwind_prefetch into pcs, pcs[0] being the
- * current PC (regs). Return the number written (at least 1). */
+ * current PC (regs, a caller's frame). A step that does not move up the stack ends
+ * libunwind's part, as does one that h (if not NULL) refuses; then h may extend it. Return
+ * the number written (at least 1 if max is). */
 unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
-			unsigned max);
+			unsigned max, const struct unwind_hooks *h);
 
 /* The same from a copy of the stack: len bytes that were at address lo (from sp up) when
  * regs were taken; other memory is read only where it is a read-only file mapping. */
 unsigned unwind_capture_copy(struct unwinder *u, const struct arch_regs *regs, uint64_t lo,
-			     const void *stack, size_t len, uint64_t *pcs, unsigned max);
+			     const void *stack, size_t len, uint64_t *pcs, unsigned max,
+			     const struct unwind_hooks *h);
 
 #endif

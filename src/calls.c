@@ -11,6 +11,8 @@
 
 #define PR_DOMAIN "calls"
 #include "calls.h"
+#include "fallback.h"
+#include "frames.h"
 #include "guard.h"
 #include "log.h"
 #include "remote.h"
@@ -261,11 +263,13 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 		 * a static program without .eh_frame_hdr.
 		 */
 		struct arch_regs caller = *regs;
+		struct unwind_hooks h;
 
 		if (depth > 1) {
 			arch->set_pc(&caller, ret);
 			arch->set_sp(&caller, sp + arch->ret_sp_adjust);
-			f->npcs += unwind_capture(p->unw, &caller, f->pcs + 1, depth - 1);
+			fallback_hooks(p, &h);
+			f->npcs += unwind_capture(p->unw, &caller, f->pcs + 1, depth - 1, &h);
 			unwinds++;
 		}
 	}
@@ -368,28 +372,31 @@ int calls_return(struct thread *t, struct arch_regs *regs)
 	return 0;
 }
 
+struct replace {
+	pid_t tid;
+	uint64_t from, to;
+};
+
+static ssize_t read_tid(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return remote_read(((const struct replace *)ctx)->tid, addr, buf, len);
+}
+
+static bool replace_word(void *ctx, uint64_t addr, uint64_t val)
+{
+	const struct replace *r = ctx;
+
+	if (val == r->from)
+		remote_write_word(r->tid, addr, arch->word_size, r->to);
+	return true;
+}
+
 /* Replace every word equal to from by to in [lo, hi) of tid's memory (bounded). */
 static void replace_words(pid_t tid, uint64_t lo, uint64_t hi, uint64_t from, uint64_t to)
 {
-	const unsigned w = arch->word_size;
-	uint8_t buf[4096];
+	struct replace r = { .tid = tid, .from = from, .to = to };
 
-	if (hi > lo + (64 << 10))
-		hi = lo + (64 << 10);
-	for (uint64_t at = lo & ~(uint64_t)(w - 1); at < hi; at += sizeof(buf)) {
-		size_t len = hi - at < sizeof(buf) ? hi - at : sizeof(buf);
-		ssize_t n = remote_read(tid, at, buf, len);
-
-		for (ssize_t k = 0; k + w <= n; k += w) {
-			uint64_t v = 0;
-
-			memcpy(&v, buf + k, w); /* little-endian targets */
-			if (v == from)
-				remote_write_word(tid, at + k, w, to);
-		}
-		if (n < (ssize_t)len)
-			break;
-	}
+	frames_each_word(lo, hi, arch->word_size, read_tid, &r, replace_word, &r);
 }
 
 /* Give every call in flight its caller's return address back before detaching. */

@@ -11,6 +11,7 @@
 
 #define PR_DOMAIN "image"
 #include "guard.h"
+#include "fallback.h"
 #include "image.h"
 #include "inject.h"
 #include "log.h"
@@ -51,6 +52,7 @@ static void note_modules(struct proc *p, size_t old)
 	p->mod_hooks_n = p->mods.n;
 	if (p->unw)
 		unwind_flush(p->unw);
+	fallback_flush(p);
 }
 
 /* Read the mappings again (libraries were loaded or unloaded). */

@@ -39,7 +39,7 @@
 enum {
 	OPT_DURATION = 256, OPT_TOP, OPT_OUTFILE, OPT_FLAME, OPT_FORMAT, OPT_INTERVAL, OPT_COUNT,
 	OPT_OLDER, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_VERSION, OPT_SAMPLE, OPT_NO_PIN, OPT_MODE,
-	OPT_STACK_COPY, OPT_NO_INVENTORY, OPT_CORE, OPT_EXE,
+	OPT_STACK_COPY, OPT_NO_INVENTORY, OPT_CORE, OPT_EXE, OPT_SYMBOLS, OPT_DEBUG_DIR,
 };
 
 /* One table: struct option, the short-option string and --help all come from it. */
@@ -73,6 +73,8 @@ static const struct opt_desc {
 	  "with --pid, do not read the heap found at the attach" },
 	{ "core", OPT_CORE, "FILE", "report the heap of an ELF core file instead of tracing" },
 	{ "exe", OPT_EXE, "PROGRAM", "with --core, the program that dumped it (static glibc)" },
+	{ "symbols", OPT_SYMBOLS, "FILE", "symbols of a stripped module from FILE (by build-id)" },
+	{ "debug-dir", OPT_DEBUG_DIR, "DIR", "separate debug files in DIR/.build-id/" },
 	{ "verbose", 'v', NULL, "more diagnostics (repeat for debug output)" },
 	{ "help", 'h', NULL, "show this help and exit" },
 	{ "version", OPT_VERSION, NULL, "show the version and exit" },
@@ -350,6 +352,64 @@ static int check_program(const char *name, const char *path)
 	return 0;
 }
 
+/* The --symbols files, kept to check them against the program. */
+static struct symbols_arg {
+	const char *path;
+	char id[SYM_BUILD_ID_MAX];
+} symbols_args[32];
+static size_t nsymbols_args;
+
+static int add_symbols(const char *path)
+{
+	struct symbols_arg *a = &symbols_args[nsymbols_args];
+	int ret;
+
+	if (nsymbols_args == ARRAY_SIZE(symbols_args))
+		return usage_error("more than %s --symbols files", "32");
+	ret = sym_add_symbols(path, a->id, sizeof(a->id));
+	if (ret) {
+		pr_err("--symbols=%s: %s", path,
+		       ret == -ENOMSG ? "no GNU build-id note to match it by" :
+		       ret == -ENOEXEC ? "not an ELF file" : strerror(-ret));
+		return EXIT_USAGE;
+	}
+	a->path = path;
+	nsymbols_args++;
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/*
+ * A --symbols file named as the program is meant for it: refuse it unless their build-ids
+ * match (symbols of another build would name every frame wrongly). Files for libraries are
+ * matched when they are loaded.
+ */
+static int check_symbols(const char *name, const char *path)
+{
+	char id[SYM_BUILD_ID_MAX] = "";
+
+	for (size_t i = 0; i < nsymbols_args; i++) {
+		const struct symbols_arg *a = &symbols_args[i];
+
+		if (strcmp(base_name(a->path), base_name(path)))
+			continue;
+		if (!id[0] && sym_build_id(path, id, sizeof(id)))
+			strcpy(id, "none");
+		if (strcmp(id, a->id)) {
+			pr_err("--symbols=%s: build-id %s does not match %s (build-id %s)", a->path,
+			       a->id, name, id);
+			return EXIT_USAGE;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct option longopts[ARRAY_SIZE(opt_table) + 1];
@@ -443,6 +503,18 @@ int main(int argc, char **argv)
 				return usage_error("invalid --stack-copy '%s' (64 to 65536)", optarg);
 			o.stack_copy = v;
 			break;
+		case OPT_SYMBOLS:
+			ret = add_symbols(optarg);
+			if (ret)
+				return ret;
+			break;
+		case OPT_DEBUG_DIR:
+			ret = sym_set_debug_dir(optarg);
+			if (ret) {
+				pr_err("--debug-dir=%s: %s", optarg, strerror(-ret));
+				return EXIT_USAGE;
+			}
+			break;
 		case OPT_NO_INVENTORY:
 			o.inventory = false;
 			break;
@@ -481,6 +553,7 @@ int main(int argc, char **argv)
 			break;
 		case 'v':
 			log_level++;
+			o.report.show_how = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -518,7 +591,9 @@ int main(int argc, char **argv)
 									      strerror(err));
 			return EXIT_START;
 		}
-		ret = check_program(argv[optind], path);
+		ret = check_symbols(argv[optind], path);
+		if (!ret)
+			ret = check_program(argv[optind], path);
 		if (ret) {
 			free(path);
 			return ret;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fallback.h"
 #include "inventory.h"
 #include "process.h"
 #include "stubs.h"
@@ -256,6 +257,7 @@ void proc_forget_image(struct proc *p)
 	guard_forget(p);
 	unwind_destroy(p->unw);
 	p->unw = NULL;
+	fallback_flush(p);
 	memset(p->hook_addr, 0, sizeof(p->hook_addr));
 	p->armed = false;
 	p->start_bp = 0;

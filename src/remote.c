@@ -27,7 +27,7 @@ static ssize_t peek_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 		long word;
 
 		errno = 0;
-		word = ptrace(PTRACE_PEEKDATA, pid, (void *)at, NULL);
+		word = ptrace(PTRACE_PEEKDATA, pid, (void *)(uintptr_t)at, NULL);
 		if (errno)
 			return done ? (ssize_t)done : -errno;
 		n = sizeof(long) - skip;
@@ -41,7 +41,7 @@ static ssize_t peek_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 
 ssize_t remote_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
 	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 
 	if (n >= 0)
@@ -66,12 +66,12 @@ int remote_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 			n = len - done;
 		if (n != w) {
 			errno = 0;
-			word = ptrace(PTRACE_PEEKDATA, pid, (void *)at, NULL);
+			word = ptrace(PTRACE_PEEKDATA, pid, (void *)(uintptr_t)at, NULL);
 			if (errno)
 				return -errno;
 		}
 		memcpy((char *)&word + skip, (const char *)buf + done, n);
-		if (ptrace(PTRACE_POKEDATA, pid, (void *)at, (void *)word) < 0)
+		if (ptrace(PTRACE_POKEDATA, pid, (void *)(uintptr_t)at, (void *)word) < 0)
 			return -errno;
 		done += n;
 	}
@@ -80,7 +80,7 @@ int remote_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 
 int remote_write_data(pid_t pid, uint64_t addr, const void *buf, size_t len)
 {
-	struct iovec local = { (void *)buf, len }, remote = { (void *)addr, len };
+	struct iovec local = { (void *)buf, len }, remote = { (void *)(uintptr_t)addr, len };
 
 	if (process_vm_writev(pid, &local, 1, &remote, 1, 0) == (ssize_t)len)
 		return 0;

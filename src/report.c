@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames.h"
 #include "report.h"
 #include "util.h"
 
@@ -125,7 +126,7 @@ static void resolve(const struct report_info *ri, const struct table *t, const s
 		return;
 	}
 	if (ri->resolve)
-		ri->resolve(ri->resolve_ctx, pc, idx, sf);
+		ri->resolve(ri->resolve_ctx, frames_addr(pc), idx, sf);
 }
 
 /* v in decimal units, as classic heaptrace: unit[0] below 1000, then unit[1..3] with three
@@ -198,6 +199,45 @@ static void text_inventory(FILE *f, const struct table *t, const struct inventor
 		fprintf(f, "[heaptrace]   problem: %s\n", inv->problems[i]);
 }
 
+/*
+ * The modules where backtraces stopped for lack of unwind information, one note each with the
+ * number of backtraces: without it a short backtrace looks like a complete one.
+ */
+static void write_stopped(FILE *f, const struct table *t, const struct report_info *ri,
+			  const struct entry *e, uint32_t n)
+{
+	const char *seen[16];
+	unsigned count[16], nseen = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct bt *b = &t->bts[e[i].bt];
+		uint64_t last = b->depth ? table_bt_pcs(t, b)[b->depth - 1] : 0;
+		struct sym_frame sf;
+		unsigned k;
+
+		if (table_bt_before_attach(t, b) || !(last & FRAMES_STOPPED))
+			continue;
+		resolve(ri, t, b, b->depth - 1, &sf);
+		if (!sf.module)
+			sf.module = "??";
+		for (k = 0; k < nseen && strcmp(seen[k], sf.module); k++)
+			;
+		if (k == nseen && nseen < ARRAY_SIZE(seen)) {
+			seen[nseen] = sf.module;
+			count[nseen++] = 0;
+		}
+		if (k < nseen)
+			count[k]++;
+	}
+	for (unsigned k = 0; k < nseen; k++) {
+		fprintf(f, "[heaptrace] note: %u backtrace%s stopped early in ", count[k],
+			count[k] == 1 ? "" : "s");
+		text_name(f, seen[k]);
+		fputs(": no unwind information there (build with -fasynchronous-unwind-tables, or "
+		      "keep .debug_frame)\n", f);
+	}
+}
+
 static void write_text(FILE *f, const struct table *t, const struct report_opts *o,
 		       const struct report_info *ri, const struct entry *e, uint32_t n)
 {
@@ -222,7 +262,7 @@ static void write_text(FILE *f, const struct table *t, const struct report_opts 
 			struct sym_frame sf;
 
 			resolve(ri, t, b, d, &sf);
-			snprintf(b1, sizeof(b1), "0x%" PRIx64, pcs[d]);
+			snprintf(b1, sizeof(b1), "0x%" PRIx64, frames_addr(pcs[d]));
 			fprintf(f, "%2u [%14s] ", d, b1);
 			if (sf.function) {
 				text_name(f, sf.function);
@@ -236,10 +276,13 @@ static void write_text(FILE *f, const struct table *t, const struct report_opts 
 				text_name(f, sf.file);
 				fprintf(f, ":%d)", sf.line);
 			}
+			if (o->show_how && d && !table_bt_before_attach(t, b))
+				fprintf(f, " [%s]", frames_how_name(frames_how_of(pcs[d])));
 			fputc('\n', f);
 		}
 		fputc('\n', f);
 	}
+	write_stopped(f, t, ri, e, n);
 	fprintf(f, "[heaptrace] heap traced num of backtrace : %" PRIu64 "\n", live_bts(t));
 	fprintf(f, "[heaptrace] heap traced allocation size  : %s\n",
 		fmt_size(b1, sizeof(b1), t->sum.live_bytes));
@@ -405,7 +448,7 @@ static void write_json(FILE *f, const struct table *t, const struct report_info 
 
 			resolve(ri, t, b, d, &sf);
 			fprintf(f, "%s{\"address\":\"0x%" PRIx64 "\",\"function\":", d ? "," : "",
-				pcs[d]);
+				frames_addr(pcs[d]));
 			json_str(f, sf.function);
 			if (sf.function)
 				fprintf(f, ",\"offset\":%" PRIu64, sf.offset);
@@ -416,9 +459,17 @@ static void write_json(FILE *f, const struct table *t, const struct report_info 
 			fputs(",\"file\":", f);
 			json_str(f, sf.file);
 			if (sf.line > 0)
-				fprintf(f, ",\"line\":%d}", sf.line);
+				fprintf(f, ",\"line\":%d", sf.line);
 			else
-				fputs(",\"line\":null}", f);
+				fputs(",\"line\":null", f);
+			/* frame 0 is the allocation function's entry: no unwinding found it; the
+			 * blocks found at the attach have no call site */
+			if (!table_bt_before_attach(t, b))
+				fprintf(f, ",\"how\":\"%s\"",
+					d ? frames_how_name(frames_how_of(pcs[d])) : "entry");
+			if (pcs[d] & FRAMES_STOPPED && !table_bt_before_attach(t, b))
+				fputs(",\"stopped\":true", f);
+			fputc('}', f);
 		}
 		fputs("]}", f);
 	}

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #define PR_DOMAIN "stubs"
+#include "fallback.h"
 #include "calls.h"
 #include "entrycheck.h"
 #include "log.h"
@@ -692,12 +693,14 @@ static unsigned unwind_rec(void *arg, uint64_t *pcs, unsigned max)
 	const uint8_t *r = c->rec;
 	uint32_t copy = get32(r + 112);
 	struct arch_regs regs;
+	struct unwind_hooks h;
 
 	if (copy < 8 || !c->p->unw)
 		return 0;
 	stub_regs(&regs, r); /* the caller's frame: pc = return address */
+	fallback_hooks(c->p, &h);
 	return unwind_capture_copy(c->p->unw, &regs, get64(r + 40), r + STUB_REC_ENTRY, copy,
-				   pcs, max);
+				   pcs, max, &h);
 }
 
 static void take_entry(struct proc *p, struct stubs *s, const uint8_t *r, uint64_t pos)

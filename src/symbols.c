@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -89,13 +91,110 @@ int sym_elf_info(const char *path, struct elf_info *info)
 }
 
 /* Call fn for every defined function symbol of .symtab and .dynsym. */
+int sym_build_id(const char *path, char *hex, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	int fd, ret = -ENOMSG;
+	Elf *e = elf_open_path(path, &fd);
+
+	if (!e)
+		return -errno;
+	while (ret && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+		Elf_Data *data;
+		size_t off = 0, name_off, desc_off, next;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(data = elf_getdata(scn, NULL)))
+			continue;
+		while (ret && (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)data->d_buf + name_off, "GNU", 4) && nh.n_descsz &&
+			    nh.n_descsz * 2 < len) {
+				const uint8_t *d = (const uint8_t *)data->d_buf + desc_off;
+
+				for (size_t i = 0; i < nh.n_descsz; i++)
+					snprintf(hex + 2 * i, 3, "%02x", d[i]);
+				ret = 0;
+			}
+			off = next;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return ret;
+}
+
+/* libdwfl's debug file search path (NULL: its default) */
+static char *debuginfo_path;
+
+/* Files given with --symbols (by build-id), and --debug-dir. */
+static struct sym_file {
+	char *path;
+	char id[SYM_BUILD_ID_MAX];
+} *sym_files;
+static size_t nsym_files;
+static char *debug_dir;
+
+int sym_add_symbols(const char *path, char *id, size_t len)
+{
+	char hex[SYM_BUILD_ID_MAX];
+	int ret = sym_build_id(path, hex, sizeof(hex));
+
+	if (ret)
+		return ret;
+	sym_files = xrealloc(sym_files, (nsym_files + 1) * sizeof(*sym_files));
+	sym_files[nsym_files].path = xstrdup(path);
+	memcpy(sym_files[nsym_files++].id, hex, sizeof(hex));
+	snprintf(id, len, "%s", hex);
+	return 0;
+}
+
+int sym_set_debug_dir(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	free(debug_dir);
+	debug_dir = xstrdup(dir);
+	/* libdwfl's own search: DIR/.build-id/xx/rest.debug, beside the defaults */
+	free(debuginfo_path);
+	if (asprintf(&debuginfo_path, ":.debug:/usr/lib/debug:%s", dir) < 0)
+		debuginfo_path = NULL;
+	return 0;
+}
+
+/* Where path's symbols are read from: the --symbols file with its build-id, else the file
+ * DIR/.build-id/xx/rest.debug of --debug-dir, else path itself. */
+static const char *source(const char *path)
+{
+	static char found[PATH_MAX];
+	char hex[SYM_BUILD_ID_MAX];
+
+	if ((!nsym_files && !debug_dir) || sym_build_id(path, hex, sizeof(hex)))
+		return path;
+	for (size_t i = 0; i < nsym_files; i++)
+		if (!strcmp(sym_files[i].id, hex))
+			return sym_files[i].path;
+	if (debug_dir) {
+		snprintf(found, sizeof(found), "%s/.build-id/%.2s/%s.debug", debug_dir, hex, hex + 2);
+		if (!access(found, R_OK))
+			return found;
+	}
+	return path;
+}
+
+/* Call fn for every defined function symbol of .symtab and .dynsym (of path's symbol file). */
 static int for_each_func(const char *path,
 			 void (*fn)(void *ctx, const char *name, uint64_t v, uint64_t size),
 			 void *ctx)
 {
 	Elf_Scn *scn = NULL;
 	int fd;
-	Elf *e = elf_open_path(path, &fd);
+	Elf *e = elf_open_path(source(path), &fd);
 
 	if (!e)
 		return -errno;
@@ -215,8 +314,6 @@ static char *own(struct symbolizer *s, char *str)
 	return str;
 }
 
-static char *debuginfo_path;
-
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
@@ -235,7 +332,7 @@ struct symbolizer *sym_open(const struct modlist *ml)
 
 			if (!m->bias_known)
 				continue;
-			if (!dwfl_report_elf(s->dwfl, m->path, m->path, -1, m->bias, false))
+			if (!dwfl_report_elf(s->dwfl, m->path, source(m->path), -1, m->bias, false))
 				pr_dbg(1, "dwfl_report_elf %s: %s", m->path, dwfl_errmsg(-1));
 		}
 		dwfl_report_end(s->dwfl, NULL, NULL);
@@ -299,6 +396,22 @@ static void lookup(struct symbolizer *s, uint64_t pc, bool is_return, struct sym
 		f->file = slash ? slash + 1 : file;
 		f->line = lineno;
 	}
+}
+
+const char *sym_function(struct symbolizer *s, uint64_t pc, bool is_return, uint64_t *start)
+{
+	uint64_t at = is_return ? pc - 1 : pc;
+	Dwfl_Module *mod;
+	GElf_Sym sym;
+	GElf_Off off;
+	const char *name;
+
+	if (!s->dwfl || !(mod = dwfl_addrmodule(s->dwfl, at)))
+		return NULL;
+	name = dwfl_module_addrinfo(mod, at, &off, &sym, NULL, NULL, NULL);
+	if (name)
+		*start = at - off;
+	return name;
 }
 
 void sym_resolve(struct symbolizer *s, uint64_t pc, bool is_return, struct sym_frame *out)

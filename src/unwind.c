@@ -249,7 +249,8 @@ void unwind_flush(struct unwinder *u)
 }
 
 unsigned unwind_capture_copy(struct unwinder *u, const struct arch_regs *regs, uint64_t lo,
-			     const void *stack, size_t len, uint64_t *pcs, unsigned max)
+			     const void *stack, size_t len, uint64_t *pcs, unsigned max,
+			     const struct unwind_hooks *h)
 {
 	unsigned n;
 
@@ -257,20 +258,20 @@ unsigned unwind_capture_copy(struct unwinder *u, const struct arch_regs *regs, u
 	cur.copy = stack;
 	cur.copy_lo = lo;
 	cur.copy_len = len;
-	n = unwind_capture(u, regs, pcs, max);
+	n = unwind_capture(u, regs, pcs, max, h);
 	cur.copy = NULL;
 	return n;
 }
 
-unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
-			unsigned max)
+/* libunwind's part of unwind_capture; *sp: the last frame's. */
+static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
+			 unsigned max, uint64_t *sp, const struct unwind_hooks *h)
 {
 	unw_cursor_t c;
 	unsigned n = 0;
 
-	if (!max)
-		return 0;
 	pcs[n++] = arch->get_pc(regs);
+	*sp = arch->get_sp(regs);
 	if (max <= 1 || !u->as || !u->upt)
 		return n;
 	cur.regs = regs; /* memory: through the cache unwind_prefetch filled for this stop */
@@ -283,15 +284,33 @@ unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64
 		return n;
 	}
 	while (n < max) {
-		unw_word_t ip;
+		unw_word_t ip, nsp;
 		int ret = unw_step(&c);
 
 		if (ret <= 0)
 			break;
-		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip)
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip ||
+		    unw_get_reg(&c, UNW_REG_SP, &nsp) < 0)
+			break;
+		/* without unwind information libunwind guesses: the return address register
+		 * again (aarch64 static: the same frame twice), or a frame pointer that is none */
+		if (nsp < *sp || (nsp == *sp && ip == pcs[n - 1]) || (h && !h->ret_ok(h->ctx, ip)))
 			break;
 		pcs[n++] = ip;
+		*sp = nsp;
 	}
 	unwinding = false;
 	return n;
+}
+
+unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
+			unsigned max, const struct unwind_hooks *h)
+{
+	uint64_t sp;
+	unsigned n;
+
+	if (!max)
+		return 0;
+	n = step_all(u, regs, pcs, max, &sp, h);
+	return h && n < max ? h->extend(h->ctx, pcs, n, sp, max) : n;
 }

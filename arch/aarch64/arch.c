@@ -435,6 +435,22 @@ static bool a64_syscall_restart(struct arch_regs *r)
 	return false;
 }
 
+/* bl imm26; blr xn. */
+static bool a64_after_call(const uint8_t *code, uint64_t ret, uint64_t *target)
+{
+	uint32_t i;
+
+	memcpy(&i, code + ARCH_CALL_WINDOW - 4, 4);
+	if ((i & 0xfc000000u) == 0x94000000u) {
+		int64_t off = (int64_t)((uint64_t)(i & 0x03ffffffu) << 38) >> 36;
+
+		*target = ret - 4 + off;
+		return true;
+	}
+	*target = 0;
+	return (i & 0xfffffc1fu) == 0xd63f0000u;
+}
+
 const struct arch_ops arch_aarch64_ops = {
 	.name = "aarch64",
 	.elf_machine = EM_AARCH64,
@@ -444,6 +460,7 @@ const struct arch_ops arch_aarch64_ops = {
 	.insn_align = 4,
 	.bp_encode = a64_bp_encode,
 	.code_addr = a64_code_addr,
+	.after_call = a64_after_call,
 	.bp_addr_from_pc = a64_bp_addr_from_pc,
 	.get_pc = a64_get_pc,
 	.set_pc = a64_set_pc,

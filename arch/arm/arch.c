@@ -543,6 +543,53 @@ static bool arm_syscall_restart(struct arch_regs *r)
 	return true;
 }
 
+/* Thumb (bit 0 of ret): 32-bit bl/blx imm, 16-bit blx rm; ARM: bl, blx imm, blx rm. A direct
+ * call's target is a code address (no mode bit). */
+static bool arm_after_call(const uint8_t *code, uint64_t ret, uint64_t *target)
+{
+	uint64_t at = ret & ~1ull;
+	uint32_t i;
+
+	*target = 0;
+	if (ret & 1) {
+		uint16_t hw1, hw2;
+
+		memcpy(&hw1, code + ARCH_CALL_WINDOW - 4, 2);
+		memcpy(&hw2, code + ARCH_CALL_WINDOW - 2, 2);
+		if ((hw1 & 0xf800) == 0xf000 && (hw2 & 0xc000) == 0xc000) {
+			uint32_t s = hw1 >> 10 & 1, j1 = hw2 >> 13 & 1, j2 = hw2 >> 11 & 1;
+			uint32_t imm = s << 24 | (!(j1 ^ s)) << 23 | (!(j2 ^ s)) << 22 |
+				       (hw1 & 0x3ffu) << 12 | (hw2 & 0x7ffu) << 1;
+			int64_t off = (int64_t)((uint64_t)imm << 39) >> 39;
+
+			if (hw2 & 0x1000) /* bl */
+				*target = (at + off) & 0xffffffffu;
+			else if (!(hw2 & 1)) /* blx to ARM */
+				*target = ((at & ~3ull) + off) & 0xffffffffu;
+			else
+				return false;
+			return true;
+		}
+		return (hw2 & 0xff87) == 0x4780; /* blx rm */
+	}
+	memcpy(&i, code + ARCH_CALL_WINDOW - 4, 4);
+	if ((i & 0xfe000000u) == 0xfa000000u) { /* blx imm: to Thumb */
+		int64_t off = (int64_t)((uint64_t)(i & 0xffffffu) << 40) >> 38;
+
+		*target = (at + 4 + off + ((i >> 23) & 2)) & 0xffffffffu;
+		return true;
+	}
+	if ((i & 0xf0000000u) == 0xf0000000u)
+		return false;
+	if ((i & 0x0f000000u) == 0x0b000000u) { /* bl */
+		int64_t off = (int64_t)((uint64_t)(i & 0xffffffu) << 40) >> 38;
+
+		*target = (at + 4 + off) & 0xffffffffu;
+		return true;
+	}
+	return (i & 0x0ffffff0u) == 0x012fff30u; /* blx rm */
+}
+
 const struct arch_ops arch_arm_ops = {
 	.name = "arm",
 	.elf_machine = EM_ARM,
@@ -552,6 +599,7 @@ const struct arch_ops arch_arm_ops = {
 	.insn_align = 2,
 	.bp_encode = arm_bp_encode,
 	.code_addr = arm_code_addr,
+	.after_call = arm_after_call,
 	.bp_addr_from_pc = arm_bp_addr_from_pc,
 	.get_pc = arm_get_pc,
 	.set_pc = arm_set_pc,

@@ -430,6 +430,25 @@ static bool mips_syscall_restart(struct arch_regs *r)
 	return true;
 }
 
+/* The call is two instructions before its return address (the delay slot between): jal,
+ * bal/bgezal (regimm rt 0x11), jalr (special funct 9, any hint). */
+static bool mips_after_call(const uint8_t *code, uint64_t ret, uint64_t *target)
+{
+	uint32_t i;
+
+	memcpy(&i, code, 4);
+	*target = 0;
+	if (i >> 26 == 3) {
+		*target = ((ret - 4) & ~0x0fffffffull) | (uint64_t)(i & 0x03ffffffu) << 2;
+		return true;
+	}
+	if ((i & 0xfc1f0000u) == 0x04110000u) {
+		*target = ret - 4 + ((int64_t)(int16_t)(i & 0xffff) << 2);
+		return true;
+	}
+	return (i & 0xfc1f003fu) == 0x00000009u;
+}
+
 const struct arch_ops arch_mips64_ops = {
 	.name = "mips64",
 	.elf_machine = EM_MIPS,
@@ -439,6 +458,7 @@ const struct arch_ops arch_mips64_ops = {
 	.insn_align = 4,
 	.bp_encode = mips_bp_encode,
 	.code_addr = mips_code_addr,
+	.after_call = mips_after_call,
 	.bp_addr_from_pc = mips_bp_addr_from_pc,
 	.get_pc = mips_get_pc,
 	.set_pc = mips_set_pc,

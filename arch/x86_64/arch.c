@@ -565,6 +565,39 @@ static bool x86_syscall_restart(struct arch_regs *r)
 	return true;
 }
 
+/* call rel32 (e8, 5 bytes); call through a register (ff /2, mod 3: 2 bytes, 3 with REX) or
+ * memory (ff /2: [rip+disp32] 6 bytes, [reg+disp8] 3, [reg+disp32] 6, plus REX or SIB). */
+static bool x86_after_call(const uint8_t *code, uint64_t ret, uint64_t *target)
+{
+	const uint8_t *end = code + ARCH_CALL_WINDOW;
+	int32_t rel;
+
+	if (end[-5] == 0xe8) {
+		memcpy(&rel, end - 4, 4);
+		*target = ret + (int64_t)rel;
+		return true;
+	}
+	*target = 0;
+	for (unsigned len = 2; len <= 7; len++) {
+		const uint8_t *op = end - len;
+		uint8_t modrm = op[1], mod = modrm >> 6, rm = modrm & 7;
+		unsigned want;
+
+		if (op[0] != 0xff || ((modrm >> 3) & 7) != 2)
+			continue;
+		if (mod == 3)
+			want = 2;
+		else if (mod == 0 && rm == 5)
+			want = 6;
+		else
+			want = 2 + (rm == 4) + (mod == 1 ? 1 : mod == 2 ? 4 : 0) +
+			       (mod == 0 && rm == 4 && (op[2] & 7) == 5 ? 4 : 0);
+		if (want == len)
+			return true;
+	}
+	return false;
+}
+
 const struct arch_ops arch_x86_64_ops = {
 	.name = "x86_64",
 	.elf_machine = EM_X86_64,
@@ -574,6 +607,7 @@ const struct arch_ops arch_x86_64_ops = {
 	.insn_align = 1,
 	.bp_encode = x86_bp_encode,
 	.code_addr = x86_code_addr,
+	.after_call = x86_after_call,
 	.bp_addr_from_pc = x86_bp_addr_from_pc,
 	.trap_pc_after = true,
 	.get_pc = x86_get_pc,

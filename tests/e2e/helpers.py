@@ -85,8 +85,8 @@ def need_heaptrace():
 
 
 def target(name, opt="O0"):
-    """Path of a built target; opt "O2" selects NAME-O2."""
-    path = os.path.join(BUILD, "targets", name + ("-O2" if opt == "O2" else ""))
+    """Path of a built target; opt "O2" selects NAME-O2, another word W NAME-W."""
+    path = os.path.join(BUILD, "targets", name + ({"O0": ""}.get(opt, "-" + opt)))
     if not os.path.isfile(path):
         raise Fail("target %s is not built (run make targets)" % os.path.relpath(path, ROOT))
     return path

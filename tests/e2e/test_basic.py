@@ -11,10 +11,11 @@ from helpers import (OPTS, Fail, check_consistency, check_debug_info, check_site
                      need_heaptrace)
 
 
-def full_check(name, opt, rc=0, args=(), opts=(), env=None):
+def full_check(name, opt, rc=0, args=(), opts=(), env=None, prog=None):
     """Run NAME under heaptrace, check status, sites (exhaustive, with file:line), the exact
-    summary, and that the C library made no blocks of its own."""
-    prog = target(name, opt)
+    summary, and that the C library made no blocks of its own. prog: another build of NAME's
+    sources to run (a stripped copy)."""
+    prog = prog or target(name, opt)
     r = heaptrace(prog, args=args, opts=opts, env=env, name="%s-%s" % (name, opt))
     expect_rc(r, rc)
     rep = r.report
@@ -116,12 +117,13 @@ def test_own_signals(opt):
                % len(r.reports))
 
 
-def static_run(opt, name, libc_startup_only):
+def static_run(opt, name, libc_startup_only, prog=None, opts=()):
     """Trace static target name: its sites exact with file:line, and the blocks glibc's start-up
     code makes before main (glibc 2.36: 5 in _dl_non_dynamic_init, never freed) seen and
-    counted in the summary. libc_startup_only: those must come from __libc_start_main."""
-    prog = target(name, opt)
-    r = heaptrace(prog, name="%s-%s" % (name, opt))
+    counted in the summary. libc_startup_only: those must come from __libc_start_main.
+    prog: another build of name's sources to run (a stripped copy), with heaptrace's opts."""
+    prog = prog or target(name, opt)
+    r = heaptrace(prog, opts=opts, name="%s-%s" % (name, opt))
     expect_rc(r, 0)
     rep = r.report
     check_consistency(r, rep)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <ctype.h>
 
+#include "frames.h"
 #include "report.h"
 #include "util.h"
 #include "unittest.h"
@@ -471,7 +472,11 @@ TEST_CASE(filters)
 
 TEST_CASE(json_output)
 {
-	static const uint64_t pw[] = { PC_MALLOC, PC_WEIRD, PC_LIBFOO, PC_NOTHING, PC_MAKE_NODE };
+	/* the last two frames found by a stack scan, which stopped at the last */
+	static const uint64_t pw[] = { PC_MALLOC, PC_WEIRD, PC_LIBFOO,
+				       PC_NOTHING | (uint64_t)FRAMES_SCAN << FRAMES_HOW_SHIFT,
+				       PC_MAKE_NODE | (uint64_t)FRAMES_SCAN << FRAMES_HOW_SHIFT |
+					       FRAMES_STOPPED };
 	struct table t;
 	struct report_opts o = opts(FMT_JSON, SORT_COUNT);
 	struct report_info ri = info(1000);
@@ -502,17 +507,17 @@ TEST_CASE(json_output)
 	CHECK(strstr(out, "{\"count\":3,\"peak_count\":5,\"size\":30,\"peak_size\":50,"
 			  "\"age_ns\":700,\"total_count\":5,\"total_size\":50,\"frames\":["
 			  "{\"address\":\"0x1000\",\"function\":\"malloc\",\"offset\":27,"
-			  "\"module\":\"/lib/libc.so.6\",\"file\":null,\"line\":null},"));
+			  "\"module\":\"/lib/libc.so.6\",\"file\":null,\"line\":null,\"how\":\"entry\"},"));
 	/* Escaping, and unknown names and lines. */
 	CHECK(strstr(out, "{\"address\":\"0x5000\",\"function\":\"f\\\"q\\\\b;c d\\u000a\","
 			  "\"offset\":3,\"module\":\"/usr/bin/prog\","
-			  "\"file\":null,\"line\":null}"));
+			  "\"file\":null,\"line\":null,\"how\":\"cfi\"}"));
 	CHECK(strstr(out, "{\"address\":\"0x4000\",\"function\":null,\"offset\":null,"
-			  "\"module\":\"/usr/lib/libfoo.so\",\"file\":null,\"line\":null}"));
+			  "\"module\":\"/usr/lib/libfoo.so\",\"file\":null,\"line\":null,\"how\":\"cfi\"}"));
 	CHECK(strstr(out, "{\"address\":\"0x6000\",\"function\":null,\"offset\":null,"
-			  "\"module\":null,\"file\":null,\"line\":null}"));
+			  "\"module\":null,\"file\":null,\"line\":null,\"how\":\"scan\"}"));
 	CHECK(strstr(out, "\"function\":\"make_node\",\"offset\":20,\"module\":\"/usr/bin/prog\","
-			  "\"file\":\"list.c\",\"line\":42}]}]}\n"));
+			  "\"file\":\"list.c\",\"line\":42,\"how\":\"scan\",\"stopped\":true}]}]}\n"));
 	free(out);
 
 	/* An exited process, statm, and a command that needs escaping. */

@@ -3,7 +3,7 @@
 """The cross-architecture lab (standard library only): make check-cross.
 
     python3 tests/xarch/xarch.py [--arches "aarch64 arm mips64"] [--opts "O0 O2"] [--timeout 300]
-                                 [-v]
+                                 [--only REGEX] [-v]
 
 For each architecture, everything under build/xarch/<arch>/ (no host package is changed):
 
@@ -78,6 +78,10 @@ LIB_PKGS = ["libc6", "libc6-dev", "linux-libc-dev", "libgcc-s1", "libstdc++6", "
             "zlib1g-dev", "liblzma5", "liblzma-dev", "libbz2-1.0", "libbz2-dev", "libzstd1",
             "libzstd-dev"]
 
+# The cross builds must be free of warnings: a 32-bit or big-pointer mistake (a signed length
+# compared with an unsigned one on arm, an address cast to a 32-bit pointer) shows only there.
+CROSS_CFLAGS = "-O2 -g -Werror"
+
 GUEST_DIR = "/xt"  # heaptrace and the targets inside the guest
 GUEST_HT = GUEST_DIR + "/heaptrace"
 GUEST_T = GUEST_DIR + "/t"
@@ -100,6 +104,17 @@ ABI = {
 # The plan: the guest's runs, and the native tests' functions that check them.
 
 
+def suffix(opt):
+    """A target build's file name suffix, as helpers.target() has it."""
+    return {"O0": ""}.get(opt, "-" + opt)
+
+
+# Builds without unwind tables or frame pointers (tests/targets/Makefile's PLAIN_VARIANTS).
+def plain_variants(arch):
+    return ["plain", "plainstatic", "plainos", "plaindeb"] + (
+        ["plainmixed"] if arch == "arm" else [])
+
+
 class GuestRun:
     """One command in the guest. kind "ht": heaptrace OPTS --format=json --outfile=R -- PROG
     ARGS, as helpers.heaptrace() runs it; "attach": the target started, heaptrace -p PID OPTS
@@ -116,15 +131,30 @@ class GuestRun:
 
     @property
     def prog(self):
-        return "%s/%s%s" % (GUEST_T, self.name, "-O2" if self.opt == "O2" else "")
+        return "%s/%s%s" % (GUEST_T, self.name, suffix(self.opt))
 
     def key(self):
         return (self.kind, self.prog, tuple(self.args), tuple(self.opts), self.mode)
 
 
-def plan(opts):
+def plan(opts, arch):
     """[(case name, GuestRun list or None, check(ctx))] for one architecture."""
     cases = [("static", [], lambda c: c.arch.check_static())]
+    for v in plain_variants(arch):
+        cases.append(("unwind[%s]" % v, [GuestRun("ht", "leaks", v)],
+                      lambda c, v=v: c.mod("test_unwind").check_hows(
+                          c.mod("test_unwind").plain_run(v, c.mod("test_basic")))))
+    cases += [
+        ("unwind[plainraw]", [GuestRun("ht", "leaks", "plainraw")],
+         lambda c: c.mod("test_unwind").check_hows(c.mod("test_unwind").raw_run(),
+                                                   need_scan=False)),
+        ("symbols[plainstripped]", [GuestRun("ht", "leaks", "plainstripped",
+                                             opts=["--symbols=%s/leaks-plain" % GUEST_T])],
+         lambda c: c.mod("test_stripped").stripped_run(c.mod("test_basic"), False)),
+        ("symbols[static_stripped]", [GuestRun("ht", "static_stripped",
+                                               opts=["--symbols=%s/static_leaks" % GUEST_T])],
+         lambda c: c.mod("test_stripped").stripped_run(c.mod("test_basic"), True)),
+    ]
     for opt in opts:
         cases += [
             ("leaks[%s]" % opt, [GuestRun("ht", "leaks", opt)],
@@ -342,7 +372,7 @@ class Arch:
         argv = ["make", "-C", ROOT, "--no-print-directory", "-j%d" % (os.cpu_count() or 1),
                 "ARCH=" + self.name, "CROSS_COMPILE=%s-" % self.triplet,
                 "SYSROOT=" + self.sysroot, "STATIC=1", "BUILD=" + os.path.join(self.dir, "obj"),
-                "OUT=" + self.heaptrace]
+                "OUT=" + self.heaptrace, "CFLAGS=" + CROSS_CFLAGS]
         rc, out = sh(argv, env=clean_env(), log=self.log)
         if rc != 0 or not os.path.isfile(self.heaptrace):
             if os.path.exists(self.heaptrace):
@@ -354,6 +384,9 @@ class Arch:
         names = set()
         for r in runs:
             names.add(os.path.basename(r.prog))
+            for o in r.opts:  # --symbols=/xt/t/NAME: the guest needs that file too
+                if o.startswith("--symbols=" + GUEST_T + "/"):
+                    names.add(os.path.basename(o))
         return sorted(names)
 
     def build_targets(self, names):
@@ -701,7 +734,7 @@ class Context:
         return self.mods[name]
 
     def target(self, name, opt="O0"):
-        return "%s/%s%s" % (GUEST_T, name, "-O2" if opt == "O2" else "")
+        return "%s/%s%s" % (GUEST_T, name, suffix(opt))
 
     def files_of(self, r):
         """The run's files, written to results/<id>/ (the paths Run reads)."""
@@ -824,14 +857,15 @@ def run_arch(name, args, helpers, res, fetch_error):
     a = Arch(name)
     for d in (a.results, os.path.join(a.dir, "logs")):
         shutil.rmtree(d, ignore_errors=True)
-    cases = plan(args.opts)
+    cases = [c for c in plan(args.opts, name) if re.search(args.only, c[0])]
+    plain = [p for p in PLAIN if re.search(args.only, p[0])]
     t_start = time.monotonic()
     try:
         if fetch_error is not None:
             raise fetch_error
         a.build_heaptrace()
         with_ht = a.ht_error is None
-        runs = [r for _, r in PLAIN]
+        runs = [r for _, r in plain]
         if with_ht:
             seen = set()
             for _, rs, _ in cases:
@@ -878,7 +912,7 @@ def run_arch(name, args, helpers, res, fetch_error):
         res.fail(name, "boot", "the guest did not finish its runs%s" % (
             " (qemu killed after %ds)" % args.timeout if timed_out else ""), tail)
     ctx = Context(helpers, a, outcomes, runs, tail)
-    for case, r in PLAIN:
+    for case, r in plain:
         report(res, helpers, name, case, lambda: check_plain(helpers, ctx, r))
     for case, rs, check in cases:
         if not with_ht:
@@ -914,6 +948,8 @@ def main():
     ap.add_argument("--arches", default="aarch64 arm mips64")
     ap.add_argument("--opts", default="O0 O2", help='target builds to trace, e.g. "O0 O2"')
     ap.add_argument("--timeout", type=int, default=300, help="seconds per guest (qemu)")
+    ap.add_argument("--only", default="", metavar="REGEX",
+                    help="only the cases whose name matches (while working on one)")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     args.opts = args.opts.split()
