@@ -45,7 +45,9 @@ static void note_modules(struct proc *p, size_t old)
 			continue;
 		m->bias = m->base - info.first_load_vaddr;
 		m->bias_known = true;
-		if ((int)i != p->interp && m->exec)
+		/* glibc's dynamic linker has only its own minimal allocator; musl's is the C
+		 * library itself (ld-musl-ARCH.so.1 = libc.so) */
+		if (m->exec && ((int)i != p->interp || is_libc(m->path)))
 			sym_find_hooks(m->path, p->mod_hooks[i]);
 	}
 	p->mod_hooks_n = p->mods.n;
@@ -151,6 +153,11 @@ static void watch_sigaction(struct proc *p, pid_t tid, const struct module *m)
 		return;
 	for (size_t i = 0; !addr && i < ARRAY_SIZE(names); i++)
 		addr = sym_lookup(m->path, names[i]);
+	if (!addr && p->interp < 0) {
+		/* a static executable links only what it calls (musl's does not always call it) */
+		pr_dbg(1, "no sigaction in %s: the program sets no signal handler", m->path);
+		return;
+	}
 	if (!addr) {
 		pr_warn("no sigaction in %s: the program would see heaptrace's SIGTRAP handler",
 			m->path);
