@@ -56,6 +56,9 @@ struct symbolizer;
 struct symbolizer *sym_open(const struct modlist *ml);
 void sym_close(struct symbolizer *s);
 
+/* C++ name demangled (kept as long as s), or NULL if it is none. */
+const char *sym_demangled(struct symbolizer *s, const char *name);
+
 /* Symbolise pc; a return address (is_return) is looked up at pc - 1, the call site. */
 void sym_resolve(struct symbolizer *s, uint64_t pc, bool is_return, struct sym_frame *out);
 

@@ -69,15 +69,26 @@ void image_scan(struct proc *p)
 	note_modules(p, old);
 }
 
+/* The C++ runtime, whose operators new and delete a replacement allocator's replace. */
+static bool is_cxx_runtime(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libstdc++.so", 12) || !strncmp(base, "libc++.so", 9);
+}
+
 /* Rank for choosing which module's definition a process uses: the executable first, then
- * other libraries (a replacement allocator), the C library last, as symbol lookup would. */
+ * other libraries (a replacement allocator: jemalloc, tcmalloc, mimalloc), the C++ runtime,
+ * the C library last, as symbol lookup would (g++ links libstdc++ after the program's own
+ * libraries). */
 static int module_rank(const struct proc *p, size_t i)
 {
 	const char *path = p->mods.v[i].path;
 
 	if (p->exe && !strcmp(path, p->exe))
 		return 0;
-	return is_libc(path) ? 2 : 1;
+	return is_libc(path) ? 3 : is_cxx_runtime(path) ? 2 : 1;
 }
 
 /*
@@ -168,15 +179,46 @@ static void watch_sigaction(struct proc *p, pid_t tid, const struct module *m)
 		pr_warn("cannot watch sigaction in process %d: %s", p->pid, strerror(-ret));
 }
 
-/* Place the entry breakpoints once a module defines malloc. Return 0, 1 if none yet, or
- * -errno after printing why. */
+/* Place the breakpoint of hook h at its definition in module i. Return 0 or -errno after
+ * printing why. */
+static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
+{
+	const struct module *m = &p->mods.v[i];
+	uint64_t addr = p->mod_hooks[i][h] + m->bias; /* arm: with the Thumb bit */
+	int ret = patch(p, tid, addr, h, m);
+
+	addr = arch->code_addr(addr);
+	if (ret == -EEXIST) {
+		p->hook_addr[h] = addr; /* an alias (memalign = aligned_alloc) */
+		return 0;
+	}
+	if (ret) {
+		pr_err("cannot trace %s at %#llx in %s: %s", hook_table[h].name,
+		       (unsigned long long)addr, m->path,
+		       ret == -ENOTSUP ? "its first instruction is not supported yet" :
+		       ret == -ERANGE	? "the scratch page is too far away" :
+					  strerror(-ret));
+		return ret;
+	}
+	p->hook_addr[h] = addr;
+	pr_dbg(1, "traced %s at %#llx (%s)", hook_table[h].name, (unsigned long long)addr,
+	       m->path);
+	return 0;
+}
+
+/*
+ * Place the entry breakpoints once a module defines malloc; later, those of hooks a library
+ * loaded since defines (a C++ runtime a C program loads with dlopen). Return 0, 1 if none
+ * yet, or -errno after printing why.
+ */
 int image_arm_hooks(struct proc *p, pid_t tid)
 {
 	int chosen[HOOK_COUNT];
-	bool was_armed = p->armed;
+	bool was_armed = p->armed, throws = false;
 
 	/* hooks a module loaded later defines are armed then (an executable's own malloc is
-	 * there before the C library, which brings the rest of the family) */
+	 * there before the C library, which brings the rest of the family; a C++ runtime a C
+	 * program loads with dlopen) */
 	for (int h = 0; h < HOOK_COUNT; h++) {
 		chosen[h] = -1;
 		for (size_t i = 0; i < p->mod_hooks_n; i++)
@@ -184,34 +226,21 @@ int image_arm_hooks(struct proc *p, pid_t tid)
 			    (chosen[h] < 0 || module_rank(p, i) < module_rank(p, chosen[h])))
 				chosen[h] = i;
 	}
-	if (chosen[HOOK_MALLOC] < 0)
+	if (!p->armed && chosen[HOOK_MALLOC] < 0)
 		return 1;
 	for (int h = 0; h < HOOK_COUNT; h++) {
-		const struct module *m;
-		uint64_t addr;
 		int ret;
 
-		if (chosen[h] < 0 || p->hook_addr[h])
+		/* only where an operator that may throw is traced (hooks.h, HF_THROWS) */
+		if (hook_table[h].kind == HK_UNWIND && !throws)
 			continue;
-		m = &p->mods.v[chosen[h]];
-		addr = p->mod_hooks[chosen[h]][h] + m->bias; /* arm: with the Thumb bit */
-		ret = patch(p, tid, addr, h, m);
-		addr = arch->code_addr(addr);
-		if (ret == -EEXIST) {
-			p->hook_addr[h] = addr; /* an alias (memalign = aligned_alloc) */
-			continue;
+		if (chosen[h] >= 0 && !p->hook_addr[h]) {
+			ret = arm_hook(p, tid, h, chosen[h]);
+			if (ret)
+				return ret;
 		}
-		if (ret) {
-			pr_err("cannot trace %s at %#llx in %s: %s", hook_table[h].name,
-			       (unsigned long long)addr, m->path,
-			       ret == -ENOTSUP ? "its first instruction is not supported yet" :
-			       ret == -ERANGE ? "the scratch page is too far away" :
-						 strerror(-ret));
-			return ret;
-		}
-		p->hook_addr[h] = addr;
-		pr_dbg(1, "traced %s at %#llx (%s)", hook_table[h].name, (unsigned long long)addr,
-		       m->path);
+		if (p->hook_addr[h] && (hook_table[h].flags & HF_THROWS))
+			throws = true;
 	}
 	if (!was_armed)
 		watch_sigaction(p, tid, &p->mods.v[chosen[HOOK_MALLOC]]);

@@ -418,7 +418,7 @@ def unrecorded(report, recs):
 
 ALIASES = {"aligned_alloc": "memalign|aligned_alloc", "memalign": "memalign|aligned_alloc"}
 ALLOC_FUNCTIONS = {"malloc", "calloc", "realloc", "reallocarray", "posix_memalign",
-                   "aligned_alloc", "memalign", "valloc", "pvalloc"}
+                   "aligned_alloc", "memalign", "valloc", "pvalloc", "new", "new[]"}
 _CLONE_SUFFIX = re.compile(r"(\.(constprop|isra|part|cold|lto_priv|localalias|clone)(\.\d+)?)+$")
 
 
@@ -430,7 +430,16 @@ def fn_name(frame):
     return _CLONE_SUFFIX.sub("", name)
 
 
+def short_alloc(name):
+    """A C++ operator by its short name: "operator new[](unsigned long)" is "new[]" (its
+    variants, nothrow or aligned, are told apart by the targets' call chains)."""
+    if name.startswith("operator ") and "(" in name:
+        name = name[len("operator "):name.index("(")]
+    return name
+
+
 def canon_alloc(name):
+    name = short_alloc(name)
     return ALIASES.get(name, name)
 
 
@@ -666,7 +675,7 @@ def check_consistency(run, report):
             errors.append("%s is listed with count %s" % (s.key(), s.count))
         if s.before_attach:
             continue
-        if not s.frames or fn_name(s.frames[0]) not in ALLOC_FUNCTIONS:
+        if not s.frames or short_alloc(fn_name(s.frames[0])) not in ALLOC_FUNCTIONS:
             errors.append("frame 0 of %s is not a public allocation function" % s.key())
     if errors:
         raise Fail(errors[0], "\n".join(errors) + "\n" + run.describe())
