@@ -47,6 +47,62 @@ enum hook_id {
 	HOOK_DELETE_ARRAY_SIZED_ALIGNED,
 	HOOK_DELETE_ALIGNED_NOTHROW,
 	HOOK_DELETE_ARRAY_ALIGNED_NOTHROW,
+	/* replacement allocators' own entry points (their malloc, free, operator new, ... are
+	 * the ones above); queries (malloc_usable_size, nallocx, mi_usable_size) are not traced */
+	HOOK_CFREE,
+	HOOK_JE_MALLOCX,
+	HOOK_JE_RALLOCX,
+	HOOK_JE_XALLOCX,
+	HOOK_JE_SDALLOCX,
+	HOOK_JE_DALLOCX,
+	HOOK_TC_MALLOC,
+	HOOK_TC_MALLOC_SKIP_NEW_HANDLER,
+	HOOK_TC_CALLOC,
+	HOOK_TC_REALLOC,
+	HOOK_TC_FREE,
+	HOOK_TC_CFREE,
+	HOOK_TC_FREE_SIZED,
+	HOOK_TC_MEMALIGN,
+	HOOK_TC_POSIX_MEMALIGN,
+	HOOK_TC_VALLOC,
+	HOOK_TC_PVALLOC,
+	HOOK_TC_NEW,
+	HOOK_TC_NEWARRAY,
+	HOOK_TC_NEW_NOTHROW,
+	HOOK_TC_NEWARRAY_NOTHROW,
+	HOOK_TC_DELETE,
+	HOOK_TC_DELETEARRAY,
+	HOOK_TC_DELETE_SIZED,
+	HOOK_TC_DELETEARRAY_SIZED,
+	HOOK_TC_DELETE_NOTHROW,
+	HOOK_TC_DELETEARRAY_NOTHROW,
+	HOOK_MI_MALLOC,
+	HOOK_MI_ZALLOC,
+	HOOK_MI_CALLOC,
+	HOOK_MI_MALLOCN,
+	HOOK_MI_REALLOC,
+	HOOK_MI_REALLOCN,
+	HOOK_MI_REALLOCF,
+	HOOK_MI_REZALLOC,
+	HOOK_MI_RECALLOC,
+	HOOK_MI_EXPAND,
+	HOOK_MI_MALLOC_ALIGNED,
+	HOOK_MI_ZALLOC_ALIGNED,
+	HOOK_MI_CALLOC_ALIGNED,
+	HOOK_MI_REALLOC_ALIGNED,
+	HOOK_MI_HEAP_MALLOC,
+	HOOK_MI_HEAP_ZALLOC,
+	HOOK_MI_HEAP_CALLOC,
+	HOOK_MI_HEAP_REALLOC,
+	HOOK_MI_FREE,
+	HOOK_MI_FREE_SIZE,
+	HOOK_MI_FREE_ALIGNED,
+	HOOK_MI_NEW,
+	HOOK_MI_NEW_NOTHROW,
+	HOOK_MI_NEW_ALIGNED,
+	HOOK_MI_NEW_ALIGNED_NOTHROW,
+	HOOK_MI_NEW_N,
+	HOOK_MI_NEW_REALLOC,
 	/* libgcc's start of a C++ exception's unwinding */
 	HOOK_UNWIND,
 	HOOK_COUNT
@@ -57,6 +113,8 @@ enum hook_kind {
 	HK_ALLOC_MEMPTR, /* posix_memalign: returns 0 and the block in *args[ptr] */
 	HK_REALLOC, /* resizes args[ptr] to args[size] (times args[count]): the block or NULL */
 	HK_FREE, /* releases args[ptr]: all known at entry */
+	HK_RESIZE, /* resizes args[ptr] in place to args[size]; returns its real size, below
+		    * args[size] if it could not (jemalloc's xallocx) */
 	HK_UNWIND, /* a C++ exception starts unwinding: calls in flight may never return */
 };
 
@@ -65,6 +123,8 @@ enum hook_kind {
 		     * free): its return is caught too, so the inner call is not counted again */
 #define HF_THROWS 2u /* may end by throwing (operator new): its return is never sent through the
 		      * logging trampoline, whose return address no unwinder can get past */
+#define HF_FREES_ON_FAIL 4u /* an HK_REALLOC that releases args[ptr] when it returns NULL
+			     * (mi_reallocf) */
 
 struct hook_desc {
 	const char *name; /* public symbol */

@@ -84,7 +84,7 @@ static void account(struct thread *t, const struct frame *f, uint64_t retval)
 		remote_read_word(t->tid, f->call.args[hook_table[f->call.id].ptr], arch->word_size,
 				 &memptr);
 	hook_effect(&f->call, retval, memptr, &e);
-	if (hook_table[f->call.id].kind == HK_REALLOC) {
+	if (hook_table[f->call.id].kind == HK_REALLOC || hook_table[f->call.id].kind == HK_RESIZE) {
 		if (e.freed)
 			table_count_release(tb, f->took_old);
 		else if (f->took_old)
@@ -261,7 +261,7 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	for (unsigned i = 0; i < HOOK_MAX_ARGS; i++)
 		f->call.args[i] = i < hook_nargs(d) ? arch->get_arg(regs, i) : 0;
 	f->took_old = false;
-	if (d->kind == HK_REALLOC && f->call.args[d->ptr])
+	if ((d->kind == HK_REALLOC || d->kind == HK_RESIZE) && f->call.args[d->ptr])
 		f->took_old = table_take(&p->table, f->call.args[d->ptr], &f->old);
 	f->pcs[0] = arch->get_pc(regs);
 	f->npcs = 1;

@@ -9,6 +9,7 @@
 #define ALLOC(n, sz, cnt) { n, HK_ALLOC, sz, cnt, -1, 0 }
 #define NEW(n, fl) { n, HK_ALLOC, 0, -1, -1, fl }
 #define DELETE(n) { n, HK_FREE, -1, -1, 0, HF_NESTS }
+#define FREE(n) DELETE(n)
 
 const struct hook_desc hook_table[HOOK_COUNT] = {
 	[HOOK_MALLOC] = ALLOC("malloc", 0, -1),
@@ -43,6 +44,73 @@ const struct hook_desc hook_table[HOOK_COUNT] = {
 	[HOOK_DELETE_ARRAY_SIZED_ALIGNED] = DELETE("_ZdaPvmSt11align_val_t"),
 	[HOOK_DELETE_ALIGNED_NOTHROW] = DELETE("_ZdlPvSt11align_val_tRKSt9nothrow_t"),
 	[HOOK_DELETE_ARRAY_ALIGNED_NOTHROW] = DELETE("_ZdaPvSt11align_val_tRKSt9nothrow_t"),
+	/*
+	 * Replacement allocators. Where one of these is an alias of a name above (tcmalloc's
+	 * tc_malloc is its malloc), the breakpoint is the one above's. A release other than the
+	 * C library's free may call another traced function (mimalloc's mi_free_size calls
+	 * mi_free): HF_NESTS.
+	 */
+	[HOOK_CFREE] = FREE("cfree"),
+	/* jemalloc: mallocx(size, flags), rallocx(ptr, size, flags), xallocx(ptr, size, extra,
+	 * flags), sdallocx(ptr, size, flags), dallocx(ptr, flags) */
+	[HOOK_JE_MALLOCX] = ALLOC("mallocx", 0, -1),
+	[HOOK_JE_RALLOCX] = { "rallocx", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_JE_XALLOCX] = { "xallocx", HK_RESIZE, 1, -1, 0, 0 },
+	[HOOK_JE_SDALLOCX] = FREE("sdallocx"),
+	[HOOK_JE_DALLOCX] = FREE("dallocx"),
+	/* tcmalloc (gperftools) */
+	[HOOK_TC_MALLOC] = ALLOC("tc_malloc", 0, -1),
+	[HOOK_TC_MALLOC_SKIP_NEW_HANDLER] = ALLOC("tc_malloc_skip_new_handler", 0, -1),
+	[HOOK_TC_CALLOC] = ALLOC("tc_calloc", 1, 0),
+	[HOOK_TC_REALLOC] = { "tc_realloc", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_TC_FREE] = FREE("tc_free"),
+	[HOOK_TC_CFREE] = FREE("tc_cfree"),
+	[HOOK_TC_FREE_SIZED] = FREE("tc_free_sized"),
+	[HOOK_TC_MEMALIGN] = ALLOC("tc_memalign", 1, -1),
+	[HOOK_TC_POSIX_MEMALIGN] = { "tc_posix_memalign", HK_ALLOC_MEMPTR, 2, -1, 0, 0 },
+	[HOOK_TC_VALLOC] = ALLOC("tc_valloc", 0, -1),
+	[HOOK_TC_PVALLOC] = ALLOC("tc_pvalloc", 0, -1),
+	[HOOK_TC_NEW] = NEW("tc_new", HF_THROWS),
+	[HOOK_TC_NEWARRAY] = NEW("tc_newarray", HF_THROWS),
+	[HOOK_TC_NEW_NOTHROW] = NEW("tc_new_nothrow", 0),
+	[HOOK_TC_NEWARRAY_NOTHROW] = NEW("tc_newarray_nothrow", 0),
+	[HOOK_TC_DELETE] = FREE("tc_delete"),
+	[HOOK_TC_DELETEARRAY] = FREE("tc_deletearray"),
+	[HOOK_TC_DELETE_SIZED] = FREE("tc_delete_sized"),
+	[HOOK_TC_DELETEARRAY_SIZED] = FREE("tc_deletearray_sized"),
+	[HOOK_TC_DELETE_NOTHROW] = FREE("tc_delete_nothrow"),
+	[HOOK_TC_DELETEARRAY_NOTHROW] = FREE("tc_deletearray_nothrow"),
+	/* mimalloc: its documented allocation API (mi_heap_*(heap, ...) take the heap first);
+	 * its other names (mi_posix_memalign, mi_malloc_aligned_at, ...) call these or are
+	 * aliases of the C names, and a C++ program's hooks must fit the SIGTRAP guard's
+	 * table (guard.h) */
+	[HOOK_MI_MALLOC] = ALLOC("mi_malloc", 0, -1),
+	[HOOK_MI_ZALLOC] = ALLOC("mi_zalloc", 0, -1),
+	[HOOK_MI_CALLOC] = ALLOC("mi_calloc", 1, 0),
+	[HOOK_MI_MALLOCN] = ALLOC("mi_mallocn", 1, 0),
+	[HOOK_MI_REALLOC] = { "mi_realloc", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_MI_REALLOCN] = { "mi_reallocn", HK_REALLOC, 2, 1, 0, 0 },
+	[HOOK_MI_REALLOCF] = { "mi_reallocf", HK_REALLOC, 1, -1, 0, HF_FREES_ON_FAIL },
+	[HOOK_MI_REZALLOC] = { "mi_rezalloc", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_MI_RECALLOC] = { "mi_recalloc", HK_REALLOC, 2, 1, 0, 0 },
+	[HOOK_MI_EXPAND] = { "mi_expand", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_MI_MALLOC_ALIGNED] = ALLOC("mi_malloc_aligned", 0, -1),
+	[HOOK_MI_ZALLOC_ALIGNED] = ALLOC("mi_zalloc_aligned", 0, -1),
+	[HOOK_MI_CALLOC_ALIGNED] = ALLOC("mi_calloc_aligned", 1, 0),
+	[HOOK_MI_REALLOC_ALIGNED] = { "mi_realloc_aligned", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_MI_HEAP_MALLOC] = ALLOC("mi_heap_malloc", 1, -1),
+	[HOOK_MI_HEAP_ZALLOC] = ALLOC("mi_heap_zalloc", 1, -1),
+	[HOOK_MI_HEAP_CALLOC] = ALLOC("mi_heap_calloc", 2, 1),
+	[HOOK_MI_HEAP_REALLOC] = { "mi_heap_realloc", HK_REALLOC, 2, -1, 1, 0 },
+	[HOOK_MI_FREE] = FREE("mi_free"),
+	[HOOK_MI_FREE_SIZE] = FREE("mi_free_size"),
+	[HOOK_MI_FREE_ALIGNED] = FREE("mi_free_aligned"),
+	[HOOK_MI_NEW] = NEW("mi_new", HF_THROWS),
+	[HOOK_MI_NEW_NOTHROW] = NEW("mi_new_nothrow", 0),
+	[HOOK_MI_NEW_ALIGNED] = NEW("mi_new_aligned", HF_THROWS),
+	[HOOK_MI_NEW_ALIGNED_NOTHROW] = NEW("mi_new_aligned_nothrow", 0),
+	[HOOK_MI_NEW_N] = { "mi_new_n", HK_ALLOC, 1, 0, -1, HF_THROWS },
+	[HOOK_MI_NEW_REALLOC] = { "mi_new_realloc", HK_REALLOC, 1, -1, 0, HF_THROWS },
 	[HOOK_UNWIND] = { "_Unwind_RaiseException", HK_UNWIND, -1, -1, -1, 0 },
 };
 
@@ -147,8 +215,15 @@ void hook_effect(const struct hook_call *c, uint64_t retval, uint64_t memptr_val
 			e->freed = a[d->ptr];
 			e->allocated = retval;
 			e->size = requested(d, a);
-		} else if (a[d->ptr] && zero_request(d, a)) {
+		} else if (a[d->ptr] && (zero_request(d, a) || (d->flags & HF_FREES_ON_FAIL))) {
 			e->freed = a[d->ptr]; /* realloc(p, 0) freed p and returned NULL (glibc) */
+		}
+		break;
+	case HK_RESIZE:
+		if (retval >= a[d->size]) { /* resized in place: released and added again */
+			e->freed = a[d->ptr];
+			e->allocated = a[d->ptr];
+			e->size = a[d->size];
 		}
 		break;
 	case HK_FREE:

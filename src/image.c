@@ -151,7 +151,7 @@ static int patch(struct proc *p, pid_t tid, uint64_t addr, int h, const struct m
 
 /*
  * With the guard on, the program's sigaction(SIGTRAP, ...) must be answered by heaptrace
- * (guard.h): a breakpoint on the C library's sigaction, in module m, which defines malloc.
+ * (guard.h): a breakpoint on the C library's sigaction, in module m.
  * Every other way to set a handler in glibc and musl (signal, sigset, bsd_signal) calls it.
  */
 static void watch_sigaction(struct proc *p, pid_t tid, const struct module *m)
@@ -179,6 +179,16 @@ static void watch_sigaction(struct proc *p, pid_t tid, const struct module *m)
 		pr_warn("cannot watch sigaction in process %d: %s", p->pid, strerror(-ret));
 }
 
+/* The C library, whose sigaction the program calls: the module of malloc (index), unless that
+ * is a replacement allocator's and a C library is mapped too. */
+static const struct module *sigaction_module(const struct proc *p, int malloc_mod)
+{
+	for (size_t i = 0; i < p->mods.n; i++)
+		if (p->mods.v[i].exec && p->mods.v[i].bias_known && is_libc(p->mods.v[i].path))
+			return &p->mods.v[i];
+	return &p->mods.v[malloc_mod];
+}
+
 /* Place the breakpoint of hook h at its definition in module i. Return 0 or -errno after
  * printing why. */
 static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
@@ -190,6 +200,13 @@ static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
 	addr = arch->code_addr(addr);
 	if (ret == -EEXIST) {
 		p->hook_addr[h] = addr; /* an alias (memalign = aligned_alloc) */
+		return 0;
+	}
+	if (ret == -ENOSPC) { /* the scratch page is full: the rest of hook_table is not traced */
+		if (!p->hooks_full)
+			pr_warn("process %d: no room left to trace %s (%s) and the entries after it "
+				"in heaptrace's list", p->pid, hook_table[h].name, m->path);
+		p->hooks_full = true;
 		return 0;
 	}
 	if (ret) {
@@ -231,8 +248,24 @@ int image_arm_hooks(struct proc *p, pid_t tid)
 	for (int h = 0; h < HOOK_COUNT; h++) {
 		int ret;
 
-		/* only where an operator that may throw is traced (hooks.h, HF_THROWS) */
-		if (hook_table[h].kind == HK_UNWIND && !throws)
+		/* only where an operator that may throw is traced (hooks.h, HF_THROWS); in every
+		 * module that defines it (libgcc_s's, and libunwind's that tcmalloc loads: which
+		 * one a throw calls depends on symbol versions) */
+		if (hook_table[h].kind == HK_UNWIND) {
+			for (size_t i = 0; throws && i < p->mod_hooks_n; i++) {
+				if (!p->mod_hooks[i][h])
+					continue;
+				ret = arm_hook(p, tid, h, i);
+				if (ret)
+					return ret;
+			}
+			continue;
+		}
+		/* libstdc++'s (and libc++'s) operator delete in every form calls free, or
+		 * another form that does: free counts it, and its breakpoints would only take
+		 * room in the scratch page */
+		if (chosen[h] >= 0 && hook_table[h].kind == HK_FREE &&
+		    is_cxx_runtime(p->mods.v[chosen[h]].path))
 			continue;
 		if (chosen[h] >= 0 && !p->hook_addr[h]) {
 			ret = arm_hook(p, tid, h, chosen[h]);
@@ -243,7 +276,7 @@ int image_arm_hooks(struct proc *p, pid_t tid)
 			throws = true;
 	}
 	if (!was_armed)
-		watch_sigaction(p, tid, &p->mods.v[chosen[HOOK_MALLOC]]);
+		watch_sigaction(p, tid, sigaction_module(p, chosen[HOOK_MALLOC]));
 	p->armed = true;
 	return 0;
 }
@@ -282,7 +315,7 @@ static uint64_t stub_cave(const struct proc *p)
 	return 0;
 }
 
-/* Place the guard (guard.h) in the third page of the scratch mapping, if the ring page is
+/* Place the guard (guard.h) in the page after the ring page of the scratch mapping, if the ring is
  * there to hold its table. Without it, heaptrace's death with SIGKILL would leave breakpoints
  * that kill the program: -v says so. */
 static void sigtrap_guard(struct proc *p, pid_t tid)
@@ -290,7 +323,7 @@ static void sigtrap_guard(struct proc *p, pid_t tid)
 	int ret = -ENOTSUP;
 
 	if (p->bps.ring && !getenv("HEAPTRACE_NO_GUARD"))
-		ret = guard_install(p, tid, p->bps.page + 2 * p->bps.page_size, p->bps.ring,
+		ret = guard_install(p, tid, p->bps.ring + p->bps.page_size, p->bps.ring,
 				    p->keep_ign);
 	if (ret)
 		pr_info("process %d has no SIGTRAP guard (%s): if heaptrace is killed with "

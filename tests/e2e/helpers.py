@@ -418,7 +418,10 @@ def unrecorded(report, recs):
 
 ALIASES = {"aligned_alloc": "memalign|aligned_alloc", "memalign": "memalign|aligned_alloc"}
 ALLOC_FUNCTIONS = {"malloc", "calloc", "realloc", "reallocarray", "posix_memalign",
-                   "aligned_alloc", "memalign", "valloc", "pvalloc", "new", "new[]"}
+                   "aligned_alloc", "memalign", "valloc", "pvalloc", "new", "new[]",
+                   # replacement allocators' own (tests/targets/vendor.h)
+                   "mallocx", "rallocx", "xallocx", "tc_malloc_skip_new_handler", "mi_zalloc",
+                   "mi_mallocn", "mi_reallocn", "mi_malloc_aligned", "mi_new_n"}
 _CLONE_SUFFIX = re.compile(r"(\.(constprop|isra|part|cold|lto_priv|localalias|clone)(\.\d+)?)+$")
 
 
@@ -587,7 +590,7 @@ def check_debug_info(run, report, module):
 
 
 def site_lines(name):
-    """The markers in a target's sources: {function: (file, line)} for "site(FUNCTION)" on the
+    """The markers in a target's sources (NAME.c, NAME.cc, NAME.h or the files of NAME/): {function: (file, line)} for "site(FUNCTION)" on the
     allocation call of FUNCTION, {("call", CALLEE): [(file, line)]} for "call(CALLEE)" on a
     call of CALLEE."""
     paths = []
@@ -595,10 +598,10 @@ def site_lines(name):
     if os.path.isdir(d):
         paths = [os.path.join(d, f) for f in sorted(os.listdir(d))]
     else:
-        paths = [os.path.join(TARGETS_SRC, name + ext) for ext in (".c", ".cc")]
+        paths = [os.path.join(TARGETS_SRC, name + ext) for ext in (".c", ".cc", ".h")]
     out = {}
     for p in paths:
-        if not os.path.isfile(p) or not p.endswith((".c", ".cc")):
+        if not os.path.isfile(p) or not p.endswith((".c", ".cc", ".h")):
             continue
         with open(p) as f:
             for n, line in enumerate(f, 1):
