@@ -136,13 +136,14 @@ static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *
 
 	/* posix_memalign's block is read in memory at a stop; an unwinder cannot get past the
 	 * recording or logging trampoline's frame, so a call that may throw returns through the
-	 * trapping one */
+	 * trapping one; with entry stubs, whose records are read while the program runs, a
+	 * return logged here would be read only at the next stop, after calls made later */
 	if (d->kind == HK_ALLOC_MEMPTR || (d->flags & HF_THROWS))
 		return false;
 	if (send_recorded(t, regs, f))
 		return true;
 	if (!p->bps.logtramp || p->shares_mm || idx >= 1u << COOKIE_FRAME_BITS ||
-	    !retlog_room(&p->retlog))
+	    !retlog_room(&p->retlog) || stubs_active(p))
 		return false;
 	if (b->logentry) {
 		arch->set_cookie(regs, cookie);
@@ -337,7 +338,7 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 	f->call.id = r->hook;
 	memcpy(f->call.args, r->args, sizeof(f->call.args));
 	f->took_old = false;
-	if (d->kind == HK_REALLOC && r->args[d->ptr])
+	if ((d->kind == HK_REALLOC || d->kind == HK_RESIZE) && r->args[d->ptr])
 		f->took_old = table_take(&p->table, r->args[d->ptr], &f->old);
 	f->pcs[0] = p->hook_addr[r->hook];
 	f->npcs = 1;
