@@ -33,11 +33,16 @@ struct bp {
 	bool trap_is_ours; /* a SIGTRAP stop at its trap PC is this breakpoint (trap_pc_after) */
 };
 
+/* Pages of slots: two per hook (its displaced instruction, its logged entry path), and a C++
+ * program linked with a replacement allocator has some 60 hooks (hooks.h). */
+#define BP_CODE_PAGES 4
+
 struct bpset {
 	struct bp *v;
 	size_t n, cap;
 	uint64_t page; /* scratch page in the tracee, 0 until injected */
 	uint64_t page_size;
+	uint64_t code_size; /* the slots' pages at page; the ring's and the guard's follow */
 	unsigned slots_used;
 	uint64_t tramp; /* return trampoline(s): [tramp, tramp + tramp_len) */
 	unsigned tramp_len;

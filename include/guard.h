@@ -59,6 +59,7 @@ struct guard_state {
 	struct guard_data mirror; /* what the table holds */
 	int stat_fd; /* /proc/PID/stat once read, -1 before (guard_check) */
 	uint64_t checked_ns; /* when SIGTRAP's action was last read */
+	unsigned uncovered; /* breakpoints placed after the table was full */
 };
 
 struct proc;

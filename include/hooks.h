@@ -5,12 +5,17 @@
 /*
  * The traced functions and what each call means for the heap: which arguments to keep at
  * entry, and the allocation and/or release a call amounts to once its result is known.
- * Pure: no ptrace (posix_memalign's *memptr is read by the caller).
+ * The one list of the entry points heaptrace hooks (the C library's malloc family, the C++
+ * operators, jemalloc's, tcmalloc's and mimalloc's own), with the argument slot of each
+ * operand and the kind of each call. Pure: no ptrace (posix_memalign's *memptr is read by the
+ * caller).
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum hook_id {
+	/* the C library's (glibc, musl), and their replacements' of the same names */
 	HOOK_MALLOC,
 	HOOK_CALLOC,
 	HOOK_REALLOC,
@@ -21,22 +26,121 @@ enum hook_id {
 	HOOK_MEMALIGN,
 	HOOK_VALLOC,
 	HOOK_PVALLOC,
+	/* C++ operators (named here as on LP64; ILP32 spells size_t j instead of m) */
+	HOOK_NEW,
+	HOOK_NEW_ARRAY,
+	HOOK_NEW_NOTHROW,
+	HOOK_NEW_ARRAY_NOTHROW,
+	HOOK_NEW_ALIGNED,
+	HOOK_NEW_ARRAY_ALIGNED,
+	HOOK_NEW_ALIGNED_NOTHROW,
+	HOOK_NEW_ARRAY_ALIGNED_NOTHROW,
+	HOOK_DELETE,
+	HOOK_DELETE_ARRAY,
+	HOOK_DELETE_SIZED,
+	HOOK_DELETE_ARRAY_SIZED,
+	HOOK_DELETE_NOTHROW,
+	HOOK_DELETE_ARRAY_NOTHROW,
+	HOOK_DELETE_ALIGNED,
+	HOOK_DELETE_ARRAY_ALIGNED,
+	HOOK_DELETE_SIZED_ALIGNED,
+	HOOK_DELETE_ARRAY_SIZED_ALIGNED,
+	HOOK_DELETE_ALIGNED_NOTHROW,
+	HOOK_DELETE_ARRAY_ALIGNED_NOTHROW,
+	/* replacement allocators' own entry points (their malloc, free, operator new, ... are
+	 * the ones above); queries (malloc_usable_size, nallocx, mi_usable_size) are not traced */
+	HOOK_CFREE,
+	HOOK_JE_MALLOCX,
+	HOOK_JE_RALLOCX,
+	HOOK_JE_XALLOCX,
+	HOOK_JE_SDALLOCX,
+	HOOK_JE_DALLOCX,
+	HOOK_TC_MALLOC,
+	HOOK_TC_MALLOC_SKIP_NEW_HANDLER,
+	HOOK_TC_CALLOC,
+	HOOK_TC_REALLOC,
+	HOOK_TC_FREE,
+	HOOK_TC_CFREE,
+	HOOK_TC_FREE_SIZED,
+	HOOK_TC_MEMALIGN,
+	HOOK_TC_POSIX_MEMALIGN,
+	HOOK_TC_VALLOC,
+	HOOK_TC_PVALLOC,
+	HOOK_TC_NEW,
+	HOOK_TC_NEWARRAY,
+	HOOK_TC_NEW_NOTHROW,
+	HOOK_TC_NEWARRAY_NOTHROW,
+	HOOK_TC_DELETE,
+	HOOK_TC_DELETEARRAY,
+	HOOK_TC_DELETE_SIZED,
+	HOOK_TC_DELETEARRAY_SIZED,
+	HOOK_TC_DELETE_NOTHROW,
+	HOOK_TC_DELETEARRAY_NOTHROW,
+	HOOK_MI_MALLOC,
+	HOOK_MI_ZALLOC,
+	HOOK_MI_CALLOC,
+	HOOK_MI_MALLOCN,
+	HOOK_MI_REALLOC,
+	HOOK_MI_REALLOCN,
+	HOOK_MI_REALLOCF,
+	HOOK_MI_REZALLOC,
+	HOOK_MI_RECALLOC,
+	HOOK_MI_EXPAND,
+	HOOK_MI_MALLOC_ALIGNED,
+	HOOK_MI_ZALLOC_ALIGNED,
+	HOOK_MI_CALLOC_ALIGNED,
+	HOOK_MI_REALLOC_ALIGNED,
+	HOOK_MI_HEAP_MALLOC,
+	HOOK_MI_HEAP_ZALLOC,
+	HOOK_MI_HEAP_CALLOC,
+	HOOK_MI_HEAP_REALLOC,
+	HOOK_MI_FREE,
+	HOOK_MI_FREE_SIZE,
+	HOOK_MI_FREE_ALIGNED,
+	HOOK_MI_NEW,
+	HOOK_MI_NEW_NOTHROW,
+	HOOK_MI_NEW_ALIGNED,
+	HOOK_MI_NEW_ALIGNED_NOTHROW,
+	HOOK_MI_NEW_N,
+	HOOK_MI_NEW_REALLOC,
+	/* libgcc's start of a C++ exception's unwinding */
+	HOOK_UNWIND,
 	HOOK_COUNT
 };
 
+enum hook_kind {
+	HK_ALLOC, /* returns a block of args[size] (times args[count]) bytes, or NULL */
+	HK_ALLOC_MEMPTR, /* posix_memalign: returns 0 and the block in *args[ptr] */
+	HK_REALLOC, /* resizes args[ptr] to args[size] (times args[count]): the block or NULL */
+	HK_FREE, /* releases args[ptr]: all known at entry */
+	HK_RESIZE, /* resizes args[ptr] in place to args[size]; returns its real size, below
+		    * args[size] if it could not (jemalloc's xallocx) */
+	HK_UNWIND, /* a C++ exception starts unwinding: calls in flight may never return */
+};
+
+/* hook_desc.flags */
+#define HF_NESTS 1u /* an HK_FREE that calls another traced function (operator delete calls
+		     * free): its return is caught too, so the inner call is not counted again */
+#define HF_THROWS 2u /* may end by throwing (operator new): its return is never sent through the
+		      * logging trampoline, whose return address no unwinder can get past */
+#define HF_FREES_ON_FAIL 4u /* an HK_REALLOC that releases args[ptr] when it returns NULL
+			     * (mi_reallocf) */
+
 struct hook_desc {
 	const char *name; /* public symbol */
-	unsigned nargs; /* arguments kept at entry */
-	bool at_entry_only; /* free: everything is known at entry, no return capture */
-	bool result_in_memory; /* posix_memalign: the block is in *memptr, read at the return */
+	enum hook_kind kind;
+	int8_t size, count, ptr; /* argument index of each operand, -1: none */
+	uint8_t flags;
 };
 
 extern const struct hook_desc hook_table[HOOK_COUNT];
 
+#define HOOK_MAX_ARGS 3 /* the most an entry stub records */
+
 /* A call in flight: the function and its arguments at entry. */
 struct hook_call {
 	enum hook_id id;
-	uint64_t args[3];
+	uint64_t args[HOOK_MAX_ARGS];
 };
 
 /* What a completed call did to the heap. */
@@ -46,12 +150,34 @@ struct hook_effect {
 	uint64_t size; /* its requested size */
 };
 
-/* Return the hook with this public name, or -1. */
+/* Return the hook with this public name (either spelling of size_t in a C++ name), or -1. */
 int hook_lookup(const char *name);
+
+/* Write hook h's symbol as a program of word_size bytes spells it (C++ names spell size_t
+ * as j on ILP32) into buf. Return buf. */
+const char *hook_symbol(int h, unsigned word_size, char *buf, size_t len);
+
+/* Arguments a call of d needs kept at its entry. */
+unsigned hook_nargs(const struct hook_desc *d);
+
+/* True if everything a call of d does is known at its entry (free): no return is caught. */
+static inline bool hook_at_entry_only(const struct hook_desc *d)
+{
+	return d->kind == HK_UNWIND || (d->kind == HK_FREE && !(d->flags & HF_NESTS));
+}
+
+/* True if a call of d must stop at a breakpoint (never go through an entry stub, stubs.h):
+ * posix_memalign's block is read in memory at its return; operator new's frame must get its
+ * caller's return address back when it throws, and _Unwind_RaiseException is where. */
+static inline bool hook_needs_stop(const struct hook_desc *d)
+{
+	return d->kind == HK_ALLOC_MEMPTR || d->kind == HK_UNWIND || (d->flags & HF_THROWS);
+}
 
 /*
  * Effect of call c that returned retval. For posix_memalign, memptr_value is *memptr read
- * after a successful return (retval == 0); it is ignored otherwise.
+ * after a successful return (retval == 0); it is ignored otherwise. An HK_FREE call has none
+ * at its return (its release was counted at its entry).
  */
 void hook_effect(const struct hook_call *c, uint64_t retval, uint64_t memptr_value,
 		 struct hook_effect *e);

@@ -73,6 +73,7 @@ struct proc {
 	struct fallback *fallback; /* function starts for stack scans (fallback.c) */
 	uint64_t hook_addr[HOOK_COUNT]; /* armed entries, 0 if none */
 	bool armed;
+	bool hooks_full; /* the scratch page had no room for every hook (said once) */
 	uint64_t start_bp; /* temporary breakpoint at the first instruction after exec */
 	uint8_t start_saved[ARCH_MAX_INSN];
 	size_t start_len;

@@ -76,6 +76,9 @@ void sym_close(struct symbolizer *s);
  * source lines: cheap enough to call while tracing. */
 const char *sym_function(struct symbolizer *s, uint64_t pc, bool is_return, uint64_t *start);
 
+/* C++ name demangled (kept as long as s), or NULL if it is none. */
+const char *sym_demangled(struct symbolizer *s, const char *name);
+
 /* Symbolise pc; a return address (is_return) is looked up at pc - 1, the call site. */
 void sym_resolve(struct symbolizer *s, uint64_t pc, bool is_return, struct sym_frame *out);
 

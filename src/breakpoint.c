@@ -74,7 +74,7 @@ static void logtramp_setup(struct bpset *s, pid_t tid, int *pending_sig, bp_sysc
 			   void *ok_ctx)
 {
 	uint8_t code[ARCH_LOGTRAMP_MAX];
-	uint64_t args[6] = { s->page + s->page_size, s->page_size, PROT_READ | PROT_WRITE };
+	uint64_t args[6] = { s->page + s->code_size, s->page_size, PROT_READ | PROT_WRITE };
 	uint64_t at = s->page + s->slots_used * ARCH_SLOT_SIZE;
 	size_t len;
 	int64_t ret;
@@ -120,9 +120,10 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 	if (!s->syscall_insn)
 		return -ENOENT;
 	s->page_size = 4096;
+	s->code_size = BP_CODE_PAGES * s->page_size;
 	args[0] = hint & ~(s->page_size - 1);
 	/* code, then the ring (made writable), then the guard's code (guard.h) */
-	args[1] = s->page_size * (arch->logtramp_encode ? 3 : 1);
+	args[1] = s->code_size + s->page_size * (arch->logtramp_encode ? 2 : 0);
 	args[2] = PROT_READ | PROT_EXEC; /* ptrace writes it anyway */
 	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
 	args[4] = (uint64_t)-1;
@@ -152,8 +153,8 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 	       (unsigned long long)hint);
 	err = remote_write(tid, s->tramp, tramp, tlen);
 	/* later calls go through a stub at the end of the third page */
-	if (!err && arch->stub_code && args[1] >= 3 * s->page_size)
-		stub_place(s, tid, s->page + 3 * s->page_size - ARCH_STUB_SIZE, NULL);
+	if (!err && arch->stub_code && args[1] >= s->code_size + 2 * s->page_size)
+		stub_place(s, tid, s->page + args[1] - ARCH_STUB_SIZE, NULL);
 	if (!err && arch->logtramp_encode && !getenv("HEAPTRACE_NO_LOGTRAMP"))
 		logtramp_setup(s, tid, pending_sig, ok, ok_ctx);
 	return err;
@@ -183,8 +184,8 @@ static int logentry_place(struct bpset *s, pid_t pid, struct bp *b)
 			return -ENOTSUP;
 		cont = arch->get_pc(&r);
 	}
-	if ((s->slots_used + 1) * ARCH_SLOT_SIZE > s->page_size)
-		return -ENOSPC;
+	if ((s->slots_used + 1) * ARCH_SLOT_SIZE > s->code_size)
+		return 0; /* no room: its returns go through the trapping trampoline */
 	b->logentry = s->page + s->slots_used * ARCH_SLOT_SIZE;
 	len = arch->logentry_encode(code, b->logentry, s->logtramp, cont);
 	ret = remote_write(pid, b->logentry, code, len);
@@ -208,7 +209,7 @@ int bp_insert(struct bpset *s, pid_t pid, uint64_t addr, enum bp_kind kind, int 
 	got = remote_read(pid, b.addr, code, sizeof(code));
 	if (got <= 0)
 		return got < 0 ? (int)got : -EFAULT;
-	if ((s->slots_used + 1) * ARCH_SLOT_SIZE > s->page_size)
+	if ((s->slots_used + 1) * ARCH_SLOT_SIZE > s->code_size)
 		return -ENOSPC;
 	b.slot = s->page + s->slots_used * ARCH_SLOT_SIZE;
 	ret = arch->displace(addr, code, got, b.slot, slot, &b.emul); /* addr: with arm's mode bit */

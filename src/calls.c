@@ -52,7 +52,8 @@ static struct frame *push_frame(struct thread *t)
 	return &t->frames[t->nframes++];
 }
 
-/* Drop t's innermost frame, whose return never comes (it was left by longjmp). */
+/* Drop t's innermost frame, whose return never comes (it was left by longjmp or an
+ * exception). */
 static void drop_frame(struct thread *t)
 {
 	struct frame *f = &t->frames[--t->nframes];
@@ -61,9 +62,11 @@ static void drop_frame(struct thread *t)
 		table_put_back(&t->p->table, &f->old);
 	if (f->logged && !f->stubbed && t->p->retlog.inflight)
 		t->p->retlog.inflight--;
-	pr_dbg(0, "thread %d: dropped a call to %s left by longjmp (%#llx)", t->tid,
-	       hook_table[f->call.id].name, (unsigned long long)f->cookie);
+	pr_dbg(0, "thread %d: dropped a call to %s left by longjmp or an exception (%#llx)",
+	       t->tid, hook_table[f->call.id].name, (unsigned long long)f->cookie);
 }
+
+static void unwinding(struct thread *t, struct arch_regs *regs);
 
 /* Frames whose entry sp lies below sp were left by longjmp. */
 static void drop_stale(struct thread *t, uint64_t sp, unsigned adjust)
@@ -80,9 +83,10 @@ static void account(struct thread *t, const struct frame *f, uint64_t retval)
 	struct hook_effect e;
 
 	if (hook_needs_memptr(&f->call, retval))
-		remote_read_word(t->tid, f->call.args[0], arch->word_size, &memptr);
+		remote_read_word(t->tid, f->call.args[hook_table[f->call.id].ptr], arch->word_size,
+				 &memptr);
 	hook_effect(&f->call, retval, memptr, &e);
-	if (f->call.id == HOOK_REALLOC || f->call.id == HOOK_REALLOCARRAY) {
+	if (hook_table[f->call.id].kind == HK_REALLOC || hook_table[f->call.id].kind == HK_RESIZE) {
 		if (e.freed)
 			table_count_release(tb, f->took_old);
 		else if (f->took_old)
@@ -130,11 +134,18 @@ static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *
 {
 	struct proc *p = t->p;
 	uint32_t cookie = (uint32_t)t->tid << COOKIE_FRAME_BITS | idx;
+	const struct hook_desc *d = &hook_table[f->call.id];
 
-	if (!hook_table[f->call.id].result_in_memory && send_recorded(t, regs, f))
+	/* posix_memalign's block is read in memory at a stop; an unwinder cannot get past the
+	 * recording or logging trampoline's frame, so a call that may throw returns through the
+	 * trapping one; with entry stubs, whose records are read while the program runs, a
+	 * return logged here would be read only at the next stop, after calls made later */
+	if (d->kind == HK_ALLOC_MEMPTR || (d->flags & HF_THROWS))
+		return false;
+	if (send_recorded(t, regs, f))
 		return true;
-	if (!p->bps.logtramp || p->shares_mm || hook_table[f->call.id].result_in_memory ||
-	    idx >= 1u << COOKIE_FRAME_BITS || !retlog_room(&p->retlog))
+	if (!p->bps.logtramp || p->shares_mm || idx >= 1u << COOKIE_FRAME_BITS ||
+	    !retlog_room(&p->retlog) || stubs_active(p))
 		return false;
 	if (b->logentry) {
 		arch->set_cookie(regs, cookie);
@@ -218,20 +229,26 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 
 	stops++;
 	drop_stale(t, sp, 0);
+	if (d->kind == HK_UNWIND) {
+		unwinding(t, regs);
+		return false;
+	}
 	/* inside another traced call (realloc -> malloc, posix_memalign -> malloc, ...) */
 	if (t->nframes || !p->counting || !count)
 		return false;
-	if (d->at_entry_only) {
-		uint64_t ptr = arch->get_arg(regs, 0);
+	if (d->kind == HK_FREE) {
+		uint64_t ptr = arch->get_arg(regs, d->ptr);
 
 		if (!table_free(&p->table, ptr) && ptr && log_level >= 2) {
 			uint64_t caller = 0;
 
 			return_address(t, regs, sp, &caller);
-			pr_dbg(1, "thread %d: free(%#llx) of a block never seen, from %#llx", t->tid,
-			       (unsigned long long)ptr, (unsigned long long)caller);
+			pr_dbg(1, "thread %d: %s(%#llx) of a block never seen, from %#llx", t->tid,
+			       d->name, (unsigned long long)ptr, (unsigned long long)caller);
 		}
-		return false;
+		/* operator delete calls free: its return is caught so that free is nested */
+		if (hook_at_entry_only(d) || !ptr)
+			return false;
 	}
 	if (return_address(t, regs, sp, &ret))
 		return false;
@@ -244,14 +261,16 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	f->logged = false;
 	f->stubbed = false;
 	f->call.id = b->hook;
-	for (unsigned i = 0; i < 3; i++)
-		f->call.args[i] = i < d->nargs ? arch->get_arg(regs, i) : 0;
+	for (unsigned i = 0; i < HOOK_MAX_ARGS; i++)
+		f->call.args[i] = i < hook_nargs(d) ? arch->get_arg(regs, i) : 0;
 	f->took_old = false;
-	if ((b->hook == HOOK_REALLOC || b->hook == HOOK_REALLOCARRAY) && f->call.args[0])
-		f->took_old = table_take(&p->table, f->call.args[0], &f->old);
+	if ((d->kind == HK_REALLOC || d->kind == HK_RESIZE) && f->call.args[d->ptr])
+		f->took_old = table_take(&p->table, f->call.args[d->ptr], &f->old);
 	f->pcs[0] = arch->get_pc(regs);
 	f->npcs = 1;
-	if (sample > 1 && p->unwind_seq++ % sample) {
+	if (d->kind == HK_FREE) {
+		/* no block: no backtrace */
+	} else if (sample > 1 && p->unwind_seq++ % sample) {
 		/* not sampled: the allocation function and its caller, known without unwinding */
 		if (depth > 1)
 			f->pcs[f->npcs++] = ret;
@@ -301,11 +320,15 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 	drop_stale(t, r->sp, 0);
 	if (t->nframes || !p->counting)
 		return; /* inside another traced call */
-	if (d->at_entry_only) {
-		if (!table_free(&p->table, r->args[0]) && r->args[0])
-			pr_dbg(2, "thread %d: free(%#llx) of a block never seen", t->tid,
-			       (unsigned long long)r->args[0]);
-		return;
+	if (d->kind == HK_FREE) {
+		uint64_t ptr = r->args[d->ptr];
+
+		if (!table_free(&p->table, ptr) && ptr)
+			pr_dbg(2, "thread %d: %s(%#llx) of a block never seen", t->tid, d->name,
+			       (unsigned long long)ptr);
+		/* operator delete calls free: its return is recorded so that free is nested */
+		if (hook_at_entry_only(d) || !ptr)
+			return;
 	}
 	if (!r->returns)
 		return; /* a tail call from a traced call (not counted: see calls_entry) */
@@ -319,11 +342,13 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 	f->call.id = r->hook;
 	memcpy(f->call.args, r->args, sizeof(f->call.args));
 	f->took_old = false;
-	if ((r->hook == HOOK_REALLOC || r->hook == HOOK_REALLOCARRAY) && r->args[0])
-		f->took_old = table_take(&p->table, r->args[0], &f->old);
+	if ((d->kind == HK_REALLOC || d->kind == HK_RESIZE) && r->args[d->ptr])
+		f->took_old = table_take(&p->table, r->args[d->ptr], &f->old);
 	f->pcs[0] = p->hook_addr[r->hook];
 	f->npcs = 1;
-	if (depth > 1 && sample > 1 && p->unwind_seq++ % sample) {
+	if (d->kind == HK_FREE) {
+		/* no block: no backtrace */
+	} else if (depth > 1 && sample > 1 && p->unwind_seq++ % sample) {
 		if (r->ret)
 			f->pcs[f->npcs++] = r->ret;
 	} else if (depth > 1 && unwind) {
@@ -399,37 +424,31 @@ static void replace_words(pid_t tid, uint64_t lo, uint64_t hi, uint64_t from, ui
 	frames_each_word(lo, hi, arch->word_size, read_tid, &r, replace_word, &r);
 }
 
-/* Give every call in flight its caller's return address back before detaching. */
-void calls_restore_cb(struct thread *t, void *ctx)
+/*
+ * Give the calls in flight on t from frame index from up whose return goes to the trapping
+ * trampoline their callers' return addresses back (regs: t's registers; return true if its
+ * return register was set). A logged call keeps its caller's return address where it was; it
+ * returns through the logging trampoline, which stays mapped and needs nobody.
+ */
+static bool restore(struct thread *t, struct arch_regs *regs, unsigned from)
 {
-	struct arch_regs regs;
 	uint64_t lo;
 	bool dirty = false;
 
-	(void)ctx;
-	if (t->p->shares_mm || !t->nframes)
-		return;
-	/*
-	 * A logged call keeps its caller's return address where it was; it returns through
-	 * the logging trampoline, which stays mapped and needs nobody.
-	 */
 	if (arch->ret_on_stack) { /* x86_64: the slot at the entry sp is untouched until ret */
-		for (unsigned i = t->nframes; i-- > 0;)
+		for (unsigned i = t->nframes; i-- > from;)
 			if (!t->frames[i].logged)
 				remote_write_word(t->tid, t->frames[i].sp, arch->word_size,
 						  t->frames[i].ret);
-		t->nframes = 0;
-		return;
+		return false;
 	}
 	/*
 	 * The link register got the trampoline at entry; the callee may still hold it there or
 	 * have spilled it into its own frame, which lies between the thread's sp and the entry
 	 * sp. Put the caller's address back in both places.
 	 */
-	if (arch_get_regs(t->tid, &regs))
-		return;
-	lo = arch->get_sp(&regs);
-	for (unsigned i = t->nframes; i-- > 0;) {
+	lo = arch->get_sp(regs);
+	for (unsigned i = t->nframes; i-- > from;) {
 		const struct frame *f = &t->frames[i];
 		uint64_t tv = arch->tramp_for(t->p->bps.tramp, f->ret);
 
@@ -437,16 +456,53 @@ void calls_restore_cb(struct thread *t, void *ctx)
 			lo = f->sp;
 			continue;
 		}
-		if (arch->get_ret_reg(&regs) == tv) {
-			arch->set_ret_reg(&regs, f->ret);
+		if (arch->get_ret_reg(regs) == tv) {
+			arch->set_ret_reg(regs, f->ret);
 			dirty = true;
 		}
 		replace_words(t->tid, lo, f->sp, tv, f->ret);
 		lo = f->sp;
 	}
-	if (dirty)
+	return dirty;
+}
+
+/* Give every call in flight its caller's return address back before detaching. */
+void calls_restore_cb(struct thread *t, void *ctx)
+{
+	struct arch_regs regs;
+
+	(void)ctx;
+	if (t->p->shares_mm || !t->nframes)
+		return;
+	if (!arch->ret_on_stack && arch_get_regs(t->tid, &regs))
+		return;
+	if (restore(t, &regs, 0))
 		arch_set_regs(t->tid, &regs);
 	t->nframes = 0;
+}
+
+/*
+ * t entered _Unwind_RaiseException (regs): a C++ exception may unwind through the innermost
+ * calls in flight that may throw (HF_THROWS: operator new), and an unwinder finds no way past
+ * a return address in the trampoline. Each gets its caller's back and is forgotten: it
+ * returns no block, or catches the exception and returns straight to its caller. Other calls
+ * never let an exception out (they are noexcept: malloc, operator new(size, nothrow), which
+ * catches what the operator new it calls throws): they stay.
+ */
+static void unwinding(struct thread *t, struct arch_regs *regs)
+{
+	unsigned from = t->nframes;
+
+	while (from && !t->frames[from - 1].logged &&
+	       (hook_table[t->frames[from - 1].call.id].flags & HF_THROWS))
+		from--;
+	if (from == t->nframes || t->p->shares_mm)
+		return;
+	restore(t, regs, from);
+	for (unsigned i = from; i < t->nframes; i++)
+		guard_forget_return(t->p, t->tid, t->frames[i].sp + arch->ret_sp_adjust);
+	while (t->nframes > from)
+		drop_frame(t);
 }
 
 static void park_cb(struct thread *t, void *ctx)

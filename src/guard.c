@@ -185,7 +185,11 @@ void guard_add_bp(struct proc *p, pid_t tid, const struct bp *b)
 		return;
 	}
 	if (i >= GUARD_MAX_BPS) {
-		pr_warn("process %d: more breakpoints than the guard holds", p->pid);
+		/* said once: a program linked with a replacement allocator has that many hooks */
+		if (!g->uncovered++)
+			pr_warn("process %d: more breakpoints than the guard holds (%d): should "
+				"heaptrace be killed with SIGKILL, a call to a function traced from "
+				"here on ends the program", p->pid, GUARD_MAX_BPS);
 		return;
 	}
 	g->mirror.bps[i].pc = b->addr + (arch->trap_pc_after ? b->len : 0);
@@ -378,6 +382,7 @@ void guard_forget(struct proc *p)
 		close(p->guard.stat_fd);
 	p->guard.stat_fd = -1;
 	p->guard.page = 0;
+	p->guard.uncovered = 0;
 }
 
 #else /* no guard on this architecture yet */

@@ -1,28 +1,167 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The malloc family and the counting rules of man/heaptrace.1 ("What is counted"), call by call. */
+/* The traced functions and the counting rules of man/heaptrace.1 ("What is counted"), call by
+ * call. */
+#include <stdio.h>
 #include <string.h>
 
 #include "hooks.h"
 
+#define ALLOC(n, sz, cnt) { n, HK_ALLOC, sz, cnt, -1, 0 }
+#define NEW(n, fl) { n, HK_ALLOC, 0, -1, -1, fl }
+#define DELETE(n) { n, HK_FREE, -1, -1, 0, HF_NESTS }
+#define FREE(n) DELETE(n)
+
 const struct hook_desc hook_table[HOOK_COUNT] = {
-	[HOOK_MALLOC] = { "malloc", 1, false },
-	[HOOK_CALLOC] = { "calloc", 2, false },
-	[HOOK_REALLOC] = { "realloc", 2, false },
-	[HOOK_REALLOCARRAY] = { "reallocarray", 3, false },
-	[HOOK_FREE] = { "free", 1, true },
-	[HOOK_POSIX_MEMALIGN] = { "posix_memalign", 3, false, true },
-	[HOOK_ALIGNED_ALLOC] = { "aligned_alloc", 2, false },
-	[HOOK_MEMALIGN] = { "memalign", 2, false },
-	[HOOK_VALLOC] = { "valloc", 1, false },
-	[HOOK_PVALLOC] = { "pvalloc", 1, false },
+	[HOOK_MALLOC] = ALLOC("malloc", 0, -1),
+	[HOOK_CALLOC] = ALLOC("calloc", 1, 0),
+	[HOOK_REALLOC] = { "realloc", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_REALLOCARRAY] = { "reallocarray", HK_REALLOC, 2, 1, 0, 0 },
+	[HOOK_FREE] = { "free", HK_FREE, -1, -1, 0, 0 },
+	[HOOK_POSIX_MEMALIGN] = { "posix_memalign", HK_ALLOC_MEMPTR, 2, -1, 0, 0 },
+	[HOOK_ALIGNED_ALLOC] = ALLOC("aligned_alloc", 1, -1),
+	[HOOK_MEMALIGN] = ALLOC("memalign", 1, -1),
+	[HOOK_VALLOC] = ALLOC("valloc", 0, -1),
+	[HOOK_PVALLOC] = ALLOC("pvalloc", 0, -1),
+	/* the nothrow forms return NULL instead of throwing (libstdc++'s catch what the plain
+	 * form they call throws, so nothing unwinds past them) */
+	[HOOK_NEW] = NEW("_Znwm", HF_THROWS),
+	[HOOK_NEW_ARRAY] = NEW("_Znam", HF_THROWS),
+	[HOOK_NEW_NOTHROW] = NEW("_ZnwmRKSt9nothrow_t", 0),
+	[HOOK_NEW_ARRAY_NOTHROW] = NEW("_ZnamRKSt9nothrow_t", 0),
+	[HOOK_NEW_ALIGNED] = NEW("_ZnwmSt11align_val_t", HF_THROWS),
+	[HOOK_NEW_ARRAY_ALIGNED] = NEW("_ZnamSt11align_val_t", HF_THROWS),
+	[HOOK_NEW_ALIGNED_NOTHROW] = NEW("_ZnwmSt11align_val_tRKSt9nothrow_t", 0),
+	[HOOK_NEW_ARRAY_ALIGNED_NOTHROW] = NEW("_ZnamSt11align_val_tRKSt9nothrow_t", 0),
+	[HOOK_DELETE] = DELETE("_ZdlPv"),
+	[HOOK_DELETE_ARRAY] = DELETE("_ZdaPv"),
+	[HOOK_DELETE_SIZED] = DELETE("_ZdlPvm"),
+	[HOOK_DELETE_ARRAY_SIZED] = DELETE("_ZdaPvm"),
+	[HOOK_DELETE_NOTHROW] = DELETE("_ZdlPvRKSt9nothrow_t"),
+	[HOOK_DELETE_ARRAY_NOTHROW] = DELETE("_ZdaPvRKSt9nothrow_t"),
+	[HOOK_DELETE_ALIGNED] = DELETE("_ZdlPvSt11align_val_t"),
+	[HOOK_DELETE_ARRAY_ALIGNED] = DELETE("_ZdaPvSt11align_val_t"),
+	[HOOK_DELETE_SIZED_ALIGNED] = DELETE("_ZdlPvmSt11align_val_t"),
+	[HOOK_DELETE_ARRAY_SIZED_ALIGNED] = DELETE("_ZdaPvmSt11align_val_t"),
+	[HOOK_DELETE_ALIGNED_NOTHROW] = DELETE("_ZdlPvSt11align_val_tRKSt9nothrow_t"),
+	[HOOK_DELETE_ARRAY_ALIGNED_NOTHROW] = DELETE("_ZdaPvSt11align_val_tRKSt9nothrow_t"),
+	/*
+	 * Replacement allocators. Where one of these is an alias of a name above (tcmalloc's
+	 * tc_malloc is its malloc), the breakpoint is the one above's. A release other than the
+	 * C library's free may call another traced function (mimalloc's mi_free_size calls
+	 * mi_free): HF_NESTS.
+	 */
+	[HOOK_CFREE] = FREE("cfree"),
+	/* jemalloc: mallocx(size, flags), rallocx(ptr, size, flags), xallocx(ptr, size, extra,
+	 * flags), sdallocx(ptr, size, flags), dallocx(ptr, flags) */
+	[HOOK_JE_MALLOCX] = ALLOC("mallocx", 0, -1),
+	[HOOK_JE_RALLOCX] = { "rallocx", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_JE_XALLOCX] = { "xallocx", HK_RESIZE, 1, -1, 0, 0 },
+	[HOOK_JE_SDALLOCX] = FREE("sdallocx"),
+	[HOOK_JE_DALLOCX] = FREE("dallocx"),
+	/* tcmalloc (gperftools) */
+	[HOOK_TC_MALLOC] = ALLOC("tc_malloc", 0, -1),
+	[HOOK_TC_MALLOC_SKIP_NEW_HANDLER] = ALLOC("tc_malloc_skip_new_handler", 0, -1),
+	[HOOK_TC_CALLOC] = ALLOC("tc_calloc", 1, 0),
+	[HOOK_TC_REALLOC] = { "tc_realloc", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_TC_FREE] = FREE("tc_free"),
+	[HOOK_TC_CFREE] = FREE("tc_cfree"),
+	[HOOK_TC_FREE_SIZED] = FREE("tc_free_sized"),
+	[HOOK_TC_MEMALIGN] = ALLOC("tc_memalign", 1, -1),
+	[HOOK_TC_POSIX_MEMALIGN] = { "tc_posix_memalign", HK_ALLOC_MEMPTR, 2, -1, 0, 0 },
+	[HOOK_TC_VALLOC] = ALLOC("tc_valloc", 0, -1),
+	[HOOK_TC_PVALLOC] = ALLOC("tc_pvalloc", 0, -1),
+	[HOOK_TC_NEW] = NEW("tc_new", HF_THROWS),
+	[HOOK_TC_NEWARRAY] = NEW("tc_newarray", HF_THROWS),
+	[HOOK_TC_NEW_NOTHROW] = NEW("tc_new_nothrow", 0),
+	[HOOK_TC_NEWARRAY_NOTHROW] = NEW("tc_newarray_nothrow", 0),
+	[HOOK_TC_DELETE] = FREE("tc_delete"),
+	[HOOK_TC_DELETEARRAY] = FREE("tc_deletearray"),
+	[HOOK_TC_DELETE_SIZED] = FREE("tc_delete_sized"),
+	[HOOK_TC_DELETEARRAY_SIZED] = FREE("tc_deletearray_sized"),
+	[HOOK_TC_DELETE_NOTHROW] = FREE("tc_delete_nothrow"),
+	[HOOK_TC_DELETEARRAY_NOTHROW] = FREE("tc_deletearray_nothrow"),
+	/* mimalloc: its documented allocation API (mi_heap_*(heap, ...) take the heap first);
+	 * its other names (mi_posix_memalign, mi_malloc_aligned_at, ...) call these or are
+	 * aliases of the C names, and a C++ program's hooks must fit the SIGTRAP guard's
+	 * table (guard.h) */
+	[HOOK_MI_MALLOC] = ALLOC("mi_malloc", 0, -1),
+	[HOOK_MI_ZALLOC] = ALLOC("mi_zalloc", 0, -1),
+	[HOOK_MI_CALLOC] = ALLOC("mi_calloc", 1, 0),
+	[HOOK_MI_MALLOCN] = ALLOC("mi_mallocn", 1, 0),
+	[HOOK_MI_REALLOC] = { "mi_realloc", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_MI_REALLOCN] = { "mi_reallocn", HK_REALLOC, 2, 1, 0, 0 },
+	[HOOK_MI_REALLOCF] = { "mi_reallocf", HK_REALLOC, 1, -1, 0, HF_FREES_ON_FAIL },
+	[HOOK_MI_REZALLOC] = { "mi_rezalloc", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_MI_RECALLOC] = { "mi_recalloc", HK_REALLOC, 2, 1, 0, 0 },
+	[HOOK_MI_EXPAND] = { "mi_expand", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_MI_MALLOC_ALIGNED] = ALLOC("mi_malloc_aligned", 0, -1),
+	[HOOK_MI_ZALLOC_ALIGNED] = ALLOC("mi_zalloc_aligned", 0, -1),
+	[HOOK_MI_CALLOC_ALIGNED] = ALLOC("mi_calloc_aligned", 1, 0),
+	[HOOK_MI_REALLOC_ALIGNED] = { "mi_realloc_aligned", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_MI_HEAP_MALLOC] = ALLOC("mi_heap_malloc", 1, -1),
+	[HOOK_MI_HEAP_ZALLOC] = ALLOC("mi_heap_zalloc", 1, -1),
+	[HOOK_MI_HEAP_CALLOC] = ALLOC("mi_heap_calloc", 2, 1),
+	[HOOK_MI_HEAP_REALLOC] = { "mi_heap_realloc", HK_REALLOC, 2, -1, 1, 0 },
+	[HOOK_MI_FREE] = FREE("mi_free"),
+	[HOOK_MI_FREE_SIZE] = FREE("mi_free_size"),
+	[HOOK_MI_FREE_ALIGNED] = FREE("mi_free_aligned"),
+	[HOOK_MI_NEW] = NEW("mi_new", HF_THROWS),
+	[HOOK_MI_NEW_NOTHROW] = NEW("mi_new_nothrow", 0),
+	[HOOK_MI_NEW_ALIGNED] = NEW("mi_new_aligned", HF_THROWS),
+	[HOOK_MI_NEW_ALIGNED_NOTHROW] = NEW("mi_new_aligned_nothrow", 0),
+	[HOOK_MI_NEW_N] = { "mi_new_n", HK_ALLOC, 1, 0, -1, HF_THROWS },
+	[HOOK_MI_NEW_REALLOC] = { "mi_new_realloc", HK_REALLOC, 1, -1, 0, HF_THROWS },
+	[HOOK_UNWIND] = { "_Unwind_RaiseException", HK_UNWIND, -1, -1, -1, 0 },
 };
+
+/*
+ * Where a C++ operator's name spells size_t (m on LP64, j on ILP32), or 0: right after the
+ * "_Znw"/"_Zna" of operator new, after the "_ZdlPv"/"_ZdaPv" of a sized operator delete.
+ */
+static size_t size_t_at(const char *name)
+{
+	if (!strncmp(name, "_Znw", 4) || !strncmp(name, "_Zna", 4))
+		return 4;
+	if ((!strncmp(name, "_ZdlPv", 6) || !strncmp(name, "_ZdaPv", 6)) &&
+	    (name[6] == 'm' || name[6] == 'j'))
+		return 6;
+	return 0;
+}
 
 int hook_lookup(const char *name)
 {
-	for (int i = 0; i < HOOK_COUNT; i++)
-		if (!strcmp(hook_table[i].name, name))
+	size_t at = size_t_at(name);
+
+	for (int i = 0; i < HOOK_COUNT; i++) {
+		const char *h = hook_table[i].name;
+
+		if (!strcmp(h, name))
 			return i;
+		/* ILP32: the same name with j for size_t */
+		if (at && name[at] == 'j' && size_t_at(h) == at && !strncmp(h, name, at) &&
+		    h[at] == 'm' && !strcmp(h + at + 1, name + at + 1))
+			return i;
+	}
 	return -1;
+}
+
+const char *hook_symbol(int h, unsigned word_size, char *buf, size_t len)
+{
+	size_t at;
+
+	snprintf(buf, len, "%s", hook_table[h].name);
+	at = size_t_at(buf);
+	if (at && word_size == 4 && at < len && buf[at] == 'm')
+		buf[at] = 'j';
+	return buf;
+}
+
+unsigned hook_nargs(const struct hook_desc *d)
+{
+	int n = d->size > d->count ? d->size : d->count;
+
+	n = n > d->ptr ? n : d->ptr;
+	return (unsigned)(n + 1);
 }
 
 /* nmemb * size, or 0 on overflow (the call then fails and returns NULL anyway). */
@@ -35,55 +174,64 @@ static uint64_t mul_size(uint64_t a, uint64_t b)
 
 bool hook_needs_memptr(const struct hook_call *c, uint64_t retval)
 {
-	return c->id == HOOK_POSIX_MEMALIGN && retval == 0;
+	return hook_table[c->id].kind == HK_ALLOC_MEMPTR && retval == 0;
+}
+
+/* The size a call asked for: args[size], times args[count] if it has one (0 on overflow). */
+static uint64_t requested(const struct hook_desc *d, const uint64_t *a)
+{
+	uint64_t size = d->size >= 0 ? a[d->size] : 0;
+
+	return d->count >= 0 ? mul_size(a[d->count], size) : size;
+}
+
+/* A resize of p to nothing: size 0 (or count 0), not an overflow. */
+static bool zero_request(const struct hook_desc *d, const uint64_t *a)
+{
+	return (d->size >= 0 && a[d->size] == 0) || (d->count >= 0 && a[d->count] == 0);
 }
 
 void hook_effect(const struct hook_call *c, uint64_t retval, uint64_t memptr_value,
 		 struct hook_effect *e)
 {
+	const struct hook_desc *d = &hook_table[c->id];
 	const uint64_t *a = c->args;
-	uint64_t size;
 
 	memset(e, 0, sizeof(*e));
-	switch (c->id) {
-	case HOOK_MALLOC:
-	case HOOK_VALLOC:
-	case HOOK_PVALLOC:
+	switch (d->kind) {
+	case HK_ALLOC:
 		e->allocated = retval;
-		e->size = a[0];
+		e->size = requested(d, a);
 		break;
-	case HOOK_CALLOC:
-		e->allocated = retval;
-		e->size = mul_size(a[0], a[1]);
-		break;
-	case HOOK_ALIGNED_ALLOC:
-	case HOOK_MEMALIGN:
-		e->allocated = retval;
-		e->size = a[1];
-		break;
-	case HOOK_POSIX_MEMALIGN:
+	case HK_ALLOC_MEMPTR:
 		if (retval == 0) {
 			e->allocated = memptr_value;
-			e->size = a[2];
+			e->size = requested(d, a);
 		}
 		break;
-	case HOOK_REALLOC:
-	case HOOK_REALLOCARRAY:
-		size = c->id == HOOK_REALLOC ? a[1] : mul_size(a[1], a[2]);
+	case HK_REALLOC:
 		if (retval) {
 			/* success: the old block (if any) is released, the new one added */
-			e->freed = a[0];
+			e->freed = a[d->ptr];
 			e->allocated = retval;
-			e->size = size;
-		} else if (a[0] && size == 0 &&
-			   (c->id == HOOK_REALLOC || (a[1] == 0 || a[2] == 0))) {
-			e->freed = a[0]; /* realloc(p, 0) freed p and returned NULL (glibc) */
+			e->size = requested(d, a);
+		} else if (a[d->ptr] && (zero_request(d, a) || (d->flags & HF_FREES_ON_FAIL))) {
+			e->freed = a[d->ptr]; /* realloc(p, 0) freed p and returned NULL (glibc) */
 		}
 		break;
-	case HOOK_FREE:
-		e->freed = a[0];
+	case HK_RESIZE:
+		if (retval >= a[d->size]) { /* resized in place: released and added again */
+			e->freed = a[d->ptr];
+			e->allocated = a[d->ptr];
+			e->size = a[d->size];
+		}
 		break;
-	case HOOK_COUNT:
+	case HK_FREE:
+		/* counted at the entry; with HF_NESTS its return is caught for nesting only */
+		if (!(d->flags & HF_NESTS))
+			e->freed = a[d->ptr];
+		break;
+	case HK_UNWIND:
 		break;
 	}
 	if (!e->allocated)

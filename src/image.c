@@ -46,7 +46,9 @@ static void note_modules(struct proc *p, size_t old)
 			continue;
 		m->bias = m->base - info.first_load_vaddr;
 		m->bias_known = true;
-		if ((int)i != p->interp && m->exec)
+		/* glibc's dynamic linker has only its own minimal allocator; musl's is the C
+		 * library itself (ld-musl-ARCH.so.1 = libc.so) */
+		if (m->exec && ((int)i != p->interp || is_libc(m->path)))
 			sym_find_hooks(m->path, p->mod_hooks[i]);
 	}
 	p->mod_hooks_n = p->mods.n;
@@ -69,15 +71,26 @@ void image_scan(struct proc *p)
 	note_modules(p, old);
 }
 
+/* The C++ runtime, whose operators new and delete a replacement allocator's replace. */
+static bool is_cxx_runtime(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libstdc++.so", 12) || !strncmp(base, "libc++.so", 9);
+}
+
 /* Rank for choosing which module's definition a process uses: the executable first, then
- * other libraries (a replacement allocator), the C library last, as symbol lookup would. */
+ * other libraries (a replacement allocator: jemalloc, tcmalloc, mimalloc), the C++ runtime,
+ * the C library last, as symbol lookup would (g++ links libstdc++ after the program's own
+ * libraries). */
 static int module_rank(const struct proc *p, size_t i)
 {
 	const char *path = p->mods.v[i].path;
 
 	if (p->exe && !strcmp(path, p->exe))
 		return 0;
-	return is_libc(path) ? 2 : 1;
+	return is_libc(path) ? 3 : is_cxx_runtime(path) ? 2 : 1;
 }
 
 /*
@@ -140,7 +153,7 @@ static int patch(struct proc *p, pid_t tid, uint64_t addr, int h, const struct m
 
 /*
  * With the guard on, the program's sigaction(SIGTRAP, ...) must be answered by heaptrace
- * (guard.h): a breakpoint on the C library's sigaction, in module m, which defines malloc.
+ * (guard.h): a breakpoint on the C library's sigaction, in module m.
  * Every other way to set a handler in glibc and musl (signal, sigset, bsd_signal) calls it.
  */
 static void watch_sigaction(struct proc *p, pid_t tid, const struct module *m)
@@ -153,6 +166,11 @@ static void watch_sigaction(struct proc *p, pid_t tid, const struct module *m)
 		return;
 	for (size_t i = 0; !addr && i < ARRAY_SIZE(names); i++)
 		addr = sym_lookup(m->path, names[i]);
+	if (!addr && p->interp < 0) {
+		/* a static executable links only what it calls (musl's does not always call it) */
+		pr_dbg(1, "no sigaction in %s: the program sets no signal handler", m->path);
+		return;
+	}
 	if (!addr) {
 		pr_warn("no sigaction in %s: the program would see heaptrace's SIGTRAP handler",
 			m->path);
@@ -163,15 +181,63 @@ static void watch_sigaction(struct proc *p, pid_t tid, const struct module *m)
 		pr_warn("cannot watch sigaction in process %d: %s", p->pid, strerror(-ret));
 }
 
-/* Place the entry breakpoints once a module defines malloc. Return 0, 1 if none yet, or
- * -errno after printing why. */
+/* The C library, whose sigaction the program calls: the module of malloc (index), unless that
+ * is a replacement allocator's and a C library is mapped too. */
+static const struct module *sigaction_module(const struct proc *p, int malloc_mod)
+{
+	for (size_t i = 0; i < p->mods.n; i++)
+		if (p->mods.v[i].exec && p->mods.v[i].bias_known && is_libc(p->mods.v[i].path))
+			return &p->mods.v[i];
+	return &p->mods.v[malloc_mod];
+}
+
+/* Place the breakpoint of hook h at its definition in module i. Return 0 or -errno after
+ * printing why. */
+static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
+{
+	const struct module *m = &p->mods.v[i];
+	uint64_t addr = p->mod_hooks[i][h] + m->bias; /* arm: with the Thumb bit */
+	int ret = patch(p, tid, addr, h, m);
+
+	addr = arch->code_addr(addr);
+	if (ret == -EEXIST) {
+		p->hook_addr[h] = addr; /* an alias (memalign = aligned_alloc) */
+		return 0;
+	}
+	if (ret == -ENOSPC) { /* the scratch page is full: the rest of hook_table is not traced */
+		if (!p->hooks_full)
+			pr_warn("process %d: no room left to trace %s (%s) and the entries after it "
+				"in heaptrace's list", p->pid, hook_table[h].name, m->path);
+		p->hooks_full = true;
+		return 0;
+	}
+	if (ret) {
+		pr_err("cannot trace %s at %#llx in %s: %s", hook_table[h].name,
+		       (unsigned long long)addr, m->path,
+		       ret == -ENOTSUP ? "its first instruction is not supported yet" :
+		       ret == -ERANGE	? "the scratch page is too far away" :
+					  strerror(-ret));
+		return ret;
+	}
+	p->hook_addr[h] = addr;
+	pr_dbg(1, "traced %s at %#llx (%s)", hook_table[h].name, (unsigned long long)addr,
+	       m->path);
+	return 0;
+}
+
+/*
+ * Place the entry breakpoints once a module defines malloc; later, those of hooks a library
+ * loaded since defines (a C++ runtime a C program loads with dlopen). Return 0, 1 if none
+ * yet, or -errno after printing why.
+ */
 int image_arm_hooks(struct proc *p, pid_t tid)
 {
 	int chosen[HOOK_COUNT];
-	bool was_armed = p->armed;
+	bool was_armed = p->armed, throws = false;
 
 	/* hooks a module loaded later defines are armed then (an executable's own malloc is
-	 * there before the C library, which brings the rest of the family) */
+	 * there before the C library, which brings the rest of the family; a C++ runtime a C
+	 * program loads with dlopen) */
 	for (int h = 0; h < HOOK_COUNT; h++) {
 		chosen[h] = -1;
 		for (size_t i = 0; i < p->mod_hooks_n; i++)
@@ -179,37 +245,40 @@ int image_arm_hooks(struct proc *p, pid_t tid)
 			    (chosen[h] < 0 || module_rank(p, i) < module_rank(p, chosen[h])))
 				chosen[h] = i;
 	}
-	if (chosen[HOOK_MALLOC] < 0)
+	if (!p->armed && chosen[HOOK_MALLOC] < 0)
 		return 1;
 	for (int h = 0; h < HOOK_COUNT; h++) {
-		const struct module *m;
-		uint64_t addr;
 		int ret;
 
-		if (chosen[h] < 0 || p->hook_addr[h])
-			continue;
-		m = &p->mods.v[chosen[h]];
-		addr = p->mod_hooks[chosen[h]][h] + m->bias; /* arm: with the Thumb bit */
-		ret = patch(p, tid, addr, h, m);
-		addr = arch->code_addr(addr);
-		if (ret == -EEXIST) {
-			p->hook_addr[h] = addr; /* an alias (memalign = aligned_alloc) */
+		/* only where an operator that may throw is traced (hooks.h, HF_THROWS); in every
+		 * module that defines it (libgcc_s's, and libunwind's that tcmalloc loads: which
+		 * one a throw calls depends on symbol versions) */
+		if (hook_table[h].kind == HK_UNWIND) {
+			for (size_t i = 0; throws && i < p->mod_hooks_n; i++) {
+				if (!p->mod_hooks[i][h])
+					continue;
+				ret = arm_hook(p, tid, h, i);
+				if (ret)
+					return ret;
+			}
 			continue;
 		}
-		if (ret) {
-			pr_err("cannot trace %s at %#llx in %s: %s", hook_table[h].name,
-			       (unsigned long long)addr, m->path,
-			       ret == -ENOTSUP ? "its first instruction is not supported yet" :
-			       ret == -ERANGE ? "the scratch page is too far away" :
-						 strerror(-ret));
-			return ret;
+		/* libstdc++'s (and libc++'s) operator delete in every form calls free, or
+		 * another form that does: free counts it, and its breakpoints would only take
+		 * room in the scratch page */
+		if (chosen[h] >= 0 && hook_table[h].kind == HK_FREE &&
+		    is_cxx_runtime(p->mods.v[chosen[h]].path))
+			continue;
+		if (chosen[h] >= 0 && !p->hook_addr[h]) {
+			ret = arm_hook(p, tid, h, chosen[h]);
+			if (ret)
+				return ret;
 		}
-		p->hook_addr[h] = addr;
-		pr_dbg(1, "traced %s at %#llx (%s)", hook_table[h].name, (unsigned long long)addr,
-		       m->path);
+		if (p->hook_addr[h] && (hook_table[h].flags & HF_THROWS))
+			throws = true;
 	}
 	if (!was_armed)
-		watch_sigaction(p, tid, &p->mods.v[chosen[HOOK_MALLOC]]);
+		watch_sigaction(p, tid, sigaction_module(p, chosen[HOOK_MALLOC]));
 	p->armed = true;
 	return 0;
 }
@@ -248,7 +317,7 @@ static uint64_t stub_cave(const struct proc *p)
 	return 0;
 }
 
-/* Place the guard (guard.h) in the third page of the scratch mapping, if the ring page is
+/* Place the guard (guard.h) in the page after the ring page of the scratch mapping, if the ring is
  * there to hold its table. Without it, heaptrace's death with SIGKILL would leave breakpoints
  * that kill the program: -v says so. */
 static void sigtrap_guard(struct proc *p, pid_t tid)
@@ -256,7 +325,7 @@ static void sigtrap_guard(struct proc *p, pid_t tid)
 	int ret = -ENOTSUP;
 
 	if (p->bps.ring && !getenv("HEAPTRACE_NO_GUARD"))
-		ret = guard_install(p, tid, p->bps.page + 2 * p->bps.page_size, p->bps.ring,
+		ret = guard_install(p, tid, p->bps.ring + p->bps.page_size, p->bps.ring,
 				    p->keep_ign);
 	if (ret)
 		pr_info("process %d has no SIGTRAP guard (%s): if heaptrace is killed with "

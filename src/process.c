@@ -223,6 +223,7 @@ struct proc *proc_fork(const struct proc *pp, pid_t pid, bool shares_mm, bool co
 	}
 	memcpy(p->hook_addr, pp->hook_addr, sizeof(p->hook_addr));
 	p->armed = pp->armed;
+	p->hooks_full = pp->hooks_full;
 	if (pp->guard.page) { /* its memory and SIGTRAP action are copies of the parent's */
 		p->guard = pp->guard;
 		p->guard.stat_fd = -1;
@@ -260,6 +261,7 @@ void proc_forget_image(struct proc *p)
 	fallback_flush(p);
 	memset(p->hook_addr, 0, sizeof(p->hook_addr));
 	p->armed = false;
+	p->hooks_full = false;
 	p->start_bp = 0;
 }
 

@@ -384,13 +384,17 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 
 	if (!s || s->off)
 		return -ENOTSUP;
-	if (d->result_in_memory)
-		return -ENOTSUP; /* its result is read at the return, which only a stop can do */
-	if (proc_running(p))
-		return -EBUSY; /* a running thread could be in the bytes being replaced */
+	/* an alias of a patched entry first: no breakpoint may go into the branch */
 	for (unsigned i = 0; i < s->npatch; i++)
 		if (s->patch[i].addr == addr)
 			return -EEXIST;
+	if (hook_needs_stop(d))
+		return -ENOTSUP; /* its result is read at the return, or its frame restored at a
+				  * throw, which only a stop can do */
+	if (proc_running(p))
+		return -EBUSY; /* a running thread could be in the bytes being replaced */
+	if (8 * (hook + 1) > STUB_D_MAIN_LO - STUB_D_CONT)
+		return -ENOSPC; /* no continuation word for it in the data page */
 	if (s->npatch == HOOK_COUNT ||
 	    remote_read(tid, addr, insn, sizeof(insn)) != (ssize_t)sizeof(insn))
 		return -EFAULT;
@@ -399,7 +403,7 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 		return -ERANGE;
 	at = s->area[a] + GEN_OFF + s->area_used[a];
 	thunk = at;
-	len = (int)arch->entry_thunk(gen, at, hook | (d->at_entry_only ? STUB_HOOK_FREE : 0),
+	len = (int)arch->entry_thunk(gen, at, hook | (hook_at_entry_only(d) ? STUB_HOOK_FREE : 0),
 				     s->area[a] + (ht_stub_entry - ht_stub_blob));
 	blen = arch->entry_branch(addr, thunk, branch);
 	if (blen < 0)

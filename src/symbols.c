@@ -355,6 +355,18 @@ void sym_close(struct symbolizer *s)
 	free(s);
 }
 
+const char *sym_demangled(struct symbolizer *s, const char *name)
+{
+	int status = -1;
+	char *dm = name[0] == '_' && name[1] == 'Z' ? __cxa_demangle(name, NULL, NULL, &status) :
+						     NULL;
+
+	if (status == 0 && dm)
+		return own(s, dm);
+	free(dm);
+	return NULL;
+}
+
 static void lookup(struct symbolizer *s, uint64_t pc, bool is_return, struct sym_frame *f)
 {
 	uint64_t at = is_return ? pc - 1 : pc;

@@ -46,10 +46,15 @@ static void resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_fra
 	pc = arch->code_addr(pc);
 	sym_resolve(rc->sym, pc, index > 0, out);
 	if (index == 0) {
-		/* frame 0 is the public name (malloc, not __libc_malloc) */
+		/* frame 0 is the public name (malloc, not __libc_malloc; operator new(unsigned
+		 * long), not tc_new) */
 		for (int h = 0; h < HOOK_COUNT; h++) {
 			if (rc->p->hook_addr[h] == pc) {
-				out->function = hook_table[h].name;
+				char sym[64];
+				const char *cxx = sym_demangled(
+					rc->sym, hook_symbol(h, arch->word_size, sym, sizeof(sym)));
+
+				out->function = cxx ? cxx : hook_table[h].name;
 				out->offset = 0;
 				break;
 			}

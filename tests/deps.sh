@@ -14,6 +14,11 @@ command -v make >/dev/null 2>&1 || need="$need make"
 command -v python3 >/dev/null 2>&1 || need="$need python3"
 # the core-file tests dump a waiting process with gcore
 command -v gcore >/dev/null 2>&1 || need="$need gdb"
+# targets built against other allocators (tests/targets/Makefile, tests/e2e/test_musl.py, ...)
+command -v musl-gcc >/dev/null 2>&1 || need="$need musl-tools"
+[ -e /usr/include/jemalloc/jemalloc.h ] || need="$need libjemalloc-dev"
+[ -e /usr/include/gperftools/tcmalloc.h ] || need="$need libgoogle-perftools-dev"
+[ -e /usr/include/mimalloc.h ] || need="$need libmimalloc-dev"
 [ -z "$need" ] && exit 0
 echo "heaptrace: installing build dependencies:$need"
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi

@@ -418,7 +418,10 @@ def unrecorded(report, recs):
 
 ALIASES = {"aligned_alloc": "memalign|aligned_alloc", "memalign": "memalign|aligned_alloc"}
 ALLOC_FUNCTIONS = {"malloc", "calloc", "realloc", "reallocarray", "posix_memalign",
-                   "aligned_alloc", "memalign", "valloc", "pvalloc"}
+                   "aligned_alloc", "memalign", "valloc", "pvalloc", "new", "new[]",
+                   # replacement allocators' own (tests/targets/vendor.h)
+                   "mallocx", "rallocx", "xallocx", "tc_malloc_skip_new_handler", "mi_zalloc",
+                   "mi_mallocn", "mi_reallocn", "mi_malloc_aligned", "mi_new_n"}
 _CLONE_SUFFIX = re.compile(r"(\.(constprop|isra|part|cold|lto_priv|localalias|clone)(\.\d+)?)+$")
 
 
@@ -430,7 +433,16 @@ def fn_name(frame):
     return _CLONE_SUFFIX.sub("", name)
 
 
+def short_alloc(name):
+    """A C++ operator by its short name: "operator new[](unsigned long)" is "new[]" (its
+    variants, nothrow or aligned, are told apart by the targets' call chains)."""
+    if name.startswith("operator ") and "(" in name:
+        name = name[len("operator "):name.index("(")]
+    return name
+
+
 def canon_alloc(name):
+    name = short_alloc(name)
     return ALIASES.get(name, name)
 
 
@@ -578,7 +590,7 @@ def check_debug_info(run, report, module):
 
 
 def site_lines(name):
-    """The markers in a target's sources: {function: (file, line)} for "site(FUNCTION)" on the
+    """The markers in a target's sources (NAME.c, NAME.cc, NAME.h or the files of NAME/): {function: (file, line)} for "site(FUNCTION)" on the
     allocation call of FUNCTION, {("call", CALLEE): [(file, line)]} for "call(CALLEE)" on a
     call of CALLEE."""
     paths = []
@@ -586,10 +598,10 @@ def site_lines(name):
     if os.path.isdir(d):
         paths = [os.path.join(d, f) for f in sorted(os.listdir(d))]
     else:
-        paths = [os.path.join(TARGETS_SRC, name + ext) for ext in (".c", ".cc")]
+        paths = [os.path.join(TARGETS_SRC, name + ext) for ext in (".c", ".cc", ".h")]
     out = {}
     for p in paths:
-        if not os.path.isfile(p) or not p.endswith((".c", ".cc")):
+        if not os.path.isfile(p) or not p.endswith((".c", ".cc", ".h")):
             continue
         with open(p) as f:
             for n, line in enumerate(f, 1):
@@ -666,7 +678,7 @@ def check_consistency(run, report):
             errors.append("%s is listed with count %s" % (s.key(), s.count))
         if s.before_attach:
             continue
-        if not s.frames or fn_name(s.frames[0]) not in ALLOC_FUNCTIONS:
+        if not s.frames or short_alloc(fn_name(s.frames[0])) not in ALLOC_FUNCTIONS:
             errors.append("frame 0 of %s is not a public allocation function" % s.key())
     if errors:
         raise Fail(errors[0], "\n".join(errors) + "\n" + run.describe())

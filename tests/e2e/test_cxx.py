@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """C++ (tests/targets/cxx.cc): new/delete, new[]/delete[], std::vector growth and reserve,
-std::string. Frame 1 of a C++ site is operator new (the chains start with "*"); the vector's chain
-is 11 frames deep at -O0, so these runs use --depth=24. libstdc++ makes its emergency exception
+std::string. Frame 0 of a C++ site is the operator ("new", "new[]" in the records; the malloc
+libstdc++'s operator new calls is not counted again); the vector's chain is 10 frames deep at -O0,
+so these runs use --depth=24. libstdc++ makes its emergency exception
 pool (eh_alloc.cc, 72704 bytes with libstdc++ 12 on x86_64) with malloc from a constructor before
 main; that block is live at exit and its frames do not reach main: it is the one block the program
 does not count itself, and the tests require exactly one such block of 64 to 80 KiB."""
 
-from helpers import (OPTS, check_consistency, check_debug_info, check_sites, check_summary,
+from helpers import (OPTS, Site, check_consistency, check_debug_info, check_sites, check_summary,
                      expect_rc, heaptrace, pre_main, site_lines, site_records, summary_record,
                      target, variants)
 
@@ -51,3 +52,44 @@ def test_cxx_summary(opt):
              "peak_live_blocks": 1, "peak_live_bytes": pool.size,
              "total_allocated_bytes": pool.size}
     check_summary(r, r.report, want, extra=extra)
+
+
+@variants(*OPTS)
+def test_cxx_operators(opt):
+    """Every form of operator new and delete (tests/targets/cxxops.cc): frame 0 is the operator,
+    each call counted once (not again by the malloc, aligned_alloc or free libstdc++ calls
+    inside), sizes as asked, and the summary exactly the program's own count plus the pool."""
+    prog = target("cxxops", opt)
+    r = heaptrace(prog, name="cxxops-" + opt)
+    expect_rc(r, 0)
+    rep = r.report
+    check_consistency(r, rep)
+    check_sites(r, rep, site_records(r), lines=site_lines("cxxops"))
+    pool = pool_block(r, rep)
+    check_debug_info(r, rep, prog)
+    extra = {"alloc_calls": 1, "live_blocks": 1, "live_bytes": pool.size,
+             "peak_live_blocks": 1, "peak_live_bytes": pool.size,
+             "total_allocated_bytes": pool.size}
+    check_summary(r, rep, summary_record(r), extra=extra)
+    names = {f["function"] for s in rep["backtraces"] for f in s["frames"][:1]}
+    for want in ("operator new(unsigned long, std::align_val_t)",
+                 "operator new[](unsigned long, std::nothrow_t const&)"):
+        if not any(n and n.replace("unsigned int", "unsigned long") == want for n in names):
+            r.fail("no frame 0 names %s: %s" % (want, sorted(n or "?" for n in names)))
+
+
+@variants(*OPTS)
+def test_cxx_new_throws(opt):
+    """operator new that throws std::bad_alloc (and a constructor that throws after it): the
+    program catches every exception and exits 0 (heaptrace gives the unwinder the real return
+    address back at _Unwind_RaiseException), and the counts are the ones cxxops.cc derives."""
+    r = heaptrace(target("cxxops", opt), args=["throw"], name="cxxops-throw-" + opt)
+    expect_rc(r, 0)
+    rep = r.report
+    check_consistency(r, rep)
+    pool = pool_block(r, rep)
+    if [s for s in rep["backtraces"] if Site(s).reaches_main]:
+        r.fail("live blocks from main after throw_some, which frees everything")
+    check_summary(r, rep, summary_record(r),
+                  keys=["alloc_calls", "free_calls", "unknown_frees", "live_blocks", "live_bytes"],
+                  extra={"alloc_calls": 1, "live_blocks": 1, "live_bytes": pool.size})

@@ -28,8 +28,47 @@ TEST_CASE(lookup_names)
 	CHECK_EQ(hook_lookup("pvalloc"), HOOK_PVALLOC);
 	CHECK_EQ(hook_lookup("aligned_alloc"), HOOK_ALIGNED_ALLOC);
 	CHECK_EQ(hook_lookup("__libc_malloc"), -1);
-	CHECK(hook_table[HOOK_FREE].at_entry_only);
-	CHECK(!hook_table[HOOK_MALLOC].at_entry_only);
+	CHECK(hook_at_entry_only(&hook_table[HOOK_FREE]));
+	CHECK(!hook_at_entry_only(&hook_table[HOOK_MALLOC]));
+	CHECK_EQ(hook_nargs(&hook_table[HOOK_MALLOC]), 1);
+	CHECK_EQ(hook_nargs(&hook_table[HOOK_POSIX_MEMALIGN]), 3);
+	CHECK_EQ(hook_nargs(&hook_table[HOOK_REALLOCARRAY]), 3);
+}
+
+/* C++ operators: size_t is m on LP64, j on ILP32 (32-bit arm); both name the same hook. */
+TEST_CASE(cxx_names)
+{
+	char buf[64];
+
+	CHECK_EQ(hook_lookup("_Znwm"), HOOK_NEW);
+	CHECK_EQ(hook_lookup("_Znwj"), HOOK_NEW);
+	CHECK_EQ(hook_lookup("_ZnajRKSt9nothrow_t"), HOOK_NEW_ARRAY_NOTHROW);
+	CHECK_EQ(hook_lookup("_ZnwjSt11align_val_t"), HOOK_NEW_ALIGNED);
+	CHECK_EQ(hook_lookup("_ZdlPv"), HOOK_DELETE);
+	CHECK_EQ(hook_lookup("_ZdlPvj"), HOOK_DELETE_SIZED);
+	CHECK_EQ(hook_lookup("_ZdaPvjSt11align_val_t"), HOOK_DELETE_ARRAY_SIZED_ALIGNED);
+	CHECK_EQ(hook_lookup("_Znwx"), -1);
+	CHECK_EQ(hook_lookup("_ZdlPvjj"), -1);
+	CHECK_STREQ(hook_symbol(HOOK_NEW, 4, buf, sizeof(buf)), "_Znwj");
+	CHECK_STREQ(hook_symbol(HOOK_NEW, 8, buf, sizeof(buf)), "_Znwm");
+	CHECK_STREQ(hook_symbol(HOOK_DELETE_SIZED, 4, buf, sizeof(buf)), "_ZdlPvj");
+	CHECK_STREQ(hook_symbol(HOOK_DELETE, 4, buf, sizeof(buf)), "_ZdlPv");
+	CHECK_STREQ(hook_symbol(HOOK_MALLOC, 4, buf, sizeof(buf)), "malloc");
+	/* operator new may throw: never through the logging trampoline; its nothrow form may */
+	CHECK(hook_table[HOOK_NEW].flags & HF_THROWS);
+	CHECK(!(hook_table[HOOK_NEW_NOTHROW].flags & HF_THROWS));
+	/* operator delete calls free: its return is caught, so free inside is nested */
+	CHECK(!hook_at_entry_only(&hook_table[HOOK_DELETE]));
+	CHECK(hook_at_entry_only(&hook_table[HOOK_UNWIND]));
+}
+
+TEST_CASE(cxx_effects)
+{
+	CHECK_EFFECT(run(HOOK_NEW, 40, 0, 0, 0x1000, 0), 0, 0x1000, 40);
+	CHECK_EFFECT(run(HOOK_NEW_ARRAY_ALIGNED_NOTHROW, 100, 64, 0x7ff0, 0, 0), 0, 0, 0);
+	CHECK_EFFECT(run(HOOK_NEW_ALIGNED, 100, 64, 0, 0x2000, 0), 0, 0x2000, 100);
+	/* the release was counted at the entry: nothing at the return */
+	CHECK_EFFECT(run(HOOK_DELETE_SIZED, 0x1000, 40, 0, 0, 0), 0, 0, 0);
 }
 
 TEST_CASE(plain_allocations)
