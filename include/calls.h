@@ -49,6 +49,7 @@ struct calls_rec {
 	uint64_t cookie; /* what its return record will name */
 	uint64_t ns; /* when it was made */
 	bool returns; /* its return is recorded (not a tail call from a traced call) */
+	bool awaits_inner; /* its result is the one of the allocation made inside it */
 };
 
 /* Frames 1.. of the backtrace of the call being recorded: write up to max PCs into pcs and

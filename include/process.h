@@ -26,6 +26,8 @@ struct frame {
 	bool logged; /* returns through the logging trampoline (retlog.h), not with a stop */
 	bool stubbed; /* recorded by an entry stub (stubs.h): its return comes as a record */
 	uint64_t cookie; /* stubbed: its entry record's position, which its return names */
+	bool awaits_inner; /* stubbed, no return of its own: completed by the allocation inside */
+	uint64_t inner_cookie; /* awaits_inner: the cookie of the malloc inside, of its size */
 	struct hook_call call;
 	struct block old; /* realloc: the block taken out at entry */
 	bool took_old;

@@ -260,6 +260,7 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	f->entry_ns = now_ns();
 	f->logged = false;
 	f->stubbed = false;
+	f->awaits_inner = false;
 	f->call.id = b->hook;
 	for (unsigned i = 0; i < HOOK_MAX_ARGS; i++)
 		f->call.args[i] = i < hook_nargs(d) ? arch->get_arg(regs, i) : 0;
@@ -318,6 +319,15 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 	struct frame *f;
 
 	drop_stale(t, r->sp, 0);
+	if (t->nframes && t->frames[t->nframes - 1].awaits_inner && r->returns &&
+	    r->hook == HOOK_MALLOC) {
+		/* operator new's own malloc asks its size (1 for 0); a later one, of another size,
+		 * is the exception object of a throw */
+		struct frame *o = &t->frames[t->nframes - 1];
+
+		if (r->args[0] == (o->call.args[0] ? o->call.args[0] : 1))
+			o->inner_cookie = r->cookie;
+	}
 	if (t->nframes || !p->counting)
 		return; /* inside another traced call */
 	if (d->kind == HK_FREE) {
@@ -330,7 +340,7 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 		if (hook_at_entry_only(d) || !ptr)
 			return;
 	}
-	if (!r->returns)
+	if (!r->returns && !r->awaits_inner)
 		return; /* a tail call from a traced call (not counted: see calls_entry) */
 	f = push_frame(t);
 	f->ret = r->ret;
@@ -338,7 +348,9 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 	f->entry_ns = r->ns;
 	f->logged = true; /* its return needs no stop: kept when detaching (calls_restore_cb) */
 	f->stubbed = true;
-	f->cookie = r->cookie;
+	f->cookie = r->awaits_inner ? UINT64_MAX : r->cookie; /* UINT64_MAX: never a position */
+	f->awaits_inner = r->awaits_inner;
+	f->inner_cookie = UINT64_MAX;
 	f->call.id = r->hook;
 	memcpy(f->call.args, r->args, sizeof(f->call.args));
 	f->took_old = false;
@@ -364,6 +376,15 @@ void calls_rec_return(struct thread *t, uint64_t cookie, uint64_t retval)
 	while (idx-- > 0)
 		if (t->frames[idx].stubbed && t->frames[idx].cookie == cookie)
 			break;
+	if (idx >= t->nframes && t->nframes && t->frames[t->nframes - 1].awaits_inner &&
+	    t->frames[t->nframes - 1].inner_cookie == cookie) {
+		/* the allocation inside an operator new: its block is the operator's */
+		if (retval) {
+			t->nframes--;
+			account(t, &t->frames[t->nframes], retval);
+		}
+		return;
+	}
 	if (idx >= t->nframes) {
 		pr_dbg(3, "thread %d (%#llx): return %#llx of no call in flight (%u, top %#llx)",
 		       t->tid, (unsigned long long)t->tls, (unsigned long long)cookie, t->nframes,
@@ -491,7 +512,13 @@ void calls_restore_cb(struct thread *t, void *ctx)
  */
 static void unwinding(struct thread *t, struct arch_regs *regs)
 {
-	unsigned from = t->nframes;
+	unsigned from;
+
+	/* an operator new an entry stub recorded (its return is the program's own): it throws,
+	 * and returns no block */
+	while (t->nframes && t->frames[t->nframes - 1].awaits_inner)
+		drop_frame(t);
+	from = t->nframes;
 
 	while (from && !t->frames[from - 1].logged &&
 	       (hook_table[t->frames[from - 1].call.id].flags & HF_THROWS))

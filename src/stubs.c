@@ -372,6 +372,16 @@ static void pc_cb(struct thread *t, void *arg)
 		c->inside = true;
 }
 
+/*
+ * libstdc++'s operator new and new[] call malloc, and end by throwing when it fails for good:
+ * their stubs record the entry and leave the return alone (a return address of ours would
+ * stop an exception), and the allocation is the result of the malloc inside (calls.c).
+ */
+static bool awaits_inner(int hook, const struct module *m)
+{
+	return (hook == HOOK_NEW || hook == HOOK_NEW_ARRAY) && strstr(m->path, "libstdc++");
+}
+
 int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct module *m)
 {
 	struct stubs *s = p->stubs;
@@ -381,6 +391,8 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 	size_t covered = 0;
 	struct pc_ctx pcs;
 	int len, blen, a;
+	uint32_t word = hook | (hook_at_entry_only(d) ? STUB_HOOK_FREE : 0) |
+			(awaits_inner(hook, m) ? STUB_HOOK_NORET : 0);
 
 	if (!s || s->off)
 		return -ENOTSUP;
@@ -388,12 +400,12 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 	for (unsigned i = 0; i < s->npatch; i++)
 		if (s->patch[i].addr == addr)
 			return -EEXIST;
-	if (hook_needs_stop(d))
+	if (hook_needs_stop(d) && !(word & STUB_HOOK_NORET))
 		return -ENOTSUP; /* its result is read at the return, or its frame restored at a
 				  * throw, which only a stop can do */
 	if (proc_running(p))
 		return -EBUSY; /* a running thread could be in the bytes being replaced */
-	if (8 * (hook + 1) > STUB_D_MAIN_LO - STUB_D_CONT)
+	if (8 * (hook + 1) > 4096 - STUB_D_CONT)
 		return -ENOSPC; /* no continuation word for it in the data page */
 	if (s->npatch == HOOK_COUNT ||
 	    remote_read(tid, addr, insn, sizeof(insn)) != (ssize_t)sizeof(insn))
@@ -403,7 +415,7 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 		return -ERANGE;
 	at = s->area[a] + GEN_OFF + s->area_used[a];
 	thunk = at;
-	len = (int)arch->entry_thunk(gen, at, hook | (hook_at_entry_only(d) ? STUB_HOOK_FREE : 0),
+	len = (int)arch->entry_thunk(gen, at, word,
 				     s->area[a] + (ht_stub_entry - ht_stub_blob));
 	blen = arch->entry_branch(addr, thunk, branch);
 	if (blen < 0)
@@ -718,6 +730,7 @@ static void take_entry(struct proc *p, struct stubs *s, const uint8_t *r, uint64
 		.cookie = pos,
 		.ns = rec_ns(s, get64(r + 96)),
 		.returns = get32(r + 116) != 0,
+		.awaits_inner = (get32(r + 12) & STUB_HOOK_NORET) != 0,
 	};
 
 	for (unsigned i = 0; i < 3; i++)

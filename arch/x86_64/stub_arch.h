@@ -16,7 +16,8 @@
 #define STUB_D_SIZE 32 /* ring size */
 #define STUB_D_COPY 40 /* most bytes of stack an entry record copies */
 #define STUB_D_TRAMP 48 /* ht_stub_ret in the process */
-#define STUB_D_CONT 64 /* per hook: its continuation (relocated first instructions) */
+#define STUB_D_CONT 3072 /* per hook (up to 128): its continuation (relocated first
+			  * instructions) */
 #define STUB_D_MAIN_LO 192 /* the main thread's stack: [lo, top), whatever its key */
 #define STUB_D_MAIN_TOP 200
 #define STUB_D_TOPS 1024 /* { thread pointer, stack top } per known thread */
@@ -41,6 +42,8 @@
 #define STUB_REC_FREE 32
 #define STUB_REC_RETURN 48
 #define STUB_HOOK_FREE 0x100 /* in the thunk's word: a free, recorded at entry only */
+#define STUB_HOOK_NORET 0x200 /* in the thunk's word: an entry record, its return left alone
+			       * (libstdc++'s operator new: stubs.c) */
 
 #ifndef STUB_CODE_ONLY
 #include <string.h>

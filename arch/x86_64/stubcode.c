@@ -112,6 +112,8 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	/* the return goes through the trampoline, unless it does already (a tail call) */
 	"	mov " S(STUB_D_TRAMP) "(%r10),%rax\n"
 	"	xor %edx,%edx\n"
+	"	test $" S(STUB_HOOK_NORET) ",%r11d\n"
+	"	jnz 7f\n"
 	"	cmp %rax,(%rsi)\n"
 	"	je 7f\n"
 	"	mov %rax,88(%rsp)\n"

@@ -104,6 +104,8 @@ static __attribute__((noinline)) uint64_t call_fn(struct env *e, uint64_t arg, b
 	register uint64_t r12 __asm__("r12") = 0x1212, r15 __asm__("r15") = 0x1515;
 	uint64_t rax, rbx = 0xb0b0, sp0, sp1;
 
+	/* few free registers are left (ASan's builds keep one more): sp0 and sp1 in memory */
+
 	__asm__ volatile("mov %%rsp, %[sp0]\n\t"
 			 "sub $128, %%rsp\n\t" /* leave the caller's red zone alone */
 			 "mov %[arg], %%rdi\n\t"
@@ -111,7 +113,7 @@ static __attribute__((noinline)) uint64_t call_fn(struct env *e, uint64_t arg, b
 			 "add $128, %%rsp\n\t"
 			 "mov %%rsp, %[sp1]"
 			 : "=a"(rax), "+b"(rbx), [r12] "+r"(r12), [r15] "+r"(r15),
-			   [sp0] "=&r"(sp0), [sp1] "=&r"(sp1)
+			   [sp0] "=m"(sp0), [sp1] "=m"(sp1)
 			 : [fn] "r"(e->fn), [arg] "r"(arg)
 			 : "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "cc", "memory");
 	*regs_ok = rbx == 0xb0b0 && r12 == 0x1212 && r15 == 0x1515 && sp0 == sp1;
