@@ -56,6 +56,16 @@ struct symbolizer;
 struct symbolizer *sym_open(const struct modlist *ml);
 void sym_close(struct symbolizer *s);
 
+/* A symbolizer for a recorded process (offline.c): module i is read from files[i] (NULL: not
+ * found), its path kept as its name; debug_path is libdwfl's search path for separate debug
+ * files ("" parts and /usr/lib/debug as in its default; NULL: the default). */
+struct symbolizer *sym_open_files(const struct modlist *ml, char *const *files,
+				  const char *debug_path);
+
+/* The GNU build-id of the ELF file at path into id. Return its length, or -errno (-ENOENT:
+ * the file has none). */
+int sym_build_id(const char *path, uint8_t *id, size_t cap);
+
 /* Symbolise pc; a return address (is_return) is looked up at pc - 1, the call site. */
 void sym_resolve(struct symbolizer *s, uint64_t pc, bool is_return, struct sym_frame *out);
 

@@ -13,6 +13,7 @@
 #include "calls.h"
 #include "guard.h"
 #include "log.h"
+#include "record.h"
 #include "remote.h"
 #include "stubs.h"
 #include "unwind.h"
@@ -55,8 +56,10 @@ static void drop_frame(struct thread *t)
 {
 	struct frame *f = &t->frames[--t->nframes];
 
-	if (f->took_old)
+	if (f->took_old) {
 		table_put_back(&t->p->table, &f->old);
+		record_put_back(t->p, t->tid);
+	}
 	if (f->logged && !f->stubbed && t->p->retlog.inflight)
 		t->p->retlog.inflight--;
 	pr_dbg(0, "thread %d: dropped a call to %s left by longjmp (%#llx)", t->tid,
@@ -81,16 +84,25 @@ static void account(struct thread *t, const struct frame *f, uint64_t retval)
 		remote_read_word(t->tid, f->call.args[0], arch->word_size, &memptr);
 	hook_effect(&f->call, retval, memptr, &e);
 	if (f->call.id == HOOK_REALLOC || f->call.id == HOOK_REALLOCARRAY) {
-		if (e.freed)
+		if (e.freed) {
 			table_count_release(tb, f->took_old);
-		else if (f->took_old)
+			record_release(t->p, t->tid, f->took_old);
+		} else if (f->took_old) {
 			table_put_back(tb, &f->old);
+			record_put_back(t->p, t->tid);
+		}
 	} else if (e.freed) {
+		table_thread_free(tb, t->tid, e.freed);
 		table_free(tb, e.freed);
+		record_free(t->p, t->tid, e.freed);
 	}
-	if (e.allocated)
-		table_alloc(tb, e.allocated, e.size, table_intern(tb, f->pcs, f->npcs),
-			    f->entry_ns);
+	if (e.allocated) {
+		uint32_t bt = table_intern(tb, f->pcs, f->npcs);
+
+		table_alloc(tb, e.allocated, e.size, bt, f->entry_ns);
+		table_thread_alloc(tb, t->tid, e.allocated);
+		record_alloc(t->p, t->tid, e.allocated, e.size, bt, f->entry_ns);
+	}
 }
 
 /*
@@ -222,6 +234,8 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	if (d->at_entry_only) {
 		uint64_t ptr = arch->get_arg(regs, 0);
 
+		record_free(p, t->tid, ptr);
+		table_thread_free(&p->table, t->tid, ptr);
 		if (!table_free(&p->table, ptr) && ptr && log_level >= 2) {
 			uint64_t caller = 0;
 
@@ -245,8 +259,12 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	for (unsigned i = 0; i < 3; i++)
 		f->call.args[i] = i < d->nargs ? arch->get_arg(regs, i) : 0;
 	f->took_old = false;
-	if ((b->hook == HOOK_REALLOC || b->hook == HOOK_REALLOCARRAY) && f->call.args[0])
+	if ((b->hook == HOOK_REALLOC || b->hook == HOOK_REALLOCARRAY) &&
+	    table_find(&p->table, f->call.args[0])) {
+		table_thread_free(&p->table, t->tid, f->call.args[0]);
 		f->took_old = table_take(&p->table, f->call.args[0], &f->old);
+		record_take(p, t->tid, f->old.ptr);
+	}
 	f->pcs[0] = arch->get_pc(regs);
 	f->npcs = 1;
 	if (sample > 1 && p->unwind_seq++ % sample) {
@@ -275,8 +293,10 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 		if (remote_write_word(t->tid, sp, arch->word_size,
 				      arch->tramp_for(p->bps.tramp, ret))) {
 			t->nframes--;
-			if (f->took_old)
+			if (f->took_old) {
 				table_put_back(&p->table, &f->old);
+				record_put_back(p, t->tid);
+			}
 			return false;
 		}
 	} else {
@@ -298,6 +318,8 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 	if (t->nframes || !p->counting)
 		return; /* inside another traced call */
 	if (d->at_entry_only) {
+		record_free(p, t->tid, r->args[0]);
+		table_thread_free(&p->table, t->tid, r->args[0]);
 		if (!table_free(&p->table, r->args[0]) && r->args[0])
 			pr_dbg(2, "thread %d: free(%#llx) of a block never seen", t->tid,
 			       (unsigned long long)r->args[0]);
@@ -315,8 +337,12 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 	f->call.id = r->hook;
 	memcpy(f->call.args, r->args, sizeof(f->call.args));
 	f->took_old = false;
-	if ((r->hook == HOOK_REALLOC || r->hook == HOOK_REALLOCARRAY) && r->args[0])
+	if ((r->hook == HOOK_REALLOC || r->hook == HOOK_REALLOCARRAY) &&
+	    table_find(&p->table, r->args[0])) {
+		table_thread_free(&p->table, t->tid, r->args[0]);
 		f->took_old = table_take(&p->table, r->args[0], &f->old);
+		record_take(p, t->tid, f->old.ptr);
+	}
 	f->pcs[0] = p->hook_addr[r->hook];
 	f->npcs = 1;
 	if (depth > 1 && sample > 1 && p->unwind_seq++ % sample) {

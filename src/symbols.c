@@ -223,7 +223,8 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-struct symbolizer *sym_open(const struct modlist *ml)
+/* files[i] (NULL: none) is the ELF file to read for module i, loaded at ml->v[i].bias. */
+static struct symbolizer *open_files(const struct modlist *ml, char *const *files)
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
 
@@ -232,17 +233,61 @@ struct symbolizer *sym_open(const struct modlist *ml)
 		dwfl_report_begin(s->dwfl);
 		for (size_t i = 0; i < ml->n; i++) {
 			const struct module *m = &ml->v[i];
+			const char *file = files ? files[i] : m->path;
 
-			if (!m->bias_known)
+			if (!m->bias_known || !file)
 				continue;
-			if (!dwfl_report_elf(s->dwfl, m->path, m->path, -1, m->bias, false))
-				pr_dbg(1, "dwfl_report_elf %s: %s", m->path, dwfl_errmsg(-1));
+			if (!dwfl_report_elf(s->dwfl, m->path, file, -1, m->bias, false))
+				pr_dbg(1, "dwfl_report_elf %s: %s", file, dwfl_errmsg(-1));
 		}
 		dwfl_report_end(s->dwfl, NULL, NULL);
 	}
 	s->cap = 1024;
 	s->cache = xcalloc(s->cap, sizeof(*s->cache));
 	return s;
+}
+
+struct symbolizer *sym_open(const struct modlist *ml)
+{
+	return open_files(ml, NULL);
+}
+
+struct symbolizer *sym_open_files(const struct modlist *ml, char *const *files,
+				  const char *debug_path)
+{
+	free(debuginfo_path);
+	debuginfo_path = debug_path ? xstrdup(debug_path) : NULL;
+	return open_files(ml, files);
+}
+
+int sym_build_id(const char *path, uint8_t *id, size_t cap)
+{
+	int fd, ret = -ENOENT;
+	Elf *e = elf_open_path(path, &fd);
+	Elf_Scn *scn = NULL;
+
+	if (!e)
+		return -errno;
+	while (ret == -ENOENT && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+		Elf_Data *d;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + name_off, "GNU", 4) && nh.n_descsz <= cap) {
+				memcpy(id, (char *)d->d_buf + desc_off, nh.n_descsz);
+				ret = (int)nh.n_descsz;
+				break;
+			}
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return ret;
 }
 
 void sym_close(struct symbolizer *s)

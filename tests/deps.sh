@@ -7,6 +7,7 @@ pkg-config --exists libunwind-ptrace 2>/dev/null || need="$need libunwind-dev"
 # x86_64: Capstone for the entry stubs' safety check (without it, every call stops)
 [ "$(uname -m)" = x86_64 ] && ! pkg-config --exists capstone 2>/dev/null && need="$need libcapstone-dev"
 pkg-config --exists libdw libelf 2>/dev/null || need="$need libdw-dev libelf-dev"
+pkg-config --exists libzstd 2>/dev/null || need="$need libzstd-dev"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v gcc >/dev/null 2>&1 || need="$need gcc"
 command -v g++ >/dev/null 2>&1 || need="$need g++"
@@ -14,6 +15,8 @@ command -v make >/dev/null 2>&1 || need="$need make"
 command -v python3 >/dev/null 2>&1 || need="$need python3"
 # the core-file tests dump a waiting process with gcore
 command -v gcore >/dev/null 2>&1 || need="$need gdb"
+command -v zstd >/dev/null 2>&1 || need="$need zstd"
+command -v heaptrack_print >/dev/null 2>&1 || need="$need heaptrack"
 [ -z "$need" ] && exit 0
 echo "heaptrace: installing build dependencies:$need"
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
