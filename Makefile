@@ -40,7 +40,7 @@ $(SYSROOT)/usr/share/pkgconfig
 SYSROOT_FLAGS := --sysroot=$(SYSROOT)
 endif
 
-PKGS        := libunwind-ptrace libdw libelf
+PKGS        := libunwind-ptrace libdw libelf libzstd
 # Capstone decodes whole functions for the entry stubs' safety check (x86_64, src/entrycheck.c);
 # without it every hook keeps its breakpoint.
 ifeq ($(ARCH),x86_64)
@@ -57,7 +57,7 @@ ifneq ($(STATIC),)
 UNW_ARCH    := $(patsubst mips64,mips,$(ARCH))
 PKG_LIBS    := $(shell $(PKG_ENV) $(PKG_CONFIG) --libs-only-L $(PKGS) 2>/dev/null) \
                -Wl,--start-group -lunwind-ptrace -lunwind-generic -lunwind-$(UNW_ARCH) -lunwind \
-               -ldw -lelf -Wl,--end-group -lz -llzma -lbz2 -lpthread -ldl
+               -ldw -lelf -Wl,--end-group -lzstd -lz -llzma -lbz2 -lpthread -ldl
 HT_LDFLAGS  += -static -Wl,--eh-frame-hdr
 endif
 HT_LDFLAGS  += $(SYSROOT_FLAGS) $(SAN_FLAGS)
@@ -86,7 +86,8 @@ $(OBJS): $(FLAGS_FILE)
 
 # Pure modules the unit tests link (no ptrace, no libunwind/libdw).
 PURE        := src/table.c src/report.c src/hooks.c src/maps.c src/util.c src/log.c \
-	       src/retlog.c src/seccomp.c src/inventory.c src/invglibc.c src/frames.c
+	       src/retlog.c src/seccomp.c src/inventory.c src/invglibc.c src/frames.c \
+	       src/timeline.c
 UNIT_ARCHES := $(wildcard arch/*/arch.c)
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRCS))

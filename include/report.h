@@ -48,6 +48,11 @@ struct report_info {
 	const struct inventory *inv; /* the heap at the attach, NULL if none */
 	report_resolve_fn resolve;
 	void *resolve_ctx;
+	/* more of the report, or NULL: JSON members (each starting with ','), at the end of the
+	 * object; text, after the rest */
+	void (*extra_json)(FILE *f, void *ctx);
+	void (*extra_text)(FILE *f, void *ctx);
+	void *extra_ctx;
 };
 
 /* Parse a --sort key; return 0 or -EINVAL. */

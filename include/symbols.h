@@ -49,7 +49,7 @@ uint64_t sym_func_size(const char *path, uint64_t value);
 #define SYM_BUILD_ID_MAX 129 /* hex digits of a GNU build-id (up to 64 bytes), and a NUL */
 
 /* The GNU build-id of the ELF file at path in hex. Return 0, -ENOMSG (none) or -errno. */
-int sym_build_id(const char *path, char *hex, size_t len);
+int sym_build_id_hex(const char *path, char *hex, size_t len);
 
 /*
  * Read the symbols (and debug information) of any module with the same build-id from path
@@ -78,6 +78,16 @@ const char *sym_function(struct symbolizer *s, uint64_t pc, bool is_return, uint
 
 /* C++ name demangled (kept as long as s), or NULL if it is none. */
 const char *sym_demangled(struct symbolizer *s, const char *name);
+
+/* A symbolizer for a recorded process (offline.c): module i is read from files[i] (NULL: not
+ * found), its path kept as its name; debug_path is libdwfl's search path for separate debug
+ * files ("" parts and /usr/lib/debug as in its default; NULL: the default). */
+struct symbolizer *sym_open_files(const struct modlist *ml, char *const *files,
+				  const char *debug_path);
+
+/* The GNU build-id of the ELF file at path into id. Return its length, or -errno (-ENOENT:
+ * the file has none). */
+int sym_build_id(const char *path, uint8_t *id, size_t cap);
 
 /* Symbolise pc; a return address (is_return) is looked up at pc - 1, the call site. */
 void sym_resolve(struct symbolizer *s, uint64_t pc, bool is_return, struct sym_frame *out);

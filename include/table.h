@@ -20,6 +20,11 @@ struct bt {
 	uint64_t size, peak_size; /* live bytes now, and their highest value */
 	uint64_t total_count, total_size; /* every allocation ever made from here */
 	uint64_t first_ns; /* time of the first allocation */
+	uint64_t temporary; /* blocks freed by their thread before its next allocation */
+	/* count and size when the whole heap peaked, if changed since (snap_epoch ==
+	 * table.peak_epoch); else they are count and size: read them with table_bt_at_peak */
+	uint64_t snap_count, snap_size;
+	uint32_t snap_epoch;
 };
 
 /* 24 bytes: with the hash at most 3/4 full and at least 3/8, a live block costs 32 to 64. */
@@ -36,6 +41,15 @@ struct table_summary {
 	uint64_t peak_live_blocks, peak_live_bytes;
 	uint64_t total_allocated_bytes;
 	uint64_t freed_from_before_attach; /* frees (and reallocs) of seeded blocks */
+	uint64_t temporary; /* see struct bt */
+	uint64_t peak_ns; /* when live_bytes first reached peak_live_bytes */
+	uint64_t peak_at_blocks; /* live_blocks then */
+};
+
+/* The last allocation of one thread, for the temporary rule. tid 0 marks an empty slot. */
+struct table_thread {
+	uint32_t tid;
+	uint64_t last;
 };
 
 /* pcs[0] of the backtraces of blocks that were live before the attach (table_seed); pcs[1] is
@@ -53,13 +67,17 @@ struct table {
 	uint64_t nblocks, blocks_cap; /* power of two */
 	struct table_summary sum;
 	uint64_t base_ns; /* time of the first allocation: blocks keep their age from it */
+	uint32_t epoch; /* table_reset()s so far: a backtrace index is of one epoch only */
+	uint32_t peak_epoch; /* new maxima of live_bytes so far */
+	struct table_thread *threads;
+	uint32_t nthreads, threads_cap; /* power of two */
 };
 
 void table_init(struct table *t);
 void table_destroy(struct table *t);
 /* dst becomes a deep copy of src (a forked child's heap starts as its parent's). */
 void table_copy(struct table *dst, const struct table *src);
-/* Forget everything (the image was replaced by execve). */
+/* Forget everything but the epoch, which goes up (the image was replaced by execve). */
 void table_reset(struct table *t);
 
 /* Return the index of the backtrace with these PCs, adding it if new. depth >= 1. */
@@ -95,6 +113,14 @@ bool table_take(struct table *t, uint64_t ptr, struct block *out);
 bool table_put_back(struct table *t, const struct block *blk); /* false: address reused */
 void table_count_release(struct table *t, bool known);
 
+/*
+ * Temporary allocations, heaptrack's rule: a block freed by the thread that made it before
+ * that thread allocated again. table_thread_alloc after the thread's allocation of ptr;
+ * table_thread_free before ptr leaves the table (table_free, table_take) by thread tid.
+ */
+void table_thread_alloc(struct table *t, uint32_t tid, uint64_t ptr);
+void table_thread_free(struct table *t, uint32_t tid, uint64_t ptr);
+
 /* Look up a live block; NULL if none. */
 const struct block *table_find(const struct table *t, uint64_t ptr);
 
@@ -102,6 +128,16 @@ const struct block *table_find(const struct table *t, uint64_t ptr);
 static inline uint64_t table_block_ns(const struct table *t, const struct block *blk)
 {
 	return t->base_ns + (uint64_t)blk->time_ms * 1000000;
+}
+
+/* b's live blocks and bytes at the moment the whole heap peaked (sum.peak_ns). */
+static inline void table_bt_at_peak(const struct table *t, const struct bt *b, uint64_t *count,
+				    uint64_t *size)
+{
+	bool snap = b->snap_epoch == t->peak_epoch;
+
+	*count = snap ? b->snap_count : b->count;
+	*size = snap ? b->snap_size : b->size;
 }
 
 static inline const uint64_t *table_bt_pcs(const struct table *t, const struct bt *b)

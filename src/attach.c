@@ -19,6 +19,7 @@
 #include "image.h"
 #include "log.h"
 #include "process.h"
+#include "record.h"
 #include "session.h"
 #include "util.h"
 
@@ -209,6 +210,7 @@ int attach_process(pid_t pid)
 		if (snap) { /* analysed while the program runs; before any event is taken */
 			p->inv = heapsnap_analyse(snap, p);
 			inv_seed(p->inv, &p->table, now_ns());
+			record_seeded(p); /* the log starts with them */
 		}
 	}
 	heapsnap_free(snap);

@@ -15,6 +15,7 @@
 #include "frames.h"
 #include "guard.h"
 #include "log.h"
+#include "record.h"
 #include "remote.h"
 #include "stubs.h"
 #include "unwind.h"
@@ -58,8 +59,10 @@ static void drop_frame(struct thread *t)
 {
 	struct frame *f = &t->frames[--t->nframes];
 
-	if (f->took_old)
+	if (f->took_old) {
 		table_put_back(&t->p->table, &f->old);
+		record_put_back(t->p, t->tid);
+	}
 	if (f->logged && !f->stubbed && t->p->retlog.inflight)
 		t->p->retlog.inflight--;
 	pr_dbg(0, "thread %d: dropped a call to %s left by longjmp or an exception (%#llx)",
@@ -87,16 +90,25 @@ static void account(struct thread *t, const struct frame *f, uint64_t retval)
 				 &memptr);
 	hook_effect(&f->call, retval, memptr, &e);
 	if (hook_table[f->call.id].kind == HK_REALLOC || hook_table[f->call.id].kind == HK_RESIZE) {
-		if (e.freed)
+		if (e.freed) {
 			table_count_release(tb, f->took_old);
-		else if (f->took_old)
+			record_release(t->p, t->tid, f->took_old);
+		} else if (f->took_old) {
 			table_put_back(tb, &f->old);
+			record_put_back(t->p, t->tid);
+		}
 	} else if (e.freed) {
+		table_thread_free(tb, t->tid, e.freed);
 		table_free(tb, e.freed);
+		record_free(t->p, t->tid, e.freed);
 	}
-	if (e.allocated)
-		table_alloc(tb, e.allocated, e.size, table_intern(tb, f->pcs, f->npcs),
-			    f->entry_ns);
+	if (e.allocated) {
+		uint32_t bt = table_intern(tb, f->pcs, f->npcs);
+
+		table_alloc(tb, e.allocated, e.size, bt, f->entry_ns);
+		table_thread_alloc(tb, t->tid, e.allocated);
+		record_alloc(t->p, t->tid, e.allocated, e.size, bt, f->entry_ns);
+	}
 }
 
 /*
@@ -239,6 +251,8 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	if (d->kind == HK_FREE) {
 		uint64_t ptr = arch->get_arg(regs, d->ptr);
 
+		record_free(p, t->tid, ptr);
+		table_thread_free(&p->table, t->tid, ptr);
 		if (!table_free(&p->table, ptr) && ptr && log_level >= 2) {
 			uint64_t caller = 0;
 
@@ -265,8 +279,12 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	for (unsigned i = 0; i < HOOK_MAX_ARGS; i++)
 		f->call.args[i] = i < hook_nargs(d) ? arch->get_arg(regs, i) : 0;
 	f->took_old = false;
-	if ((d->kind == HK_REALLOC || d->kind == HK_RESIZE) && f->call.args[d->ptr])
+	if ((d->kind == HK_REALLOC || d->kind == HK_RESIZE) && f->call.args[d->ptr] &&
+	    table_find(&p->table, f->call.args[d->ptr])) {
+		table_thread_free(&p->table, t->tid, f->call.args[d->ptr]);
 		f->took_old = table_take(&p->table, f->call.args[d->ptr], &f->old);
+		record_take(p, t->tid, f->old.ptr);
+	}
 	f->pcs[0] = arch->get_pc(regs);
 	f->npcs = 1;
 	if (d->kind == HK_FREE) {
@@ -299,8 +317,10 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 		if (remote_write_word(t->tid, sp, arch->word_size,
 				      arch->tramp_for(p->bps.tramp, ret))) {
 			t->nframes--;
-			if (f->took_old)
+			if (f->took_old) {
 				table_put_back(&p->table, &f->old);
+				record_put_back(p, t->tid);
+			}
 			return false;
 		}
 	} else {
@@ -333,6 +353,8 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 	if (d->kind == HK_FREE) {
 		uint64_t ptr = r->args[d->ptr];
 
+		record_free(p, t->tid, ptr);
+		table_thread_free(&p->table, t->tid, ptr);
 		if (!table_free(&p->table, ptr) && ptr)
 			pr_dbg(2, "thread %d: %s(%#llx) of a block never seen", t->tid, d->name,
 			       (unsigned long long)ptr);
@@ -354,8 +376,12 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 	f->call.id = r->hook;
 	memcpy(f->call.args, r->args, sizeof(f->call.args));
 	f->took_old = false;
-	if ((d->kind == HK_REALLOC || d->kind == HK_RESIZE) && r->args[d->ptr])
+	if ((d->kind == HK_REALLOC || d->kind == HK_RESIZE) && r->args[d->ptr] &&
+	    table_find(&p->table, r->args[d->ptr])) {
+		table_thread_free(&p->table, t->tid, r->args[d->ptr]);
 		f->took_old = table_take(&p->table, r->args[d->ptr], &f->old);
+		record_take(p, t->tid, f->old.ptr);
+	}
 	f->pcs[0] = p->hook_addr[r->hook];
 	f->npcs = 1;
 	if (d->kind == HK_FREE) {

@@ -6,6 +6,8 @@
  * launched it; 0 after a clean --pid session; 1 on a usage error; 2 when tracing could not
  * start (no such program or process, a program that cannot run here, a process that cannot be
  * traced, permission denied, no allocator symbols found) or the report could not be written.
+ * `heaptrace report FILE` exits 0, 1 on a usage error, 2 when FILE is not a log it reads
+ * (missing, truncated, corrupt, a newer format) or the report could not be written.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -23,6 +25,8 @@
 #include "core.h"
 #include "events.h"
 #include "log.h"
+#include "offline.h"
+#include "record.h"
 #include "symbols.h"
 #include "stubs.h"
 #include "tracer.h"
@@ -39,7 +43,8 @@
 enum {
 	OPT_DURATION = 256, OPT_TOP, OPT_OUTFILE, OPT_FLAME, OPT_FORMAT, OPT_INTERVAL, OPT_COUNT,
 	OPT_OLDER, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_VERSION, OPT_SAMPLE, OPT_NO_PIN, OPT_MODE,
-	OPT_STACK_COPY, OPT_NO_INVENTORY, OPT_CORE, OPT_EXE, OPT_SYMBOLS, OPT_DEBUG_DIR,
+	OPT_STACK_COPY, OPT_NO_INVENTORY, OPT_CORE, OPT_EXE, OPT_SYMBOLS, OPT_DEBUG_DIR, OPT_RECORD,
+	OPT_SYSROOT, OPT_DEBUGINFO, OPT_AT, OPT_TIMELINE,
 };
 
 /* One table: struct option, the short-option string and --help all come from it. */
@@ -75,20 +80,48 @@ static const struct opt_desc {
 	{ "exe", OPT_EXE, "PROGRAM", "with --core, the program that dumped it (static glibc)" },
 	{ "symbols", OPT_SYMBOLS, "FILE", "symbols of a stripped module from FILE (by build-id)" },
 	{ "debug-dir", OPT_DEBUG_DIR, "DIR", "separate debug files in DIR/.build-id/" },
+	{ "record", OPT_RECORD, "FILE", "also write the event log to FILE (- : stdout, with -p)" },
 	{ "verbose", 'v', NULL, "more diagnostics (repeat for debug output)" },
 	{ "help", 'h', NULL, "show this help and exit" },
 	{ "version", OPT_VERSION, NULL, "show the version and exit" },
 };
 
-static void usage(FILE *f)
+/* The options of `heaptrace report FILE`, in the same form. */
+static const struct opt_desc report_table[] = {
+	{ "format", OPT_FORMAT, "FMT", "text (default), json, folded, heaptrack" },
+	{ "outfile", OPT_OUTFILE, "FILE", "write the report to FILE instead of stdout" },
+	{ "sort", 's', "KEY", "size (default), count, peak-size, peak-count, age" },
+	{ "top", OPT_TOP, "NUM", "backtraces shown by the text report (default 10)" },
+	{ "older", OPT_OLDER, "MS", "report only allocations at least MS milliseconds old" },
+	{ "min-size", OPT_MIN_SIZE, "N", "report only allocations of at least N bytes" },
+	{ "max-size", OPT_MAX_SIZE, "N", "report only allocations of at most N bytes" },
+	{ "at", OPT_AT, "WHEN", "the heap at: end (default), peak, or MS after the start" },
+	{ "timeline", OPT_TIMELINE, NULL, "add the heap over time (a table, or JSON timeline)" },
+	{ "sysroot", OPT_SYSROOT, "DIR", "the recorded machine's files are under DIR" },
+	{ "debuginfo-path", OPT_DEBUGINFO, "DIRS", "more directories of debug files (a:b)" },
+	{ "verbose", 'v', NULL, "more diagnostics (repeat for debug output)" },
+	{ "help", 'h', NULL, "show this help and exit" },
+};
+
+/* The options of `heaptrace diff A B`. */
+static const struct opt_desc diff_table[] = {
+	{ "format", OPT_FORMAT, "FMT", "text (default), json" },
+	{ "outfile", OPT_OUTFILE, "FILE", "write the report to FILE instead of stdout" },
+	{ "top", OPT_TOP, "NUM", "backtraces shown by the text report (default 10)" },
+	{ "sysroot", OPT_SYSROOT, "DIR", "the recorded machine's files are under DIR" },
+	{ "debuginfo-path", OPT_DEBUGINFO, "DIRS", "more directories of debug files (a:b)" },
+	{ "verbose", 'v', NULL, "more diagnostics (repeat for debug output)" },
+	{ "help", 'h', NULL, "show this help and exit" },
+};
+
+/* The table getopt_long works from now (option_error names its options). */
+static const struct opt_desc *cur_table = opt_table;
+static size_t cur_n = ARRAY_SIZE(opt_table);
+
+static void list_options(FILE *f, const struct opt_desc *table, size_t n)
 {
-	fprintf(f, "Usage: heaptrace [OPTION...] [--] PROGRAM [ARG...]\n"
-		   "       heaptrace [OPTION...] -p PID\n"
-		   "       heaptrace [OPTION...] --core=FILE [--exe=PROGRAM]\n\n"
-		   "Trace the heap of a program from outside with ptrace: live blocks and bytes\n"
-		   "per allocation backtrace.\n\nOptions:\n");
-	for (size_t i = 0; i < ARRAY_SIZE(opt_table); i++) {
-		const struct opt_desc *o = &opt_table[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct opt_desc *o = &table[i];
 		char left[64], help[128];
 
 		if (o->val < 256) /* "-p, --pid=PID" */
@@ -100,11 +133,32 @@ static void usage(FILE *f)
 		snprintf(help, sizeof(help), o->help, HEAPTRACE_DEPTH);
 		fprintf(f, "  %-22s %s\n", left, help);
 	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: heaptrace [OPTION...] [--] PROGRAM [ARG...]\n"
+		   "       heaptrace [OPTION...] -p PID\n"
+		   "       heaptrace [OPTION...] --core=FILE [--exe=PROGRAM]\n"
+		   "       heaptrace report [OPTION...] FILE\n"
+		   "       heaptrace diff [OPTION...] A B\n\n"
+		   "Trace the heap of a program from outside with ptrace: live blocks and bytes\n"
+		   "per allocation backtrace.\n\nOptions:\n");
+	list_options(f, opt_table, ARRAY_SIZE(opt_table));
+	fprintf(f, "\nheaptrace report FILE reads a log written by --record (FILE - : stdin)\n"
+		   "and writes its final report to stdout, symbolised on this machine by\n"
+		   "build-id; log format version %u (newer logs are refused). Options:\n",
+		RECORD_VERSION);
+	list_options(f, report_table, ARRAY_SIZE(report_table));
+	fprintf(f, "\nheaptrace diff A B: per backtrace, the growth of the live heap from A to B,\n"
+		   "largest first; A and B are logs, each LOG or LOG@WHEN (end, peak, or MS\n"
+		   "after the start: two moments of one log). Options:\n");
+	list_options(f, diff_table, ARRAY_SIZE(diff_table));
 	fprintf(f, "\nSignals: SIGUSR1 prints the report by size, SIGUSR2 by count; SIGINT and\n"
 		   "SIGTERM print the final report and detach.\n"
 		   "Exit status: the program's own (128+signal if killed), 0 after --pid,\n"
-		   "1 on a usage error, 2 when tracing could not start or the report\n"
-		   "could not be written.\n");
+		   "1 on a usage error, 2 when tracing could not start, the report or the\n"
+		   "log could not be written, or (report) FILE is not a log heaptrace reads.\n");
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -126,9 +180,9 @@ static int option_error(int c, const char *arg)
 	char name[80];
 	size_t len;
 
-	for (size_t i = 0; i < ARRAY_SIZE(opt_table); i++)
-		if (optopt && opt_table[i].val == optopt)
-			o = &opt_table[i];
+	for (size_t i = 0; i < cur_n; i++)
+		if (optopt && cur_table[i].val == optopt)
+			o = &cur_table[i];
 	if (!strncmp(arg, "--", 2) && (o || !optopt)) {
 		len = strcspn(arg, "=");
 		if (o) /* named in full, also when abbreviated */
@@ -146,8 +200,8 @@ static int option_error(int c, const char *arg)
 		unsigned matches = 0;
 
 		len = strcspn(arg + 2, "=");
-		for (size_t i = 0; i < ARRAY_SIZE(opt_table); i++)
-			matches += !strncmp(opt_table[i].name, arg + 2, len);
+		for (size_t i = 0; i < cur_n; i++)
+			matches += !strncmp(cur_table[i].name, arg + 2, len);
 		if (matches > 1)
 			return usage_error("ambiguous option '%s'", name);
 	}
@@ -399,7 +453,7 @@ static int check_symbols(const char *name, const char *path)
 
 		if (strcmp(base_name(a->path), base_name(path)))
 			continue;
-		if (!id[0] && sym_build_id(path, id, sizeof(id)))
+		if (!id[0] && sym_build_id_hex(path, id, sizeof(id)))
 			strcpy(id, "none");
 		if (strcmp(id, a->id)) {
 			pr_err("--symbols=%s: build-id %s does not match %s (build-id %s)", a->path,
@@ -408,6 +462,237 @@ static int check_symbols(const char *name, const char *path)
 		}
 	}
 	return 0;
+}
+
+/* Fill longopts (n + 1 entries) and shortopts (64 bytes, starting "+:") from table. */
+static void getopt_tables(const struct opt_desc *table, size_t n, struct option *longopts,
+			  char *shortopts)
+{
+	for (size_t i = 0, k = 2; i < n; i++) {
+		longopts[i] = (struct option){ table[i].name,
+					       table[i].arg ? required_argument : no_argument, NULL,
+					       table[i].val };
+		if (table[i].val < 256) {
+			shortopts[k++] = table[i].val;
+			if (table[i].arg)
+				shortopts[k++] = ':';
+		}
+	}
+	memset(&longopts[n], 0, sizeof(longopts[0]));
+	cur_table = table;
+	cur_n = n;
+	opterr = 0;
+}
+
+static bool parse_format(const char *s, enum report_format *out)
+{
+	static const char *const names[] = { [FMT_TEXT] = "text", [FMT_JSON] = "json",
+					     [FMT_FOLDED] = "folded" };
+
+	for (unsigned i = 0; i < ARRAY_SIZE(names); i++) {
+		if (!strcmp(s, names[i])) {
+			*out = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The report options both commands share; return 0, -1 if c is not one, or the usage error's
+ * exit status. */
+static int report_option(int c, struct report_opts *r)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 's':
+		if (report_parse_sort(optarg, &r->sort))
+			return usage_error("invalid sort key '%s' (size, count, peak-size, "
+					   "peak-count, age)", optarg);
+		return 0;
+	case OPT_TOP:
+		if (!parse_u64(optarg, &v) || v > UINT32_MAX)
+			return usage_error("invalid --top '%s'", optarg);
+		r->top = v;
+		return 0;
+	case OPT_FORMAT:
+		if (!parse_format(optarg, &r->format))
+			return usage_error("invalid format '%s' (text, json, folded)", optarg);
+		return 0;
+	case OPT_OLDER:
+		if (!parse_u64(optarg, &v) || v > UINT64_MAX / 1000000)
+			return usage_error("invalid --older '%s' (milliseconds)", optarg);
+		r->older_ns = v * 1000000;
+		return 0;
+	case OPT_MIN_SIZE:
+		if (!parse_u64(optarg, &r->min_size))
+			return usage_error("invalid --min-size '%s'", optarg);
+		return 0;
+	case OPT_MAX_SIZE:
+		if (!parse_u64(optarg, &r->max_size))
+			return usage_error("invalid --max-size '%s'", optarg);
+		return 0;
+	case 'v':
+		log_level++;
+		r->show_how = true; /* how each frame was found (frames.h) */
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* LOG or LOG@WHEN into o's path and moment (arg is kept: the path may point into it). */
+static bool parse_side(char *arg, struct offline_opts *o)
+{
+	char *at = strrchr(arg, '@');
+
+	o->path = arg;
+	o->at = AT_END;
+	if (!at)
+		return true;
+	if (!strcmp(at + 1, "peak"))
+		o->at = AT_PEAK;
+	else if (parse_u64(at + 1, &o->at_ms) && o->at_ms <= UINT64_MAX / 1000000)
+		o->at = AT_TIME;
+	else if (strcmp(at + 1, "end"))
+		return true; /* an '@' in the file name */
+	*at = '\0';
+	return !(o->at != AT_END && !strcmp(arg, "-"));
+}
+
+/* heaptrace diff [OPTION...] A B */
+static int diff_main(int argc, char **argv)
+{
+	struct option longopts[ARRAY_SIZE(diff_table) + 1];
+	char shortopts[64] = "+:";
+	struct offline_opts a = { .report = { .format = FMT_TEXT, .top = 10 } }, b;
+	const char *outfile = NULL;
+	int c, ret;
+
+	getopt_tables(diff_table, ARRAY_SIZE(diff_table), longopts, shortopts);
+	while ((c = getopt_long(argc, argv, shortopts + 1, longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_OUTFILE:
+			outfile = optarg;
+			break;
+		case OPT_SYSROOT:
+			a.sysroot = optarg;
+			break;
+		case OPT_DEBUGINFO:
+			a.debuginfo_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			ret = report_option(c, &a.report);
+			if (ret < 0)
+				return option_error(c, argv[optind - 1]);
+			if (ret)
+				return ret;
+			if (a.report.format == FMT_FOLDED)
+				return usage_error("%s", "diff: the format is text or json");
+		}
+	}
+	if (argc - optind != 2)
+		return usage_error("%s", "diff: give two logs, A and B (LOG or LOG@WHEN)");
+	b = a;
+	if (!parse_side(argv[optind], &a) || !parse_side(argv[optind + 1], &b))
+		return usage_error("%s", "diff: a moment of - (standard input) cannot be read");
+	if (!strcmp(a.path, "-") && !strcmp(b.path, "-"))
+		return usage_error("%s", "diff: standard input can be one of the logs, not both");
+	b.out = stdout;
+	if (outfile && !(b.out = fopen(outfile, "we"))) {
+		pr_err("cannot open --outfile %s: %s", outfile, strerror(errno));
+		return EXIT_START;
+	}
+	ret = offline_diff(&a, &b);
+	if (b.out != stdout && fclose(b.out) && !ret) {
+		pr_err("writing %s: %s", outfile, strerror(errno));
+		ret = -EIO;
+	}
+	return ret ? EXIT_START : 0;
+}
+
+/* heaptrace report [OPTION...] FILE */
+static int report_main(int argc, char **argv)
+{
+	struct option longopts[ARRAY_SIZE(report_table) + 1];
+	char shortopts[64] = "+:";
+	struct offline_opts o = {
+		.report = { .format = FMT_TEXT, .sort = SORT_SIZE, .top = 10,
+			    .max_size = UINT64_MAX },
+	};
+	const char *outfile = NULL;
+	int c, ret;
+
+	getopt_tables(report_table, ARRAY_SIZE(report_table), longopts, shortopts);
+	/* options may follow FILE: GNU order, no '+' */
+	while ((c = getopt_long(argc, argv, shortopts + 1, longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_OUTFILE:
+			outfile = optarg;
+			break;
+		case OPT_SYSROOT:
+			o.sysroot = optarg;
+			break;
+		case OPT_DEBUGINFO:
+			o.debuginfo_path = optarg;
+			break;
+		case OPT_TIMELINE:
+			o.timeline = true;
+			break;
+		case OPT_FORMAT:
+			o.heaptrack = !strcmp(optarg, "heaptrack");
+			if (o.heaptrack)
+				break;
+			ret = report_option(c, &o.report);
+			if (ret)
+				return ret;
+			break;
+		case OPT_AT:
+			if (!strcmp(optarg, "end"))
+				o.at = AT_END;
+			else if (!strcmp(optarg, "peak"))
+				o.at = AT_PEAK;
+			else if (parse_u64(optarg, &o.at_ms) && o.at_ms <= UINT64_MAX / 1000000)
+				o.at = AT_TIME;
+			else
+				return usage_error("invalid --at '%s' (end, peak, or milliseconds)",
+						   optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			ret = report_option(c, &o.report);
+			if (ret < 0)
+				return option_error(c, argv[optind - 1]);
+			if (ret)
+				return ret;
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s", "report: no log file given");
+	if (optind + 1 < argc)
+		return usage_error("report: one log file only ('%s' is another)", argv[optind + 1]);
+	if (o.report.min_size > o.report.max_size)
+		return usage_error("%s", "--min-size is larger than --max-size");
+	o.path = argv[optind];
+	if ((o.at != AT_END || o.heaptrack) && !strcmp(o.path, "-"))
+		return usage_error("%s", "--at and --format=heaptrack read the log twice: give a "
+					 "file, not -");
+	o.out = stdout;
+	if (outfile && !(o.out = fopen(outfile, "we"))) {
+		pr_err("cannot open --outfile %s: %s", outfile, strerror(errno));
+		return EXIT_START;
+	}
+	ret = offline_report(&o);
+	if (o.out != stdout && fclose(o.out) && !ret) {
+		pr_err("writing %s: %s", outfile, strerror(errno));
+		ret = -EIO;
+	}
+	return ret ? EXIT_START : 0;
 }
 
 int main(int argc, char **argv)
@@ -423,24 +708,17 @@ int main(int argc, char **argv)
 		.inventory = true,
 		.report = { .format = FMT_TEXT, .sort = SORT_SIZE, .top = 10, .max_size = UINT64_MAX },
 	};
-	const char *outfile = NULL, *core = NULL, *exe = NULL;
+	const char *outfile = NULL, *core = NULL, *exe = NULL, *record = NULL;
 	uint64_t v;
 	int c, ret;
 
 	/* first thing: from here on a signal sent to heaptrace is taken, never fatal */
 	events_init();
-	for (size_t i = 0, k = 2; i < ARRAY_SIZE(opt_table); i++) {
-		longopts[i] = (struct option){ opt_table[i].name,
-					       opt_table[i].arg ? required_argument : no_argument,
-					       NULL, opt_table[i].val };
-		if (opt_table[i].val < 256) {
-			shortopts[k++] = opt_table[i].val;
-			if (opt_table[i].arg)
-				shortopts[k++] = ':';
-		}
-	}
-	memset(&longopts[ARRAY_SIZE(opt_table)], 0, sizeof(longopts[0]));
-	opterr = 0;
+	if (argc > 1 && !strcmp(argv[1], "report"))
+		return report_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "diff"))
+		return diff_main(argc - 1, argv + 1);
+	getopt_tables(opt_table, ARRAY_SIZE(opt_table), longopts, shortopts);
 
 	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
 		switch (c) {
@@ -458,31 +736,14 @@ int main(int argc, char **argv)
 				return usage_error("invalid depth '%s' (1 to 256)", optarg);
 			o.depth = v;
 			break;
-		case 's':
-			if (report_parse_sort(optarg, &o.report.sort))
-				return usage_error("invalid sort key '%s' (size, count, peak-size, "
-						   "peak-count, age)", optarg);
-			break;
-		case OPT_TOP:
-			if (!parse_u64(optarg, &v) || v > UINT32_MAX)
-				return usage_error("invalid --top '%s'", optarg);
-			o.report.top = v;
-			break;
 		case OPT_OUTFILE:
 			outfile = optarg;
 			break;
+		case OPT_RECORD:
+			record = optarg;
+			break;
 		case OPT_FLAME:
 			o.report.format = FMT_FOLDED;
-			break;
-		case OPT_FORMAT:
-			if (!strcmp(optarg, "text"))
-				o.report.format = FMT_TEXT;
-			else if (!strcmp(optarg, "json"))
-				o.report.format = FMT_JSON;
-			else if (!strcmp(optarg, "folded"))
-				o.report.format = FMT_FOLDED;
-			else
-				return usage_error("invalid format '%s' (text, json, folded)", optarg);
 			break;
 		case 'f':
 			o.follow_fork = true;
@@ -533,27 +794,10 @@ int main(int argc, char **argv)
 				return usage_error("invalid count '%s'", optarg);
 			o.count = v;
 			break;
-		case OPT_OLDER:
-			if (!parse_u64(optarg, &v) || v > UINT64_MAX / 1000000)
-				return usage_error("invalid --older '%s' (milliseconds)", optarg);
-			o.report.older_ns = v * 1000000;
-			break;
-		case OPT_MIN_SIZE:
-			if (!parse_u64(optarg, &o.report.min_size))
-				return usage_error("invalid --min-size '%s'", optarg);
-			break;
-		case OPT_MAX_SIZE:
-			if (!parse_u64(optarg, &o.report.max_size))
-				return usage_error("invalid --max-size '%s'", optarg);
-			break;
 		case OPT_SAMPLE:
 			if (!parse_u64(optarg, &v) || !v || v > UINT32_MAX)
 				return usage_error("invalid --sample '%s'", optarg);
 			o.sample = v;
-			break;
-		case 'v':
-			log_level++;
-			o.report.show_how = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -561,9 +805,23 @@ int main(int argc, char **argv)
 		case OPT_VERSION:
 			printf("heaptrace %s (%s)\n", HEAPTRACE_VERSION, arch->name);
 			return 0;
-		default: /* ':' or '?' */
-			return option_error(c, argv[optind - 1]);
+		default: /* a report option, or ':' or '?' */
+			ret = report_option(c, &o.report);
+			if (ret < 0)
+				return option_error(c, argv[optind - 1]);
+			if (ret)
+				return ret;
 		}
+	}
+	/* options of tracing, then a command word (heaptrace -v report LOG; "--" before it
+	 * names a program): the options are left to the command's own */
+	if (optind < argc && strcmp(argv[optind - 1], "--") &&
+	    (!strcmp(argv[optind], "report") || !strcmp(argv[optind], "diff"))) {
+		char **sub = argv + optind;
+
+		optind = 0; /* getopt starts afresh */
+		return !strcmp(sub[0], "report") ? report_main(argc - (int)(sub - argv), sub) :
+						   diff_main(argc - (int)(sub - argv), sub);
 	}
 	if (o.report.min_size > o.report.max_size)
 		return usage_error("%s", "--min-size is larger than --max-size");
@@ -580,6 +838,13 @@ int main(int argc, char **argv)
 		o.pin = false;
 	if (o.count && !o.interval)
 		return usage_error("%s", "--count needs --interval");
+	if (record && !strcmp(record, "-") && !o.pid && !core)
+		return usage_error("%s", "--record=- needs --pid (a launched program writes to the "
+					 "same standard output)");
+	if (record && !*record)
+		return usage_error("%s", "--record needs a file name");
+	if (record && core)
+		return usage_error("%s", "--record logs a traced run, not a core file");
 
 	if (!o.pid && !core) {
 		int err;
@@ -611,11 +876,26 @@ int main(int argc, char **argv)
 	} else {
 		o.out = stderr;
 	}
+	if (record && (ret = record_open(record))) {
+		pr_err("cannot open --record %s: %s", record, strerror(-ret));
+		if (o.out != stderr)
+			fclose(o.out);
+		free((char *)o.path);
+		return EXIT_START;
+	}
 	if (core)
 		ret = core_report(core, exe, o.out, &o.report) ? EXIT_START : 0;
 	else
 		ret = tracer_run(&o);
 	free((char *)o.path);
+	if (record) {
+		int err = record_close();
+
+		if (err) {
+			pr_err("writing --record %s: %s", record, strerror(-err));
+			ret = EXIT_START;
+		}
+	}
 	if (o.out != stderr) {
 		/* a failed report write was said already (tracer_run then returns EXIT_START) */
 		bool said = ferror(o.out);

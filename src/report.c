@@ -238,6 +238,90 @@ static void write_stopped(FILE *f, const struct table *t, const struct report_in
 	}
 }
 
+static void text_frames(FILE *f, const struct table *t, const struct bt *b,
+			const struct report_info *ri, const struct report_opts *o)
+{
+	const uint64_t *pcs = table_bt_pcs(t, b);
+	char buf[32];
+
+	for (uint32_t d = 0; d < b->depth; d++) {
+		struct sym_frame sf;
+
+		resolve(ri, t, b, d, &sf);
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, frames_addr(pcs[d]));
+		fprintf(f, "%2u [%14s] ", d, buf);
+		if (sf.function) {
+			text_name(f, sf.function);
+			if (!table_bt_before_attach(t, b))
+				fprintf(f, " +0x%" PRIx64, sf.offset);
+		} else {
+			fputs("??", f);
+		}
+		if (sf.file && sf.line > 0) {
+			fputs(" (", f);
+			text_name(f, sf.file);
+			fprintf(f, ":%d)", sf.line);
+		}
+		if (o->show_how && d && !table_bt_before_attach(t, b))
+			fprintf(f, " [%s]", frames_how_name(frames_how_of(pcs[d])));
+		fputc('\n', f);
+	}
+}
+
+/* The backtraces live when the heap peaked, largest first; their number in *n (caller frees). */
+static struct entry *peak_bts(const struct table *t, uint32_t *n)
+{
+	struct entry *e = xmalloc((t->nbts ? t->nbts : 1) * sizeof(*e));
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < t->nbts; i++) {
+		table_bt_at_peak(t, &t->bts[i], &e[k].count, &e[k].size);
+		if (!e[k].count)
+			continue;
+		e[k].bt = i;
+		e[k].key = ~e[k].size;
+		k++;
+	}
+	qsort(e, k, sizeof(*e), entry_cmp);
+	*n = k;
+	return e;
+}
+
+/* When the heap peaked, as time since tracing started. */
+static uint64_t peak_elapsed(const struct table *t, const struct report_info *ri)
+{
+	uint64_t ago = since(ri->now_ns, t->sum.peak_ns);
+
+	return ri->elapsed_ns > ago ? ri->elapsed_ns - ago : 0;
+}
+
+/* A heap that peaked this high counts as notable even when nothing is live at the end. */
+#define REPORT_NOTABLE_PEAK 1000000
+
+/* The heap at its peak, under its own heading, when it was at least twice the heap now. */
+static void text_peak(FILE *f, const struct table *t, const struct report_opts *o,
+		      const struct report_info *ri)
+{
+	const struct table_summary *s = &t->sum;
+	char b1[32], b2[32];
+	uint32_t n;
+	struct entry *e;
+
+	if (!s->peak_live_bytes || s->peak_live_bytes < 2 * s->live_bytes)
+		return;
+	e = peak_bts(t, &n);
+	fprintf(f, "\n=== heap at its peak: %s in %" PRIu64 " blocks, %s after the start ===\n\n",
+		fmt_size(b1, sizeof(b1), s->peak_live_bytes), s->peak_at_blocks,
+		fmt_age(b2, sizeof(b2), peak_elapsed(t, ri)));
+	for (uint32_t i = 0; i < n && (!o->top || i < o->top); i++) {
+		fprintf(f, "=== peak #%u === [count: %" PRIu64 "] [size: %s]\n", i + 1, e[i].count,
+			fmt_size(b1, sizeof(b1), e[i].size));
+		text_frames(f, t, &t->bts[e[i].bt], ri, o);
+		fputc('\n', f);
+	}
+	free(e);
+}
+
 static void write_text(FILE *f, const struct table *t, const struct report_opts *o,
 		       const struct report_info *ri, const struct entry *e, uint32_t n)
 {
@@ -245,41 +329,28 @@ static void write_text(FILE *f, const struct table *t, const struct report_opts 
 
 	if (ri->inv)
 		text_inventory(f, t, ri->inv);
-	if (!n)
-		return; /* like classic heaptrace: a clean heap prints nothing */
+	if (!n) {
+		/* like classic heaptrace: a clean heap prints nothing, unless it was once large */
+		if (t->sum.peak_live_bytes >= REPORT_NOTABLE_PEAK)
+			fprintf(f, "[heaptrace] nothing is live; the heap peaked at %s in %" PRIu64
+				   " blocks, %s after the start (the JSON report's peak, or "
+				   "heaptrace report --at=peak on a --record log, shows where)\n",
+				fmt_size(b1, sizeof(b1), t->sum.peak_live_bytes),
+				t->sum.peak_at_blocks,
+				fmt_age(b2, sizeof(b2), peak_elapsed(t, ri)));
+		return;
+	}
 	if (o->top && n > o->top)
 		n = o->top;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct bt *b = &t->bts[e[i].bt];
-		const uint64_t *pcs = table_bt_pcs(t, b);
 
 		fprintf(f, "=== backtrace #%u === [count/peak: %" PRIu64 "/%" PRIu64 "] ", i + 1,
 			e[i].count, b->peak_count);
 		fprintf(f, "[size/peak: %s/%s] [age: %s]\n", fmt_size(b1, sizeof(b1), e[i].size),
 			fmt_size(b2, sizeof(b2), b->peak_size),
 			fmt_age(b3, sizeof(b3), since(ri->now_ns, b->first_ns)));
-		for (uint32_t d = 0; d < b->depth; d++) {
-			struct sym_frame sf;
-
-			resolve(ri, t, b, d, &sf);
-			snprintf(b1, sizeof(b1), "0x%" PRIx64, frames_addr(pcs[d]));
-			fprintf(f, "%2u [%14s] ", d, b1);
-			if (sf.function) {
-				text_name(f, sf.function);
-				if (!table_bt_before_attach(t, b))
-					fprintf(f, " +0x%" PRIx64, sf.offset);
-			} else {
-				fputs("??", f);
-			}
-			if (sf.file && sf.line > 0) {
-				fputs(" (", f);
-				text_name(f, sf.file);
-				fprintf(f, ":%d)", sf.line);
-			}
-			if (o->show_how && d && !table_bt_before_attach(t, b))
-				fprintf(f, " [%s]", frames_how_name(frames_how_of(pcs[d])));
-			fputc('\n', f);
-		}
+		text_frames(f, t, b, ri, o);
 		fputc('\n', f);
 	}
 	write_stopped(f, t, ri, e, n);
@@ -291,6 +362,7 @@ static void write_text(FILE *f, const struct table *t, const struct report_opts 
 			fmt_size(b1, sizeof(b1), ri->statm_vss),
 			fmt_size(b2, sizeof(b2), ri->statm_rss),
 			fmt_size(b3, sizeof(b3), ri->statm_shared));
+	text_peak(f, t, o, ri);
 }
 
 /*
@@ -400,6 +472,88 @@ static void json_inventory(FILE *f, const struct inventory *inv)
 	fputs("]}", f);
 }
 
+static void json_frames(FILE *f, const struct table *t, const struct bt *b,
+			const struct report_info *ri)
+{
+	const uint64_t *pcs = table_bt_pcs(t, b);
+
+	for (uint32_t d = 0; d < b->depth; d++) {
+		struct sym_frame sf;
+
+		resolve(ri, t, b, d, &sf);
+		fprintf(f, "%s{\"address\":\"0x%" PRIx64 "\",\"function\":", d ? "," : "",
+			frames_addr(pcs[d]));
+		json_str(f, sf.function);
+		if (sf.function)
+			fprintf(f, ",\"offset\":%" PRIu64, sf.offset);
+		else
+			fputs(",\"offset\":null", f);
+		fputs(",\"module\":", f);
+		json_str(f, sf.module);
+		fputs(",\"file\":", f);
+		json_str(f, sf.file);
+		if (sf.line > 0)
+			fprintf(f, ",\"line\":%d", sf.line);
+		else
+			fputs(",\"line\":null", f);
+		/* frame 0 is the allocation function's entry: no unwinding found it; the blocks
+		 * found at the attach have no call site */
+		if (!table_bt_before_attach(t, b))
+			fprintf(f, ",\"how\":\"%s\"",
+				d ? frames_how_name(frames_how_of(pcs[d])) : "entry");
+		if (pcs[d] & FRAMES_STOPPED && !table_bt_before_attach(t, b))
+			fputs(",\"stopped\":true", f);
+		fputc('}', f);
+	}
+}
+
+/* ,"peak":{...}: the heap when live_bytes first reached its maximum, every backtrace. */
+static void json_peak(FILE *f, const struct table *t, const struct report_info *ri)
+{
+	uint32_t n;
+	struct entry *e = peak_bts(t, &n);
+
+	fprintf(f, ",\"peak\":{\"live_bytes\":%" PRIu64 ",\"live_blocks\":%" PRIu64
+		   ",\"elapsed_ns\":%" PRIu64 ",\"backtraces\":[",
+		t->sum.peak_live_bytes, t->sum.peak_at_blocks,
+		t->sum.peak_live_bytes ? peak_elapsed(t, ri) : 0);
+	for (uint32_t i = 0; i < n; i++) {
+		fprintf(f, "%s{\"count\":%" PRIu64 ",\"size\":%" PRIu64 ",\"frames\":[",
+			i ? "," : "", e[i].count, e[i].size);
+		json_frames(f, t, &t->bts[e[i].bt], ri);
+		fputs("]}", f);
+	}
+	fputs("]}", f);
+	free(e);
+}
+
+/* ,"temporary":[...]: the backtraces with temporary allocations, most first. */
+static void json_temporary(FILE *f, const struct table *t, const struct report_info *ri)
+{
+	struct entry *e = xmalloc((t->nbts ? t->nbts : 1) * sizeof(*e));
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < t->nbts; i++) {
+		if (!t->bts[i].temporary)
+			continue;
+		e[n].bt = i;
+		e[n++].key = ~t->bts[i].temporary;
+	}
+	qsort(e, n, sizeof(*e), entry_cmp);
+	fputs(",\"temporary\":[", f);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct bt *b = &t->bts[e[i].bt];
+
+		fprintf(f, "%s{\"temporary\":%" PRIu64 ",\"alloc_calls\":%" PRIu64
+			   ",\"total_size\":%" PRIu64 ",\"frames\":[",
+			i ? "," : "", b->temporary, b->total_count, b->total_size);
+		json_frames(f, t, b, ri);
+		fputs("]}", f);
+	}
+	fputs("]", f);
+	free(e);
+}
+
 /* Compact JSON (no spaces after ':' or ','), one object on one line: JSON Lines. */
 static void write_json(FILE *f, const struct table *t, const struct report_info *ri,
 		       const struct entry *e, uint32_t n)
@@ -418,11 +572,12 @@ static void write_json(FILE *f, const struct table *t, const struct report_info 
 		",\"summary\":{\"alloc_calls\":%" PRIu64 ",\"free_calls\":%" PRIu64
 		",\"unknown_frees\":%" PRIu64 ",\"live_blocks\":%" PRIu64 ",\"live_bytes\":%" PRIu64
 		",\"peak_live_blocks\":%" PRIu64 ",\"peak_live_bytes\":%" PRIu64
-		",\"total_allocated_bytes\":%" PRIu64 ",\"backtraces\":%" PRIu64
-		",\"total_backtraces\":%" PRIu32 ",\"elapsed_ns\":%" PRIu64,
+		",\"total_allocated_bytes\":%" PRIu64 ",\"temporary\":%" PRIu64
+		",\"backtraces\":%" PRIu64 ",\"total_backtraces\":%" PRIu32
+		",\"elapsed_ns\":%" PRIu64,
 		s->alloc_calls, s->free_calls, s->unknown_frees, s->live_blocks, s->live_bytes,
-		s->peak_live_blocks, s->peak_live_bytes, s->total_allocated_bytes, live_bts(t),
-		t->nbts, ri->elapsed_ns);
+		s->peak_live_blocks, s->peak_live_bytes, s->total_allocated_bytes, s->temporary,
+		live_bts(t), t->nbts, ri->elapsed_ns);
 	if (ri->inv)
 		fprintf(f, ",\"freed_from_before_attach\":%" PRIu64, s->freed_from_before_attach);
 	fputc('}', f);
@@ -435,45 +590,24 @@ static void write_json(FILE *f, const struct table *t, const struct report_info 
 	fputs(",\"backtraces\":[", f);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct bt *b = &t->bts[e[i].bt];
-		const uint64_t *pcs = table_bt_pcs(t, b);
 
 		fprintf(f,
 			"%s{\"count\":%" PRIu64 ",\"peak_count\":%" PRIu64 ",\"size\":%" PRIu64
 			",\"peak_size\":%" PRIu64 ",\"age_ns\":%" PRIu64 ",\"total_count\":%" PRIu64
-			",\"total_size\":%" PRIu64 ",\"frames\":[",
+			",\"total_size\":%" PRIu64 ",\"alloc_calls\":%" PRIu64
+			",\"temporary\":%" PRIu64 ",\"frames\":[",
 			i ? "," : "", e[i].count, b->peak_count, e[i].size, b->peak_size,
-			since(ri->now_ns, b->first_ns), b->total_count, b->total_size);
-		for (uint32_t d = 0; d < b->depth; d++) {
-			struct sym_frame sf;
-
-			resolve(ri, t, b, d, &sf);
-			fprintf(f, "%s{\"address\":\"0x%" PRIx64 "\",\"function\":", d ? "," : "",
-				frames_addr(pcs[d]));
-			json_str(f, sf.function);
-			if (sf.function)
-				fprintf(f, ",\"offset\":%" PRIu64, sf.offset);
-			else
-				fputs(",\"offset\":null", f);
-			fputs(",\"module\":", f);
-			json_str(f, sf.module);
-			fputs(",\"file\":", f);
-			json_str(f, sf.file);
-			if (sf.line > 0)
-				fprintf(f, ",\"line\":%d", sf.line);
-			else
-				fputs(",\"line\":null", f);
-			/* frame 0 is the allocation function's entry: no unwinding found it; the
-			 * blocks found at the attach have no call site */
-			if (!table_bt_before_attach(t, b))
-				fprintf(f, ",\"how\":\"%s\"",
-					d ? frames_how_name(frames_how_of(pcs[d])) : "entry");
-			if (pcs[d] & FRAMES_STOPPED && !table_bt_before_attach(t, b))
-				fputs(",\"stopped\":true", f);
-			fputc('}', f);
-		}
+			since(ri->now_ns, b->first_ns), b->total_count, b->total_size,
+			b->total_count, b->temporary);
+		json_frames(f, t, b, ri);
 		fputs("]}", f);
 	}
-	fputs("]}\n", f);
+	fputs("]", f);
+	json_peak(f, t, ri);
+	json_temporary(f, t, ri);
+	if (ri->extra_json)
+		ri->extra_json(f, ri->extra_ctx);
+	fputs("}\n", f);
 }
 
 int report_write(FILE *f, const struct table *t, const struct report_opts *o,
@@ -491,6 +625,8 @@ int report_write(FILE *f, const struct table *t, const struct report_opts *o,
 		break;
 	default:
 		write_text(f, t, o, ri, e, n);
+		if (ri->extra_text)
+			ri->extra_text(f, ri->extra_ctx);
 		break;
 	}
 	free(e);

@@ -90,39 +90,19 @@ int sym_elf_info(const char *path, struct elf_info *info)
 	return 0;
 }
 
-/* Call fn for every defined function symbol of .symtab and .dynsym. */
-int sym_build_id(const char *path, char *hex, size_t len)
+/* The build-id in hex, from sym_build_id's bytes. */
+int sym_build_id_hex(const char *path, char *hex, size_t len)
 {
-	Elf_Scn *scn = NULL;
-	int fd, ret = -ENOMSG;
-	Elf *e = elf_open_path(path, &fd);
+	uint8_t id[64];
+	int n = sym_build_id(path, id, sizeof(id));
 
-	if (!e)
-		return -errno;
-	while (ret && (scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		GElf_Nhdr nh;
-		Elf_Data *data;
-		size_t off = 0, name_off, desc_off, next;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(data = elf_getdata(scn, NULL)))
-			continue;
-		while (ret && (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)data->d_buf + name_off, "GNU", 4) && nh.n_descsz &&
-			    nh.n_descsz * 2 < len) {
-				const uint8_t *d = (const uint8_t *)data->d_buf + desc_off;
-
-				for (size_t i = 0; i < nh.n_descsz; i++)
-					snprintf(hex + 2 * i, 3, "%02x", d[i]);
-				ret = 0;
-			}
-			off = next;
-		}
-	}
-	elf_end(e);
-	close(fd);
-	return ret;
+	if (n < 0)
+		return n == -ENOENT ? -ENOMSG : n;
+	if (!n || (size_t)n * 2 >= len)
+		return -ENOMSG;
+	for (int i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	return 0;
 }
 
 /* libdwfl's debug file search path (NULL: its default) */
@@ -139,7 +119,7 @@ static char *debug_dir;
 int sym_add_symbols(const char *path, char *id, size_t len)
 {
 	char hex[SYM_BUILD_ID_MAX];
-	int ret = sym_build_id(path, hex, sizeof(hex));
+	int ret = sym_build_id_hex(path, hex, sizeof(hex));
 
 	if (ret)
 		return ret;
@@ -174,7 +154,7 @@ static const char *source(const char *path)
 	static char found[PATH_MAX];
 	char hex[SYM_BUILD_ID_MAX];
 
-	if ((!nsym_files && !debug_dir) || sym_build_id(path, hex, sizeof(hex)))
+	if ((!nsym_files && !debug_dir) || sym_build_id_hex(path, hex, sizeof(hex)))
 		return path;
 	for (size_t i = 0; i < nsym_files; i++)
 		if (!strcmp(sym_files[i].id, hex))
@@ -320,7 +300,8 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-struct symbolizer *sym_open(const struct modlist *ml)
+/* files[i] (NULL: none) is the ELF file to read for module i, loaded at ml->v[i].bias. */
+static struct symbolizer *open_files(const struct modlist *ml, char *const *files)
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
 
@@ -329,17 +310,62 @@ struct symbolizer *sym_open(const struct modlist *ml)
 		dwfl_report_begin(s->dwfl);
 		for (size_t i = 0; i < ml->n; i++) {
 			const struct module *m = &ml->v[i];
+			/* an unstripped copy given with --symbols stands in for the module */
+			const char *file = files ? files[i] : source(m->path);
 
-			if (!m->bias_known)
+			if (!m->bias_known || !file)
 				continue;
-			if (!dwfl_report_elf(s->dwfl, m->path, source(m->path), -1, m->bias, false))
-				pr_dbg(1, "dwfl_report_elf %s: %s", m->path, dwfl_errmsg(-1));
+			if (!dwfl_report_elf(s->dwfl, m->path, file, -1, m->bias, false))
+				pr_dbg(1, "dwfl_report_elf %s: %s", file, dwfl_errmsg(-1));
 		}
 		dwfl_report_end(s->dwfl, NULL, NULL);
 	}
 	s->cap = 1024;
 	s->cache = xcalloc(s->cap, sizeof(*s->cache));
 	return s;
+}
+
+struct symbolizer *sym_open(const struct modlist *ml)
+{
+	return open_files(ml, NULL);
+}
+
+struct symbolizer *sym_open_files(const struct modlist *ml, char *const *files,
+				  const char *debug_path)
+{
+	free(debuginfo_path);
+	debuginfo_path = debug_path ? xstrdup(debug_path) : NULL;
+	return open_files(ml, files);
+}
+
+int sym_build_id(const char *path, uint8_t *id, size_t cap)
+{
+	int fd, ret = -ENOENT;
+	Elf *e = elf_open_path(path, &fd);
+	Elf_Scn *scn = NULL;
+
+	if (!e)
+		return -errno;
+	while (ret == -ENOENT && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		GElf_Nhdr nh;
+		Elf_Data *d;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + name_off, "GNU", 4) && nh.n_descsz <= cap) {
+				memcpy(id, (char *)d->d_buf + desc_off, nh.n_descsz);
+				ret = (int)nh.n_descsz;
+				break;
+			}
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return ret;
 }
 
 void sym_close(struct symbolizer *s)

@@ -26,6 +26,7 @@ void table_destroy(struct table *t)
 	free(t->bt_slots);
 	free(t->pcs);
 	free(t->blocks);
+	free(t->threads);
 	table_init(t);
 }
 
@@ -37,6 +38,8 @@ void table_copy(struct table *dst, const struct table *src)
 	dst->bt_slots = NULL;
 	dst->pcs = NULL;
 	dst->blocks = NULL;
+	dst->threads = NULL; /* a new process, new threads */
+	dst->nthreads = dst->threads_cap = 0;
 	if (src->bts_cap) {
 		dst->bts = xmalloc(src->bts_cap * sizeof(*src->bts));
 		memcpy(dst->bts, src->bts, src->nbts * sizeof(*src->bts));
@@ -57,8 +60,11 @@ void table_copy(struct table *dst, const struct table *src)
 
 void table_reset(struct table *t)
 {
+	uint32_t epoch = t->epoch + 1;
+
 	/* Release the memory too: the new image's heap may be far smaller. */
 	table_destroy(t);
+	t->epoch = epoch;
 }
 
 static uint64_t bt_hash(const uint64_t *pcs, uint32_t depth)
@@ -177,11 +183,25 @@ static void block_remove(struct table *t, uint64_t s)
 	t->nblocks--;
 }
 
+/*
+ * The heap at its peak, copied lazily: a new peak only bumps peak_epoch (every backtrace is
+ * then as at the peak); a backtrace keeps its peak figures aside before its first change after.
+ */
+static inline void keep_peak(const struct table *t, struct bt *b)
+{
+	if (b->snap_epoch != t->peak_epoch) {
+		b->snap_count = b->count;
+		b->snap_size = b->size;
+		b->snap_epoch = t->peak_epoch;
+	}
+}
+
 /* Take a live block out of the counts (not of the table). */
 static void block_unaccount(struct table *t, const struct block *blk)
 {
 	struct bt *b = &t->bts[blk->bt];
 
+	keep_peak(t, b);
 	b->count--;
 	b->size -= blk->size;
 	t->sum.live_blocks--;
@@ -223,6 +243,7 @@ static void block_add(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt,
 	blk->bt = bt;
 
 	b = &t->bts[bt];
+	keep_peak(t, b);
 	b->count++;
 	b->size += size;
 	if (call) {
@@ -241,7 +262,12 @@ static void block_add(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt,
 	t->sum.live_blocks++;
 	t->sum.live_bytes += size;
 	raise_to(&t->sum.peak_live_blocks, t->sum.live_blocks);
-	raise_to(&t->sum.peak_live_bytes, t->sum.live_bytes);
+	if (t->sum.live_bytes > t->sum.peak_live_bytes) {
+		t->sum.peak_live_bytes = t->sum.live_bytes;
+		t->sum.peak_ns = now;
+		t->sum.peak_at_blocks = t->sum.live_blocks;
+		t->peak_epoch++; /* every backtrace is now as at the peak */
+	}
 }
 
 void table_alloc(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint64_t now)
@@ -314,6 +340,7 @@ bool table_put_back(struct table *t, const struct block *blk)
 	t->blocks[s] = *blk;
 	count_before_attach(t, blk, -1);
 	t->nblocks++;
+	keep_peak(t, b);
 	b->count++;
 	b->size += blk->size;
 	t->sum.live_blocks++;
@@ -333,4 +360,57 @@ void table_count_release(struct table *t, bool known)
 		t->sum.free_calls++;
 	else
 		t->sum.unknown_frees++;
+}
+
+/* The slot of thread tid (its empty slot if new). The map must have capacity. */
+static struct table_thread *thread_slot(struct table *t, uint32_t tid)
+{
+	uint32_t mask = t->threads_cap - 1, s = (uint32_t)hash64(tid) & mask;
+
+	while (t->threads[s].tid && t->threads[s].tid != tid)
+		s = (s + 1) & mask;
+	return &t->threads[s];
+}
+
+void table_thread_alloc(struct table *t, uint32_t tid, uint64_t ptr)
+{
+	struct table_thread *th;
+
+	if (!tid)
+		return;
+	if ((t->nthreads + 1) * 4 > t->threads_cap * 3) {
+		struct table_thread *old = t->threads;
+		uint32_t old_cap = t->threads_cap;
+
+		t->threads_cap = old_cap ? old_cap * 2 : 16;
+		t->threads = xcalloc(t->threads_cap, sizeof(*t->threads));
+		for (uint32_t i = 0; i < old_cap; i++)
+			if (old[i].tid)
+				*thread_slot(t, old[i].tid) = old[i];
+		free(old);
+	}
+	th = thread_slot(t, tid);
+	if (!th->tid) {
+		th->tid = tid;
+		t->nthreads++;
+	}
+	th->last = ptr;
+}
+
+void table_thread_free(struct table *t, uint32_t tid, uint64_t ptr)
+{
+	struct table_thread *th;
+	const struct block *blk;
+
+	if (!tid || !ptr || !t->threads_cap)
+		return;
+	th = thread_slot(t, tid);
+	if (th->tid != tid || th->last != ptr)
+		return;
+	th->last = 0;
+	blk = table_find(t, ptr);
+	if (blk) {
+		t->bts[blk->bt].temporary++;
+		t->sum.temporary++;
+	}
 }

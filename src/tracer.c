@@ -24,6 +24,7 @@
 #include "launch.h"
 #include "log.h"
 #include "process.h"
+#include "record.h"
 #include "report.h"
 #include "session.h"
 #include "stubs.h"
@@ -96,6 +97,8 @@ void tracer_report(struct proc *p, int sort)
 	}
 	calls_park(p);
 	ret = report_write(session.opts->out, &p->table, &ro, &ri);
+	if (p->exited || p->detached) /* its final figures: the log ends with them */
+		record_end(p, &ri);
 	calls_unpark(p);
 	pr_info("report of process %d: %u backtraces in %.1f ms", p->pid, p->table.nbts,
 		(now_ns() - ri.now_ns) / 1e6);

@@ -7,6 +7,7 @@ pkg-config --exists libunwind-ptrace 2>/dev/null || need="$need libunwind-dev"
 # x86_64: Capstone for the entry stubs' safety check (without it, every call stops)
 [ "$(uname -m)" = x86_64 ] && ! pkg-config --exists capstone 2>/dev/null && need="$need libcapstone-dev"
 pkg-config --exists libdw libelf 2>/dev/null || need="$need libdw-dev libelf-dev"
+pkg-config --exists libzstd 2>/dev/null || need="$need libzstd-dev"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v gcc >/dev/null 2>&1 || need="$need gcc"
 command -v g++ >/dev/null 2>&1 || need="$need g++"
@@ -19,6 +20,8 @@ command -v musl-gcc >/dev/null 2>&1 || need="$need musl-tools"
 [ -e /usr/include/jemalloc/jemalloc.h ] || need="$need libjemalloc-dev"
 [ -e /usr/include/gperftools/tcmalloc.h ] || need="$need libgoogle-perftools-dev"
 [ -e /usr/include/mimalloc.h ] || need="$need libmimalloc-dev"
+command -v zstd >/dev/null 2>&1 || need="$need zstd"
+command -v heaptrack_print >/dev/null 2>&1 || need="$need heaptrack"
 [ -z "$need" ] && exit 0
 echo "heaptrace: installing build dependencies:$need"
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi

@@ -347,7 +347,11 @@ TEST_CASE(text_top)
 	/* The summary lines describe the whole heap, not the top. */
 	CHECK(strstr(out, "[heaptrace] heap traced num of backtrace : 3\n"));
 	CHECK(strstr(out, "[heaptrace] heap traced allocation size  : 190 bytes\n"));
-	CHECK_EQ(resolver_calls, 6); /* once per frame printed */
+	/* the heap peaked at 400 bytes (Z's first block, since freed): twice the end or more */
+	CHECK(strstr(out, "\n=== heap at its peak: 400 bytes in 1 blocks, "));
+	CHECK(strstr(out, "=== peak #1 === [count: 1] [size: 400 bytes]\n 0 ["));
+	CHECK(strstr(out, "=== peak #2 ===") == NULL);
+	CHECK_EQ(resolver_calls, 9); /* once per frame printed */
 	free(out);
 
 	o.top = 0;
@@ -385,8 +389,19 @@ TEST_CASE(nothing_live)
 	CHECK(json_valid_line(out));
 	CHECK(strstr(out, "\"live_blocks\":0,"));
 	CHECK(strstr(out, "\"backtraces\":0,\"total_backtraces\":1,"));
-	CHECK(strstr(out, ",\"backtraces\":[]}\n"));
+	CHECK(strstr(out, ",\"backtraces\":[],\"peak\":{\"live_bytes\":8,\"live_blocks\":1,"));
+	CHECK(strstr(out, "\"backtraces\":[{\"count\":1,\"size\":8,\"frames\":["));
 	free(out);
+	/* nothing live but a large peak: one line in text */
+	table_alloc(&t, 0x20, 2000000, 0, 6);
+	table_free(&t, 0x20);
+	o.format = FMT_TEXT;
+	out = run(&t, &o, &ri);
+	CHECK(strstr(out, "[heaptrace] nothing is live; the heap peaked at 2.000 MB in 1 blocks") ==
+	      out);
+	CHECK(strstr(out, "--at=peak") && strchr(out, '\n') == out + strlen(out) - 1);
+	free(out);
+	o.format = FMT_JSON;
 	table_destroy(&t);
 
 	/* An empty table too. */
@@ -455,7 +470,7 @@ TEST_CASE(filters)
 		CHECK(strstr(out, "\"backtraces\":3,\"total_backtraces\":3,"));
 		CHECK(strstr(out, "\"backtraces\":[{\"count\":2,\"peak_count\":2,\"size\":60,"
 				  "\"peak_size\":400,\"age_ns\":900000000,\"total_count\":3,"
-				  "\"total_size\":460,\"frames\":["));
+				  "\"total_size\":460,\"alloc_calls\":3,\"temporary\":0,\"frames\":["));
 		CHECK(strstr(out, "fn_x") == NULL && strstr(out, "fn_y") == NULL);
 		free(out);
 
@@ -489,13 +504,13 @@ TEST_CASE(json_output)
 	resolver_calls = 0;
 	out = run(&t, &o, &ri);
 	CHECK(json_valid_line(out));
-	CHECK_EQ(resolver_calls, 3 * 3 + 5);
+	CHECK_EQ(resolver_calls, 3 * 3 + 5 + 3); /* and Z at the peak */
 	CHECK(!strncmp(out, "{\"version\":\"", 12));
 	CHECK(strstr(out, ",\"pid\":1234,\"command\":\"prog arg\",\"exit_status\":null,"));
 	snprintf(expect, sizeof(expect),
 		 "\"summary\":{\"alloc_calls\":10,\"free_calls\":3,\"unknown_frees\":0,"
 		 "\"live_blocks\":7,\"live_bytes\":197,\"peak_live_blocks\":%" PRIu64
-		 ",\"peak_live_bytes\":%" PRIu64 ",\"total_allocated_bytes\":617,"
+		 ",\"peak_live_bytes\":%" PRIu64 ",\"total_allocated_bytes\":617,\"temporary\":0,"
 		 "\"backtraces\":4,\"total_backtraces\":4,\"elapsed_ns\":777}",
 		 t.sum.peak_live_blocks, t.sum.peak_live_bytes);
 	CHECK(strstr(out, expect));
@@ -505,7 +520,8 @@ TEST_CASE(json_output)
 	CHECK(strstr(out, "fn_z") < strstr(out, "fn_y"));
 	CHECK(strstr(out, "fn_y") < strstr(out, "f\\\"q"));
 	CHECK(strstr(out, "{\"count\":3,\"peak_count\":5,\"size\":30,\"peak_size\":50,"
-			  "\"age_ns\":700,\"total_count\":5,\"total_size\":50,\"frames\":["
+			  "\"age_ns\":700,\"total_count\":5,\"total_size\":50,\"alloc_calls\":5,"
+			  "\"temporary\":0,\"frames\":["
 			  "{\"address\":\"0x1000\",\"function\":\"malloc\",\"offset\":27,"
 			  "\"module\":\"/lib/libc.so.6\",\"file\":null,\"line\":null,\"how\":\"entry\"},"));
 	/* Escaping, and unknown names and lines. */
@@ -517,7 +533,12 @@ TEST_CASE(json_output)
 	CHECK(strstr(out, "{\"address\":\"0x6000\",\"function\":null,\"offset\":null,"
 			  "\"module\":null,\"file\":null,\"line\":null,\"how\":\"scan\"}"));
 	CHECK(strstr(out, "\"function\":\"make_node\",\"offset\":20,\"module\":\"/usr/bin/prog\","
-			  "\"file\":\"list.c\",\"line\":42,\"how\":\"scan\",\"stopped\":true}]}]}\n"));
+			  "\"file\":\"list.c\",\"line\":42,\"how\":\"scan\",\"stopped\":true}]}],\"peak\":{\"live_bytes\":400,"
+			  "\"live_blocks\":1,"));
+	CHECK(strstr(out, "\"peak\":{\"live_bytes\":400,\"live_blocks\":1,\"elapsed_ns\":0,"
+			  "\"backtraces\":[{\"count\":1,\"size\":400,\"frames\":[{\"address\":"
+			  "\"0x1000\",\"function\":\"malloc\""));
+	CHECK(strstr(out, "}]}]},\"temporary\":[]}\n"));
 	free(out);
 
 	/* An exited process, statm, and a command that needs escaping. */

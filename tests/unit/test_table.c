@@ -414,3 +414,75 @@ TEST_CASE(reset)
 	CHECK_SUM(&t, 1, 0, 0, 1, 5);
 	table_destroy(&t);
 }
+
+TEST_CASE(peak_snapshot)
+{
+	struct table t;
+	uint32_t a, b;
+	uint64_t c, sz;
+
+	table_init(&t);
+	a = table_intern(&t, PCS_A, 3);
+	b = table_intern(&t, PCS_B, 3);
+	table_alloc(&t, 0x100, 100, a, 1000);
+	table_alloc(&t, 0x200, 50, b, 2000);
+	table_alloc(&t, 0x300, 30, a, 3000); /* peak: 180 bytes, a 130 in 2, b 50 in 1 */
+	table_free(&t, 0x100);
+	table_free(&t, 0x200);
+	table_alloc(&t, 0x400, 20, b, 4000); /* 50 bytes now */
+	CHECK_EQ(t.sum.peak_live_bytes, 180);
+	CHECK_EQ(t.sum.peak_ns, 3000);
+	CHECK_EQ(t.sum.peak_at_blocks, 3);
+	table_bt_at_peak(&t, &t.bts[a], &c, &sz);
+	CHECK_EQ(c, 2);
+	CHECK_EQ(sz, 130);
+	table_bt_at_peak(&t, &t.bts[b], &c, &sz);
+	CHECK_EQ(c, 1);
+	CHECK_EQ(sz, 50);
+	/* a new peak: every backtrace as it is now */
+	table_alloc(&t, 0x500, 1000, b, 5000);
+	CHECK_EQ(t.sum.peak_live_bytes, 1050);
+	table_bt_at_peak(&t, &t.bts[a], &c, &sz);
+	CHECK_EQ(sz, 30);
+	table_bt_at_peak(&t, &t.bts[b], &c, &sz);
+	CHECK_EQ(sz, 1020);
+	/* the same level again is not a new peak: the first time counts */
+	table_free(&t, 0x300);
+	table_alloc(&t, 0x600, 30, b, 6000);
+	CHECK_EQ(t.sum.peak_ns, 5000);
+	table_bt_at_peak(&t, &t.bts[a], &c, &sz);
+	CHECK_EQ(c, 1);
+	CHECK_EQ(sz, 30);
+	table_destroy(&t);
+}
+
+TEST_CASE(temporary_rule)
+{
+	struct table t;
+	uint32_t a;
+
+	table_init(&t);
+	a = table_intern(&t, PCS_A, 3);
+	/* freed before the thread's next allocation: temporary */
+	table_alloc(&t, 0x100, 8, a, 1);
+	table_thread_alloc(&t, 7, 0x100);
+	table_thread_free(&t, 7, 0x100);
+	table_free(&t, 0x100);
+	/* another allocation of the thread in between: not temporary */
+	table_alloc(&t, 0x200, 8, a, 2);
+	table_thread_alloc(&t, 7, 0x200);
+	table_alloc(&t, 0x300, 8, a, 3);
+	table_thread_alloc(&t, 7, 0x300);
+	table_thread_free(&t, 7, 0x200);
+	table_free(&t, 0x200);
+	/* freed by another thread: not temporary; other threads' allocations do not matter */
+	table_alloc(&t, 0x400, 8, a, 4);
+	table_thread_alloc(&t, 8, 0x400);
+	table_thread_free(&t, 7, 0x400);
+	table_free(&t, 0x400);
+	table_thread_free(&t, 7, 0x300); /* 7's last allocation, after 8 allocated */
+	table_free(&t, 0x300);
+	CHECK_EQ(t.sum.temporary, 2);
+	CHECK_EQ(t.bts[a].temporary, 2);
+	table_destroy(&t);
+}

@@ -1,0 +1,1062 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Reports from a --record log. The reader trusts nothing in the file: every varint, index,
+ * length and depth is checked, and a log that breaks a rule is refused with one line naming
+ * the byte where it did. Events are replayed through table.c exactly as the tracer applied them,
+ * so every figure of the live report comes out the same.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#define PR_DOMAIN "offline"
+#include "heaptrack.h"
+#include "hooks.h"
+#include "log.h"
+#include "maps.h"
+#include "offline.h"
+#include "record.h"
+#include "symbols.h"
+#include "table.h"
+#include "timeline.h"
+#include "util.h"
+
+#define IN_SIZE (64u << 10)
+
+/* reader states; RD_STOPPED: at the moment asked for (offline_opts.at) */
+enum { RD_OK, RD_EOF, RD_TRUNCATED, RD_CORRUPT, RD_STOPPED };
+
+struct reader {
+	const char *name;
+	int fd;
+	ZSTD_DCtx *z;
+	uint8_t *in, *out;
+	ZSTD_inBuffer ib;
+	size_t out_cap, pos, len;
+	size_t zret; /* last ZSTD_decompressStream result: 0 at the end of a frame */
+	uint64_t consumed; /* decompressed bytes taken */
+	int state;
+	const char *why;
+};
+
+/* The recorded process as the log says it. */
+struct replay {
+	struct table t;
+	struct modlist mods;
+	uint8_t (*ids)[64];
+	uint8_t *idlen;
+	struct {
+		uint64_t pc;
+		unsigned hook;
+	} hookpcs[64]; /* frame-0 pcs of the allocation functions, as B records named them */
+	unsigned nhookpcs;
+	struct held {
+		uint64_t tid;
+		struct block blk;
+	} *held; /* realloc's old blocks taken out and not yet released or put back, per thread */
+	size_t nheld, held_cap;
+	size_t ids_cap;
+	int pid;
+	uint64_t start_ns, now_ns;
+	unsigned machine;
+	char command[RECORD_MAX_STRING + 1];
+	bool started, ended, exited, has_statm;
+	enum offline_at at; /* where to stop */
+	uint64_t at_ns; /* AT_TIME: since start_ns */
+	uint64_t at_peak; /* AT_PEAK: the peak's live bytes */
+	struct timeline tl;
+	struct htk *htk; /* --format=heaptrack: the events go there too */
+	int exit_status;
+	uint64_t statm[3];
+};
+
+static bool fill(struct reader *r)
+{
+	while (r->pos == r->len) {
+		ZSTD_outBuffer ob = { r->out, r->out_cap, 0 };
+
+		if (r->ib.pos == r->ib.size) {
+			ssize_t n = read(r->fd, r->in, IN_SIZE);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				r->state = r->zret ? RD_TRUNCATED : RD_EOF;
+				if (n < 0)
+					r->why = strerror(errno);
+				return false;
+			}
+			r->ib = (ZSTD_inBuffer){ r->in, (size_t)n, 0 };
+		}
+		r->zret = ZSTD_decompressStream(r->z, &ob, &r->ib);
+		if (ZSTD_isError(r->zret)) {
+			r->state = RD_CORRUPT;
+			r->why = ZSTD_getErrorName(r->zret);
+			return false;
+		}
+		r->pos = 0;
+		r->len = ob.pos;
+	}
+	return true;
+}
+
+/* The next byte; false at the end of the data (r->state says why). */
+static inline bool get_byte(struct reader *r, uint8_t *b)
+{
+	if (r->pos == r->len && !fill(r))
+		return false;
+	*b = r->out[r->pos++];
+	r->consumed++;
+	return true;
+}
+
+/* Inside a record the data may not end. */
+static bool need(struct reader *r, bool ok)
+{
+	if (!ok && r->state == RD_EOF)
+		r->state = RD_TRUNCATED;
+	return ok;
+}
+
+static bool corrupt(struct reader *r, const char *why)
+{
+	r->state = RD_CORRUPT;
+	r->why = why;
+	return false;
+}
+
+static bool get_u(struct reader *r, uint64_t *v)
+{
+	uint8_t b;
+
+	*v = 0;
+	for (unsigned shift = 0; shift < 70; shift += 7) {
+		if (!need(r, get_byte(r, &b)))
+			return false;
+		if (shift == 63 && b > 1)
+			break;
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return corrupt(r, "a number longer than 64 bits");
+}
+
+static bool get_s(struct reader *r, int64_t *v)
+{
+	uint64_t u;
+
+	if (!get_u(r, &u))
+		return false;
+	*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+	return true;
+}
+
+/* A string or byte array of at most cap - 1 bytes, NUL-terminated; its length in *len. */
+static bool get_bytes(struct reader *r, char *buf, size_t cap, size_t *len)
+{
+	uint64_t n;
+	uint8_t b;
+
+	if (!get_u(r, &n))
+		return false;
+	if (n >= cap)
+		return corrupt(r, "a string longer than the format allows");
+	for (uint64_t i = 0; i < n; i++) {
+		if (!need(r, get_byte(r, &b)))
+			return false;
+		buf[i] = (char)b;
+	}
+	buf[n] = '\0';
+	if (len)
+		*len = n;
+	return true;
+}
+
+static bool get_time(struct reader *r, struct replay *rp)
+{
+	int64_t dt;
+
+	if (!get_s(r, &dt))
+		return false;
+	if (rp->at == AT_TIME && rp->now_ns + (uint64_t)dt - rp->start_ns > rp->at_ns) {
+		rp->now_ns = rp->start_ns + rp->at_ns;
+		r->state = RD_STOPPED;
+		return false;
+	}
+	rp->now_ns += (uint64_t)dt;
+	return true;
+}
+
+static void replay_forget(struct replay *rp)
+{
+	rp->nheld = 0;
+	table_reset(&rp->t);
+	modlist_clear(&rp->mods);
+}
+
+static bool read_module(struct reader *r, struct replay *rp)
+{
+	uint64_t start, end, base, known, bias;
+	char id[65], path[RECORD_MAX_STRING + 1];
+	size_t idlen;
+	struct module *m;
+
+	if (!get_u(r, &start) || !get_u(r, &end) || !get_u(r, &base) || !get_u(r, &known) ||
+	    !get_u(r, &bias) || !get_bytes(r, id, sizeof(id), &idlen) ||
+	    !get_bytes(r, path, sizeof(path), NULL))
+		return false;
+	if (rp->mods.n == rp->mods.cap) {
+		rp->mods.cap = rp->mods.cap ? rp->mods.cap * 2 : 16;
+		rp->mods.v = xrealloc(rp->mods.v, rp->mods.cap * sizeof(*rp->mods.v));
+	}
+	if (rp->mods.n >= rp->ids_cap) {
+		rp->ids_cap = rp->mods.cap;
+		rp->ids = xrealloc(rp->ids, rp->ids_cap * sizeof(*rp->ids));
+		rp->idlen = xrealloc(rp->idlen, rp->ids_cap);
+	}
+	m = &rp->mods.v[rp->mods.n];
+	memset(m, 0, sizeof(*m));
+	m->path = xstrdup(path);
+	m->start = start;
+	m->end = end;
+	m->base = base;
+	m->bias = bias;
+	m->bias_known = known != 0;
+	memcpy(rp->ids[rp->mods.n], id, idlen);
+	rp->idlen[rp->mods.n] = (uint8_t)idlen;
+	rp->mods.n++;
+	return true;
+}
+
+static bool read_backtrace(struct reader *r, struct replay *rp)
+{
+	uint64_t hook, depth, pcs[RECORD_MAX_DEPTH], pc = 0;
+	uint32_t bt;
+
+	if (!get_u(r, &hook) || !get_u(r, &depth))
+		return false;
+	if (hook > HOOK_COUNT)
+		return corrupt(r, "a backtrace names no allocation function heaptrace knows");
+	if (!depth || depth > RECORD_MAX_DEPTH)
+		return corrupt(r, "a backtrace of no frames or more than 256");
+	for (uint64_t d = 0; d < depth; d++) {
+		int64_t delta;
+
+		if (!get_s(r, &delta))
+			return false;
+		pc += (uint64_t)delta;
+		pcs[d] = pc;
+	}
+	if (rp->t.nbts == UINT32_MAX - 1)
+		return corrupt(r, "too many backtraces");
+	bt = table_intern(&rp->t, pcs, (uint32_t)depth);
+	if (bt != rp->t.nbts - 1)
+		return corrupt(r, "a backtrace written twice");
+	for (unsigned i = 0; hook && i <= rp->nhookpcs && i < ARRAY_SIZE(rp->hookpcs); i++) {
+		if (i == rp->nhookpcs) {
+			rp->hookpcs[rp->nhookpcs].pc = pcs[0];
+			rp->hookpcs[rp->nhookpcs++].hook = (unsigned)hook - 1;
+			break;
+		}
+		if (rp->hookpcs[i].pc == pcs[0])
+			break;
+	}
+	return true;
+}
+
+static bool read_start(struct reader *r, struct replay *rp)
+{
+	uint64_t pid, start, word, machine, depth;
+
+	if (!get_u(r, &pid) || !get_u(r, &start) || !get_u(r, &word) || !get_u(r, &machine) ||
+	    !get_u(r, &depth) || !get_bytes(r, rp->command, sizeof(rp->command), NULL))
+		return false;
+	if (pid > INT32_MAX)
+		return corrupt(r, "a process id out of range");
+	rp->pid = (int)pid;
+	rp->start_ns = rp->now_ns = start;
+	rp->machine = (unsigned)machine;
+	rp->started = true;
+	return true;
+}
+
+static bool read_end(struct reader *r, struct replay *rp)
+{
+	uint64_t exited, has_statm;
+	int64_t status;
+
+	if (!get_time(r, rp) || !get_u(r, &exited) || !get_s(r, &status) ||
+	    !get_u(r, &has_statm) || !get_u(r, &rp->statm[0]) || !get_u(r, &rp->statm[1]) ||
+	    !get_u(r, &rp->statm[2]) || !get_bytes(r, rp->command, sizeof(rp->command), NULL))
+		return false;
+	rp->exited = exited != 0;
+	rp->exit_status = (int)status;
+	rp->has_statm = has_statm != 0;
+	rp->ended = true;
+	return true;
+}
+
+/* The realloc's old block thread tid holds, or NULL. */
+static struct held *held_by(struct replay *rp, uint64_t tid)
+{
+	for (size_t i = 0; i < rp->nheld; i++)
+		if (rp->held[i].tid == tid)
+			return &rp->held[i];
+	return NULL;
+}
+
+static void drop_held(struct replay *rp, struct held *h)
+{
+	*h = rp->held[--rp->nheld];
+}
+
+/* A report counts reallocs in flight as live (calls_park): their old blocks go back. */
+static void park_held(struct replay *rp)
+{
+	while (rp->nheld) {
+		table_put_back(&rp->t, &rp->held[0].blk);
+		drop_held(rp, &rp->held[0]);
+	}
+}
+
+/* T, P and R: a realloc's old block, moved as the tracer moved it (calls.c). */
+static bool read_realloc(struct reader *r, struct replay *rp, uint8_t type)
+{
+	uint64_t tid, arg = 0;
+	struct held *h;
+	struct block blk;
+
+	if (type != 'P' && !get_time(r, rp))
+		return false;
+	if (!get_u(r, &tid) || (type != 'P' && !get_u(r, &arg)))
+		return false;
+	h = held_by(rp, tid);
+	if (type == 'T') {
+		if (h)
+			return corrupt(r, "a thread in two reallocs at once");
+		table_thread_free(&rp->t, (uint32_t)tid, arg);
+		if (!table_take(&rp->t, arg, &blk))
+			return corrupt(r, "a realloc of a block that is not live");
+		if (rp->nheld == rp->held_cap) {
+			rp->held_cap = rp->held_cap ? rp->held_cap * 2 : 16;
+			rp->held = xrealloc(rp->held, rp->held_cap * sizeof(*rp->held));
+		}
+		rp->held[rp->nheld++] = (struct held){ tid, blk };
+		return true;
+	}
+	if (type == 'P' || arg) {
+		if (!h)
+			return corrupt(r, "a realloc's end without its start");
+		if (type == 'P')
+			table_put_back(&rp->t, &h->blk);
+		else if (rp->htk)
+			htk_free(rp->htk, (rp->now_ns - rp->start_ns) / 1000000, h->blk.size,
+				 h->blk.bt);
+		drop_held(rp, h);
+	}
+	if (type == 'R')
+		table_count_release(&rp->t, arg != 0);
+	return true;
+}
+
+/* To the heaptrack file: the release of the live block at ptr if there is one (a free, or
+ * an allocation at an address whose free was missed), then the allocation if alloc. */
+static void htk_events(struct replay *rp, uint64_t ptr, bool alloc, uint64_t size, uint32_t bt)
+{
+	const struct block *blk = table_find(&rp->t, ptr);
+	uint64_t ms = (rp->now_ns - rp->start_ns) / 1000000;
+
+	if (blk)
+		htk_free(rp->htk, ms, blk->size, blk->bt);
+	if (alloc)
+		htk_alloc(rp->htk, ms, size, bt, table_bt_pcs(&rp->t, &rp->t.bts[bt]),
+			  rp->t.bts[bt].depth);
+}
+
+/* One record; false at the end of the data or on an error (r->state). */
+static bool read_record(struct reader *r, struct replay *rp)
+{
+	uint64_t tid, bt, size, ptr;
+	uint8_t type;
+
+	if (!get_byte(r, &type))
+		return false;
+	if (rp->ended)
+		return corrupt(r, "data after the end record");
+	if (!rp->started && type != 'S')
+		return corrupt(r, "no start record");
+	switch (type) {
+	case 'S':
+		if (rp->started)
+			return corrupt(r, "a second start record");
+		return read_start(r, rp);
+	case 'X':
+		replay_forget(rp);
+		if (rp->htk)
+			htk_forget(rp->htk);
+		return get_u(r, &rp->start_ns) &&
+		       get_bytes(r, rp->command, sizeof(rp->command), NULL);
+	case 'M':
+		return read_module(r, rp);
+	case 'B':
+		return read_backtrace(r, rp);
+	case 'A':
+		if (!get_time(r, rp) || !get_u(r, &tid) || !get_u(r, &bt) || !get_u(r, &size) ||
+		    !get_u(r, &ptr))
+			return false;
+		if (bt >= rp->t.nbts)
+			return corrupt(r, "an allocation from a backtrace not written before");
+		if (rp->htk)
+			htk_events(rp, ptr, true, size, (uint32_t)bt);
+		table_alloc(&rp->t, ptr, size, (uint32_t)bt, rp->now_ns);
+		table_thread_alloc(&rp->t, (uint32_t)tid, ptr);
+		if (rp->at == AT_PEAK && rp->t.sum.peak_live_bytes >= rp->at_peak) {
+			r->state = RD_STOPPED;
+			return false;
+		}
+		return true;
+	case 'I':
+		if (!get_time(r, rp) || !get_u(r, &bt) || !get_u(r, &size) || !get_u(r, &ptr))
+			return false;
+		if (bt >= rp->t.nbts)
+			return corrupt(r, "a block from a backtrace not written before");
+		table_seed(&rp->t, ptr, size, (uint32_t)bt, rp->now_ns);
+		return true;
+	case 'F':
+		if (!get_time(r, rp) || !get_u(r, &tid) || !get_u(r, &ptr))
+			return false;
+		table_thread_free(&rp->t, (uint32_t)tid, ptr);
+		if (rp->htk)
+			htk_events(rp, ptr, false, 0, 0);
+		table_free(&rp->t, ptr);
+		return true;
+	case 'T':
+	case 'P':
+	case 'R':
+		return read_realloc(r, rp, type);
+	case 'E':
+		if (!read_end(r, rp))
+			return false;
+		park_held(rp);
+		return true;
+	default:
+		return corrupt(r, "an unknown record type");
+	}
+}
+
+/* One record, and the heap's place in the timeline after it. */
+static bool replay_record(struct reader *r, struct replay *rp)
+{
+	uint64_t bytes = rp->t.sum.live_bytes, blocks = rp->t.sum.live_blocks;
+
+	if (!read_record(r, rp))
+		return false;
+	if (bytes != rp->t.sum.live_bytes || blocks != rp->t.sum.live_blocks)
+		timeline_note(&rp->tl, rp->now_ns - rp->start_ns, rp->t.sum.live_bytes,
+			      rp->t.sum.live_blocks);
+	return true;
+}
+
+/* Check the header. Return 0 or -EINVAL (said). */
+static int read_header(struct reader *r)
+{
+	uint8_t h[RECORD_HEADER_SIZE];
+	size_t got = 0;
+	uint32_t version;
+
+	while (got < sizeof(h)) {
+		ssize_t n = read(r->fd, h + got, sizeof(h) - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			pr_err("%s: %s", r->name, strerror(errno));
+			return -errno;
+		}
+		if (!n)
+			break;
+		got += n;
+	}
+	if (got < 8 || memcmp(h, RECORD_MAGIC, 8)) {
+		pr_err("%s: not a heaptrace log (written by heaptrace --record)", r->name);
+		return -EINVAL;
+	}
+	if (got < sizeof(h)) {
+		pr_err("%s: truncated log (its header is cut short)", r->name);
+		return -EINVAL;
+	}
+	version = h[8] | h[9] << 8 | h[10] << 16 | (uint32_t)h[11] << 24;
+	if (version > RECORD_VERSION || !version) {
+		pr_err("%s: log format version %u; this heaptrace reads version %u and older",
+		       r->name, version, RECORD_VERSION);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Replay the whole log into rp. Return 0 or -errno (said). */
+static int replay_log(struct reader *r, struct replay *rp)
+{
+	int ret = read_header(r);
+
+	if (ret)
+		return ret;
+	r->z = ZSTD_createDCtx();
+	r->in = xmalloc(IN_SIZE);
+	r->out_cap = ZSTD_DStreamOutSize();
+	r->out = xmalloc(r->out_cap);
+	r->zret = 1; /* no frame yet */
+	while (replay_record(r, rp))
+		;
+	if (r->state == RD_EOF && !rp->ended)
+		r->state = RD_TRUNCATED;
+	switch (r->state) {
+	case RD_STOPPED:
+		park_held(rp);
+		/* fall through */
+	case RD_EOF:
+		return 0;
+	case RD_TRUNCATED:
+		if (r->why) {
+			pr_err("%s: %s", r->name, r->why);
+			return -EIO;
+		}
+		pr_err("%s: truncated log (it ends after %" PRIu64 " bytes of events, without "
+		       "its end record)", r->name, r->consumed);
+		return -EINVAL;
+	default:
+		pr_err("%s: corrupt log at event byte %" PRIu64 ": %s", r->name, r->consumed,
+		       r->why);
+		return -EINVAL;
+	}
+}
+
+/* The directories searched for debug files, colon-separated: the user's, the sysroot's, the
+ * system's. */
+static char *debug_dirs(const struct offline_opts *o)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, "%s%s%s%s/usr/lib/debug", o->debuginfo_path ? o->debuginfo_path : "",
+		     o->debuginfo_path ? ":" : "", o->sysroot ? o->sysroot : "",
+		     o->sysroot ? "/usr/lib/debug:" : "") < 0)
+		return xstrdup("/usr/lib/debug");
+	return s;
+}
+
+static char *join(const char *a, const char *b, const char *c, const char *d)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, "%s%s%s%s", a, b, c, d) < 0)
+		return NULL;
+	return s;
+}
+
+/* Is the file at path the one recorded (the same build-id; without one, any file)? */
+static bool same_file(const char *path, const uint8_t *id, size_t idlen)
+{
+	uint8_t got[64];
+	int len;
+
+	if (access(path, R_OK))
+		return false;
+	len = sym_build_id(path, got, sizeof(got));
+	return !idlen || (len == (int)idlen && !memcmp(got, id, idlen));
+}
+
+/* The recorded file of module i on this machine, or NULL: the sysroot's copy, a debug file
+ * by build-id, or the same path here; a recorded build-id must match. */
+static char *find_file(const struct offline_opts *o, const struct replay *rp, size_t i)
+{
+	const char *path = rp->mods.v[i].path;
+	const uint8_t *id = rp->ids[i];
+	size_t idlen = rp->idlen[i];
+	char *c, *dirs, *d, *save;
+
+	if (o->sysroot && (c = join(o->sysroot, path, "", ""))) {
+		if (same_file(c, id, idlen))
+			return c;
+		free(c);
+	}
+	if (idlen >= 2) {
+		char hex[129];
+
+		for (size_t k = 0; k < idlen; k++)
+			sprintf(hex + 2 * k, "%02x", id[k]);
+		dirs = debug_dirs(o);
+		for (d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+			c = NULL;
+			if (asprintf(&c, "%s/.build-id/%.2s/%s.debug", d, hex, hex + 2) < 0)
+				continue;
+			if (same_file(c, id, idlen)) {
+				free(dirs);
+				return c;
+			}
+			free(c);
+		}
+		free(dirs);
+	}
+	return same_file(path, id, idlen) ? xstrdup(path) : NULL;
+}
+
+/* A JSON string, or null. */
+static void json_string(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+struct offline_resolve {
+	struct symbolizer *sym;
+	const struct replay *rp;
+};
+
+static void resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_frame *out)
+{
+	struct offline_resolve *res = ctx;
+	const struct module *m;
+
+	if (res->rp->machine == EM_ARM)
+		pc &= ~(uint64_t)1; /* the Thumb bit */
+	sym_resolve(res->sym, pc, index > 0, out);
+	if (!out->module && (m = modlist_find(&res->rp->mods, pc)))
+		out->module = m->path;
+}
+
+/* Frame 0 gets the public name (malloc, not __libc_malloc), as in the live report. */
+static void resolve_named(void *ctx, uint64_t pc, unsigned index, struct sym_frame *out)
+{
+	struct offline_resolve *res = ctx;
+	const struct replay *rp = res->rp;
+
+	resolve_frame(ctx, pc, index, out);
+	for (unsigned i = 0; !index && i < rp->nhookpcs; i++) {
+		if (rp->hookpcs[i].pc == pc) {
+			out->function = hook_table[rp->hookpcs[i].hook].name;
+			out->offset = 0;
+		}
+	}
+}
+
+/* libdwfl's search path for separate debug files: next to the file, then debug_dirs(). */
+static char *debug_path(const struct offline_opts *o)
+{
+	char *dirs = debug_dirs(o), *s = join(":.debug:", dirs, "", "");
+
+	free(dirs);
+	return s;
+}
+
+static void replay_free(struct replay *rp);
+
+/* Replay the log of o into a new replay, up to the moment rp_at says. Return it, or NULL
+ * (said). */
+static struct replay *replay_file(const struct offline_opts *o, enum offline_at at,
+				  uint64_t at_ns, uint64_t at_peak, struct htk *htk)
+{
+	struct reader r = { .name = o->path, .fd = -1 };
+	struct replay *rp;
+	struct stat st;
+
+	if (!strcmp(o->path, "-")) {
+		r.fd = STDIN_FILENO;
+		r.name = "standard input";
+	} else {
+		r.fd = open(o->path, O_RDONLY | O_CLOEXEC);
+		if (r.fd >= 0 && !fstat(r.fd, &st) && S_ISDIR(st.st_mode)) {
+			close(r.fd);
+			r.fd = -1;
+			errno = EISDIR;
+		}
+	}
+	if (r.fd < 0) {
+		pr_err("%s: %s", o->path, strerror(errno));
+		return NULL;
+	}
+	rp = xcalloc(1, sizeof(*rp));
+	table_init(&rp->t);
+	timeline_init(&rp->tl);
+	rp->at = at;
+	rp->at_ns = at_ns;
+	rp->at_peak = at_peak;
+	rp->htk = htk;
+	if (replay_log(&r, rp)) {
+		replay_free(rp);
+		rp = NULL;
+	}
+	if (r.fd != STDIN_FILENO)
+		close(r.fd);
+	ZSTD_freeDCtx(r.z);
+	free(r.in);
+	free(r.out);
+	return rp;
+}
+
+static void replay_free(struct replay *rp)
+{
+	table_destroy(&rp->t);
+	modlist_clear(&rp->mods);
+	free(rp->ids);
+	free(rp->idlen);
+	free(rp->held);
+	free(rp);
+}
+
+static void extra_json(FILE *f, void *ctx)
+{
+	timeline_json(f, &((struct replay *)ctx)->tl);
+}
+
+static void extra_text(FILE *f, void *ctx)
+{
+	timeline_text(f, &((struct replay *)ctx)->tl);
+}
+
+/* A log replayed up to the moment o asks for, and its symbolizer. */
+struct side {
+	struct replay *rp;
+	struct offline_resolve res;
+	char **files;
+	char *dpath;
+};
+
+/* Return 0 or -EINVAL (said). */
+static int side_open(const struct offline_opts *o, struct side *sd)
+{
+	struct replay *rp = replay_file(o, AT_END, 0, 0, NULL);
+
+	memset(sd, 0, sizeof(*sd));
+	if (!rp)
+		return -EINVAL;
+	if (o->at != AT_END) {
+		/* the whole log was read and checked: now up to the moment asked for */
+		uint64_t peak = rp->t.sum.peak_live_bytes;
+
+		replay_free(rp);
+		if (o->at == AT_PEAK && !peak)
+			rp = replay_file(o, AT_END, 0, 0, NULL);
+		else
+			rp = replay_file(o, o->at, o->at_ms * 1000000, peak, NULL);
+		if (!rp)
+			return -EINVAL;
+	}
+	sd->rp = rp;
+	sd->files = xcalloc(rp->mods.n ? rp->mods.n : 1, sizeof(*sd->files));
+	for (size_t i = 0; i < rp->mods.n; i++)
+		sd->files[i] = find_file(o, rp, i);
+	sd->dpath = debug_path(o);
+	sd->res.rp = rp;
+	sd->res.sym = sym_open_files(&rp->mods, sd->files, sd->dpath);
+	return 0;
+}
+
+static void side_close(struct side *sd)
+{
+	if (!sd->rp)
+		return;
+	sym_close(sd->res.sym);
+	for (size_t i = 0; i < sd->rp->mods.n; i++)
+		free(sd->files[i]);
+	free(sd->files);
+	free(sd->dpath);
+	replay_free(sd->rp);
+	sd->rp = NULL;
+}
+
+/* The log as heaptrack's data file: a second replay, the symbolizer of the first. */
+static int heaptrack_file(const struct offline_opts *o, struct side *sd)
+{
+	struct htk *h = htk_open(o->out, sd->rp->command, resolve_named, &sd->res);
+	struct replay *rp = replay_file(o, AT_END, 0, 0, h);
+	uint64_t end_ms = rp ? (rp->now_ns - rp->start_ns) / 1000000 : 0;
+	int ret = htk_close(h, end_ms);
+
+	if (!rp)
+		return -EINVAL;
+	replay_free(rp);
+	if (ret)
+		pr_err("writing the report: %s", strerror(-ret));
+	return ret;
+}
+
+int offline_report(const struct offline_opts *o)
+{
+	struct report_info ri;
+	struct replay *rp;
+	struct side sd;
+	int ret = side_open(o, &sd);
+
+	if (ret)
+		return ret;
+	if (o->heaptrack) {
+		ret = heaptrack_file(o, &sd);
+		side_close(&sd);
+		return ret;
+	}
+	rp = sd.rp;
+	ri = (struct report_info){
+		.pid = rp->pid,
+		.command = rp->command,
+		.exited = rp->ended && rp->exited,
+		.exit_status = rp->exit_status,
+		.has_statm = rp->ended && rp->has_statm,
+		.statm_vss = rp->statm[0],
+		.statm_rss = rp->statm[1],
+		.statm_shared = rp->statm[2],
+		.now_ns = rp->now_ns,
+		.elapsed_ns = rp->now_ns - rp->start_ns,
+		.resolve = resolve_named,
+		.resolve_ctx = &sd.res,
+		.extra_json = o->timeline ? extra_json : NULL,
+		.extra_text = o->timeline ? extra_text : NULL,
+		.extra_ctx = rp,
+	};
+	ret = report_write(o->out, &rp->t, &o->report, &ri);
+	if (ret)
+		pr_err("writing the report: %s", strerror(-ret));
+	side_close(&sd);
+	return ret;
+}
+
+/* ----- heaptrace diff: growth per backtrace between two moments (of one log or two) ----- */
+
+struct diff_row {
+	char *key; /* the frames by name: the same code in two runs at other addresses */
+	int side; /* 0: A, 1: B (the backtrace bt is of that side) */
+	uint32_t bt;
+	uint64_t count[2], size[2];
+};
+
+/* A frame's name for matching: function, file and line, else the module and the offset. */
+static void frame_key(FILE *f, struct side *sd, uint64_t pc, unsigned idx)
+{
+	struct sym_frame sf;
+	const struct module *m = modlist_find(&sd->rp->mods, pc);
+
+	resolve_named(&sd->res, pc, idx, &sf);
+	if (sf.function)
+		fprintf(f, "%s@%s:%d", sf.function, sf.file ? sf.file : "", sf.line);
+	else if (m)
+		fprintf(f, "%s+%" PRIx64, strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 :
+								 m->path,
+			pc - m->base);
+	else
+		fprintf(f, "?%" PRIx64, pc);
+	fputc('\x1f', f);
+}
+
+/* Rows for the live backtraces of side s. */
+static void diff_rows(struct side *sd, int s, struct diff_row **rows, size_t *n, size_t *cap)
+{
+	const struct table *t = &sd->rp->t;
+
+	for (uint32_t i = 0; i < t->nbts; i++) {
+		const struct bt *b = &t->bts[i];
+		const uint64_t *pcs = table_bt_pcs(t, b);
+		size_t len = 0;
+		FILE *f;
+		struct diff_row *r;
+
+		if (!b->count)
+			continue;
+		if (*n == *cap) {
+			*cap = *cap ? *cap * 2 : 64;
+			*rows = xrealloc(*rows, *cap * sizeof(**rows));
+		}
+		r = &(*rows)[(*n)++];
+		memset(r, 0, sizeof(*r));
+		f = open_memstream(&r->key, &len);
+		if (!f) {
+			r->key = xstrdup("");
+			continue;
+		}
+		for (uint32_t d = 0; d < b->depth; d++)
+			frame_key(f, sd, pcs[d], d);
+		fclose(f);
+		r->side = s;
+		r->bt = i;
+		r->count[s] = b->count;
+		r->size[s] = b->size;
+	}
+}
+
+static int row_by_key(const void *a, const void *b)
+{
+	const struct diff_row *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : x->side - y->side;
+}
+
+static int64_t growth(const struct diff_row *r)
+{
+	return (int64_t)(r->size[1] - r->size[0]);
+}
+
+static int row_by_growth(const void *a, const void *b)
+{
+	int64_t x = growth(a), y = growth(b);
+
+	if (x != y)
+		return x > y ? -1 : 1;
+	return strcmp(((const struct diff_row *)a)->key, ((const struct diff_row *)b)->key);
+}
+
+static void diff_frames(FILE *f, struct side *sd, const struct diff_row *r, bool json)
+{
+	const struct table *t = &sd->rp->t;
+	const struct bt *b = &t->bts[r->bt];
+	const uint64_t *pcs = table_bt_pcs(t, b);
+
+	for (uint32_t d = 0; d < b->depth; d++) {
+		struct sym_frame sf;
+		const struct module *m = modlist_find(&sd->rp->mods, pcs[d]);
+
+		resolve_named(&sd->res, pcs[d], d, &sf);
+		if (json) {
+			fprintf(f, "%s{\"function\":", d ? "," : "");
+			json_string(f, sf.function);
+			fputs(",\"module\":", f);
+			json_string(f, sf.module);
+			fputs(",\"file\":", f);
+			json_string(f, sf.file);
+			if (sf.line > 0)
+				fprintf(f, ",\"line\":%d}", sf.line);
+			else
+				fputs(",\"line\":null}", f);
+			continue;
+		}
+		fprintf(f, "%2u ", d);
+		if (sf.function)
+			fprintf(f, "%s", sf.function);
+		else if (m)
+			fprintf(f, "%s +0x%" PRIx64, m->path, pcs[d] - m->base);
+		else
+			fprintf(f, "0x%" PRIx64, pcs[d]);
+		if (sf.file && sf.line > 0)
+			fprintf(f, " (%s:%d)", sf.file, sf.line);
+		fputc('\n', f);
+	}
+}
+
+static void side_json(FILE *f, const char *name, const struct offline_opts *o,
+		      const struct side *sd)
+{
+	fprintf(f, "\"%s\":{\"log\":", name);
+	json_string(f, o->path);
+	fprintf(f, ",\"elapsed_ns\":%" PRIu64 ",\"live_bytes\":%" PRIu64 ",\"live_blocks\":%" PRIu64
+		   "}",
+		sd->rp->now_ns - sd->rp->start_ns, sd->rp->t.sum.live_bytes,
+		sd->rp->t.sum.live_blocks);
+}
+
+int offline_diff(const struct offline_opts *a, const struct offline_opts *b)
+{
+	struct side sd[2];
+	struct diff_row *rows = NULL;
+	size_t n = 0, cap = 0, k = 0;
+	FILE *f = b->out;
+	bool json = b->report.format == FMT_JSON;
+	int ret = side_open(a, &sd[0]);
+
+	if (ret)
+		return ret;
+	ret = side_open(b, &sd[1]);
+	if (ret) {
+		side_close(&sd[0]);
+		return ret;
+	}
+	diff_rows(&sd[0], 0, &rows, &n, &cap);
+	diff_rows(&sd[1], 1, &rows, &n, &cap);
+	/* one row per key: B's backtrace where both have it */
+	qsort(rows, n, sizeof(*rows), row_by_key);
+	for (size_t i = 0; i < n; i++) {
+		if (k && !strcmp(rows[k - 1].key, rows[i].key)) {
+			struct diff_row *r = &rows[k - 1];
+
+			r->count[rows[i].side] += rows[i].count[rows[i].side];
+			r->size[rows[i].side] += rows[i].size[rows[i].side];
+			if (rows[i].side == 1) {
+				r->side = 1;
+				r->bt = rows[i].bt;
+			}
+			free(rows[i].key);
+			continue;
+		}
+		rows[k++] = rows[i];
+	}
+	n = k;
+	qsort(rows, n, sizeof(*rows), row_by_growth);
+	if (json) {
+		fputs("{\"diff\":{", f);
+		side_json(f, "a", a, &sd[0]);
+		fputc(',', f);
+		side_json(f, "b", b, &sd[1]);
+		fputs(",\"backtraces\":[", f);
+	} else {
+		fprintf(f, "[heaptrace] live heap growth from %s at %.3f ms to %s at %.3f ms: "
+			   "%+" PRId64 " bytes, %+" PRId64 " blocks\n",
+			a->path, (sd[0].rp->now_ns - sd[0].rp->start_ns) / 1e6, b->path,
+			(sd[1].rp->now_ns - sd[1].rp->start_ns) / 1e6,
+			(int64_t)(sd[1].rp->t.sum.live_bytes - sd[0].rp->t.sum.live_bytes),
+			(int64_t)(sd[1].rp->t.sum.live_blocks - sd[0].rp->t.sum.live_blocks));
+	}
+	for (size_t i = 0, shown = 0; i < n; i++) {
+		const struct diff_row *r = &rows[i];
+
+		if (r->count[0] == r->count[1] && r->size[0] == r->size[1])
+			continue;
+		if (json) {
+			fprintf(f, "%s{\"bytes_growth\":%" PRId64 ",\"blocks_growth\":%" PRId64
+				   ",\"count_a\":%" PRIu64 ",\"size_a\":%" PRIu64
+				   ",\"count_b\":%" PRIu64 ",\"size_b\":%" PRIu64 ",\"frames\":[",
+				shown ? "," : "", growth(r), (int64_t)(r->count[1] - r->count[0]),
+				r->count[0], r->size[0], r->count[1], r->size[1]);
+			diff_frames(f, &sd[r->side], r, true);
+			fputs("]}", f);
+		} else if (!b->report.top || shown < b->report.top) {
+			fprintf(f, "\n=== growth #%zu === [%+" PRId64 " bytes, %+" PRId64
+				   " blocks] [A: %" PRIu64 " blocks, %" PRIu64 " bytes] [B: %"
+				   PRIu64 " blocks, %" PRIu64 " bytes]\n",
+				shown + 1, growth(r), (int64_t)(r->count[1] - r->count[0]),
+				r->count[0], r->size[0], r->count[1], r->size[1]);
+			diff_frames(f, &sd[r->side], r, false);
+		}
+		shown++;
+	}
+	if (json)
+		fputs("]}}\n", f);
+	for (size_t i = 0; i < n; i++)
+		free(rows[i].key);
+	free(rows);
+	side_close(&sd[0]);
+	side_close(&sd[1]);
+	if (fflush(f) || ferror(f)) {
+		pr_err("writing the report: %s", strerror(errno ? errno : EIO));
+		return -EIO;
+	}
+	return 0;
+}
