@@ -191,7 +191,7 @@ def check_detached(r, busy):
 
 def sigint_session(argv, pid):
     """Run heaptrace -p (argv) until a breakpoint shows in pid's code (polled, with a time
-    limit), then send it SIGINT. Returns (Proc, whether a breakpoint showed)."""
+    limit), then, 50 ms later, send it SIGINT. Returns (Proc, whether a breakpoint showed)."""
     ht = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, start_new_session=True)
     in_place = False
@@ -203,6 +203,9 @@ def sigint_session(argv, pid):
                 break
             time.sleep(0.001)
         if in_place:
+            # a moment for the busy threads to run through the armed entries: on a loaded
+            # machine the SIGINT could otherwise come before any of them allocated
+            time.sleep(0.05)
             ht.send_signal(signal.SIGINT)
         out, err = ht.communicate(timeout=TIMEOUT)
         timed_out = False
