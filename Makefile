@@ -20,6 +20,8 @@ STATIC      ?=
 # SANITIZE=1 builds the tool and the unit tests with ASan and UBSan (not the traced targets)
 # into build-san/, the tool as build-san/heaptrace, so the normal build is left alone.
 SANITIZE    ?=
+# The entry modes make check runs the end-to-end tests in (tests/run.py --modes).
+MODES       ?= stubs,breakpoint
 ifneq ($(SANITIZE),)
 BUILD       := build-san
 OUT         ?= $(BUILD)/heaptrace
@@ -168,8 +170,7 @@ targets:
 # Unit tests, then end-to-end tests; the runner ends with "N passed, M failed".
 check: deps
 	@$(MAKE) --no-print-directory all unit targets
-	$(SAN_ENV) $(PYTHON) tests/run.py --build $(BUILD) --heaptrace $(OUT) \
-		--modes stubs,breakpoint
+	$(SAN_ENV) $(PYTHON) tests/run.py --build $(BUILD) --heaptrace $(OUT) --modes $(MODES)
 
 demo: deps
 	@$(MAKE) --no-print-directory all
