@@ -58,6 +58,9 @@ struct report_info {
 /* Parse a --sort key; return 0 or -EINVAL. */
 int report_parse_sort(const char *s, enum report_sort *out);
 
+/* s as a JSON string, escaped, or null for NULL. */
+void report_json_str(FILE *f, const char *s);
+
 /* Write one report. JSON is one line (JSON Lines) ending with '\n'.
  * Return 0 or -errno from the stream. */
 int report_write(FILE *f, const struct table *t, const struct report_opts *o,

@@ -608,27 +608,6 @@ static char *find_file(const struct offline_opts *o, const struct replay *rp, si
 	return same_file(path, id, idlen) ? xstrdup(path) : NULL;
 }
 
-/* A JSON string, or null. */
-static void json_string(FILE *f, const char *s)
-{
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 struct offline_resolve {
 	struct symbolizer *sym;
 	const struct replay *rp;
@@ -938,11 +917,11 @@ static void diff_frames(FILE *f, struct side *sd, const struct diff_row *r, bool
 		resolve_named(&sd->res, pcs[d], d, &sf);
 		if (json) {
 			fprintf(f, "%s{\"function\":", d ? "," : "");
-			json_string(f, sf.function);
+			report_json_str(f, sf.function);
 			fputs(",\"module\":", f);
-			json_string(f, sf.module);
+			report_json_str(f, sf.module);
 			fputs(",\"file\":", f);
-			json_string(f, sf.file);
+			report_json_str(f, sf.file);
 			if (sf.line > 0)
 				fprintf(f, ",\"line\":%d}", sf.line);
 			else
@@ -966,7 +945,7 @@ static void side_json(FILE *f, const char *name, const struct offline_opts *o,
 		      const struct side *sd)
 {
 	fprintf(f, "\"%s\":{\"log\":", name);
-	json_string(f, o->path);
+	report_json_str(f, o->path);
 	fprintf(f, ",\"elapsed_ns\":%" PRIu64 ",\"live_bytes\":%" PRIu64 ",\"live_blocks\":%" PRIu64
 		   "}",
 		sd->rp->now_ns - sd->rp->start_ns, sd->rp->t.sum.live_bytes,

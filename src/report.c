@@ -405,8 +405,7 @@ static void write_folded(FILE *f, const struct table *t, const struct report_inf
 	}
 }
 
-/* A JSON string, or null for NULL. */
-static void json_str(FILE *f, const char *s)
+void report_json_str(FILE *f, const char *s)
 {
 	if (!s) {
 		fputs("null", f);
@@ -432,7 +431,7 @@ static void json_inventory(FILE *f, const struct inventory *inv)
 	bool first = true;
 
 	fputs(",\"heap_at_attach\":{\"allocator\":", f);
-	json_str(f, inv->allocator[0] ? inv->allocator : NULL);
+	report_json_str(f, inv->allocator[0] ? inv->allocator : NULL);
 	fprintf(f,
 		",\"complete\":%s,\"live_blocks\":%" PRIu64 ",\"live_bytes\":%" PRIu64
 		",\"free_bytes\":%" PRIu64 ",\"heap_bytes\":%" PRIu64 ",\"mmapped_blocks\":%" PRIu64
@@ -459,7 +458,7 @@ static void json_inventory(FILE *f, const struct inventory *inv)
 	fputs("],\"types\":[", f);
 	for (size_t i = 0; i < inv->ntypes; i++) {
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);
-		json_str(f, inv->types[i].name);
+		report_json_str(f, inv->types[i].name);
 		fprintf(f, ",\"blocks\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", inv->types[i].blocks,
 			inv->types[i].bytes);
 	}
@@ -467,7 +466,7 @@ static void json_inventory(FILE *f, const struct inventory *inv)
 	for (unsigned i = 0; i < inv->nproblems; i++) {
 		if (i)
 			fputc(',', f);
-		json_str(f, inv->problems[i]);
+		report_json_str(f, inv->problems[i]);
 	}
 	fputs("]}", f);
 }
@@ -483,15 +482,15 @@ static void json_frames(FILE *f, const struct table *t, const struct bt *b,
 		resolve(ri, t, b, d, &sf);
 		fprintf(f, "%s{\"address\":\"0x%" PRIx64 "\",\"function\":", d ? "," : "",
 			frames_addr(pcs[d]));
-		json_str(f, sf.function);
+		report_json_str(f, sf.function);
 		if (sf.function)
 			fprintf(f, ",\"offset\":%" PRIu64, sf.offset);
 		else
 			fputs(",\"offset\":null", f);
 		fputs(",\"module\":", f);
-		json_str(f, sf.module);
+		report_json_str(f, sf.module);
 		fputs(",\"file\":", f);
-		json_str(f, sf.file);
+		report_json_str(f, sf.file);
 		if (sf.line > 0)
 			fprintf(f, ",\"line\":%d", sf.line);
 		else
@@ -561,9 +560,9 @@ static void write_json(FILE *f, const struct table *t, const struct report_info 
 	const struct table_summary *s = &t->sum;
 
 	fputs("{\"version\":", f);
-	json_str(f, HEAPTRACE_VERSION);
+	report_json_str(f, HEAPTRACE_VERSION);
 	fprintf(f, ",\"pid\":%d,\"command\":", ri->pid);
-	json_str(f, ri->command);
+	report_json_str(f, ri->command);
 	if (ri->exited)
 		fprintf(f, ",\"exit_status\":%d", ri->exit_status);
 	else

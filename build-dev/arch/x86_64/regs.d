@@ -1,2 +1,0 @@
-build-dev/arch/x86_64/regs.o: arch/x86_64/regs.c include/arch.h
-include/arch.h:

@@ -1,3 +1,0 @@
-build-dev/src/events.o: src/events.c include/events.h include/util.h
-include/events.h:
-include/util.h:

@@ -1,2 +1,0 @@
-build-dev/src/log.o: src/log.c include/log.h
-include/log.h:

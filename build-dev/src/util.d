@@ -1,2 +1,0 @@
-build-dev/src/util.o: src/util.c include/util.h
-include/util.h:
