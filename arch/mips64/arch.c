@@ -443,7 +443,8 @@ static bool mips_after_call(const uint8_t *code, uint64_t ret, uint64_t *target)
 		return true;
 	}
 	if ((i & 0xfc1f0000u) == 0x04110000u) {
-		*target = ret - 4 + ((int64_t)(int16_t)(i & 0xffff) << 2);
+		/* the offset in words, signed: multiplied, as a negative one may not be shifted */
+		*target = ret - 4 + (uint64_t)((int64_t)(int16_t)(i & 0xffff) * 4);
 		return true;
 	}
 	return (i & 0xfc1f003fu) == 0x00000009u;
