@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,26 +156,42 @@ static bool drain_all(bool *any)
 	return n > 0;
 }
 
-/* Between tracee events, read the stubs' rings; sleep when they are empty (the rings hold
- * megabytes: a few milliseconds of sleep never fill them). Return as events_next. */
+/*
+ * Between tracee events, read the stubs' rings. A program that allocates fast fills the 4 MiB
+ * of a ring in well under a millisecond and then waits for heaptrace: while records keep
+ * coming, heaptrace only yields its CPU between looks (measured on churn: sleeping 2 ms at
+ * every empty look left the program waiting most of the time, 0.67 s for 0.25 s of
+ * heaptrace's CPU); after a quiet millisecond it sleeps, up to 2 ms, until a tracee event or
+ * a signal. Return as events_next.
+ */
+#define DRAIN_POLL_NS 1000000
 #define DRAIN_SLEEP_NS 2000000
 
 static int next_event(struct event *ev, uint64_t until)
 {
+	static uint64_t last_records;
 	bool any;
 
 	for (;;) {
 		int ret = events_poll(ev);
 		uint64_t now;
 
-		if (ret || drain_all(&any))
-			return ret ? ret : 0;
+		if (ret)
+			return ret;
+		if (drain_all(&any)) {
+			last_records = now_ns();
+			return 0;
+		}
 		if (!any)
 			return events_next(ev, until, cpu_may_poll());
 		now = now_ns();
 		if (until && now >= until)
 			return 0;
-		events_sleep(until && until - now < DRAIN_SLEEP_NS ? until - now : DRAIN_SLEEP_NS);
+		if (now - last_records < DRAIN_POLL_NS)
+			sched_yield();
+		else
+			events_sleep(until && until - now < DRAIN_SLEEP_NS ? until - now :
+								     DRAIN_SLEEP_NS);
 	}
 }
 
