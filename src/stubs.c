@@ -41,8 +41,7 @@ struct patch {
 #define AREAS 4 /* stub pages: one within a branch's reach of each module with hooks */
 
 struct stubs {
-	uint64_t code; /* in the process: the first area (its code page, then its data page) */
-	uint64_t area[AREAS]; /* every area, area[0] = code */
+	uint64_t area[AREAS]; /* in the process: each area's code page, then its data page */
 	unsigned area_used[AREAS]; /* bytes of per-hook code in each */
 	unsigned nareas;
 	uint64_t ctl_addr; /* in the process: the control page, then the ring twice */
@@ -53,6 +52,7 @@ struct stubs {
 	struct patch patch[HOOK_COUNT];
 	unsigned npatch;
 	unsigned copy; /* STUB_D_COPY */
+	uint64_t main_lo, main_top; /* STUB_D_MAIN_LO, STUB_D_MAIN_TOP (main_stack) */
 	bool off;
 	uint64_t tsc0, ns0; /* the clock the records' time stamps are read with */
 	struct thread **phantom; /* stand-ins: threads seen only by their key, or gone with records
@@ -243,7 +243,6 @@ static int map_code(struct proc *p, struct stubs *s, pid_t tid, uint64_t hint,
 {
 	size_t blob = ht_stub_blob_end - ht_stub_blob;
 	uint8_t data[4096] = { 0 };
-	uint64_t lo, top;
 	int64_t at, r;
 
 	if (ht_stub_code_end - ht_stub_blob > GEN_OFF || blob != 2 * 4096)
@@ -260,9 +259,8 @@ static int map_code(struct proc *p, struct stubs *s, pid_t tid, uint64_t hint,
 	put64(data + STUB_D_SIZE, s->size);
 	put64(data + STUB_D_COPY, s->copy);
 	put64(data + STUB_D_TRAMP, at + (ht_stub_ret - ht_stub_blob));
-	main_stack(p, &lo, &top);
-	put64(data + STUB_D_MAIN_LO, lo);
-	put64(data + STUB_D_MAIN_TOP, top);
+	put64(data + STUB_D_MAIN_LO, s->main_lo);
+	put64(data + STUB_D_MAIN_TOP, s->main_top);
 	if (remote_write_data(tid, at, ht_stub_blob, 4096) ||
 	    remote_write_data(tid, at + 4096, data, sizeof(data)))
 		r = -EFAULT;
@@ -274,7 +272,6 @@ static int map_code(struct proc *p, struct stubs *s, pid_t tid, uint64_t hint,
 		return r < 0 ? (int)r : -EINVAL;
 	}
 	s->area[s->nareas++] = at;
-	s->code = s->area[0];
 	return 0;
 }
 
@@ -331,6 +328,7 @@ int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned cop
 	s = xcalloc(1, sizeof(*s));
 	s->size = ring_size;
 	s->copy = copy;
+	main_stack(p, &s->main_lo, &s->main_top);
 	ret = map_ring(p, s, tid, ok, ok_ctx);
 	if (!ret)
 		ret = map_code(p, s, tid, p->bps.page - 0x100000, ok, ok_ctx);
@@ -351,7 +349,7 @@ int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned cop
 	s->ns0 = now_ns();
 	p->stubs = s;
 	pr_dbg(1, "process %d: stubs at %#llx, ring of %lu KiB at %#llx", p->pid,
-	       (unsigned long long)s->code, ring_size >> 10, (unsigned long long)s->ctl_addr);
+	       (unsigned long long)s->area[0], ring_size >> 10, (unsigned long long)s->ctl_addr);
 	return 0;
 }
 
@@ -465,7 +463,7 @@ uint64_t stubs_tramp(const struct proc *p)
 {
 	const struct stubs *s = p->stubs;
 
-	return s && s->ctl && !s->off ? s->code + (ht_stub_ret - ht_stub_blob) : 0;
+	return s && s->ctl && !s->off ? s->area[0] + (ht_stub_ret - ht_stub_blob) : 0;
 }
 
 /* ---- threads: their key (the thread pointer) and stack top, in the process's table ---- */
@@ -533,6 +531,14 @@ static uint64_t stack_top(struct proc *p, uint64_t sp)
 	return top;
 }
 
+/* Keep g as a stand-in (a thread known only by its key, or one gone with records unread). */
+static struct thread *standin(struct stubs *s, struct thread *g)
+{
+	s->phantom = xrealloc(s->phantom, (s->nphantom + 1) * sizeof(*s->phantom));
+	s->phantom[s->nphantom++] = g;
+	return g;
+}
+
 static uint64_t ring_head(const struct stubs *s)
 {
 	return __atomic_load_n((const uint64_t *)(s->ctl + STUB_C_HEAD), __ATOMIC_ACQUIRE);
@@ -597,8 +603,7 @@ void stubs_thread_gone(struct thread *t)
 		g->key_until = ring_head(s);
 		t->frames = NULL;
 		t->nframes = t->cap = 0;
-		s->phantom = xrealloc(s->phantom, (s->nphantom + 1) * sizeof(*s->phantom));
-		s->phantom[s->nphantom++] = g;
+		standin(s, g);
 	}
 	if (!t->tls || t->p->exited || t->key_until != UINT64_MAX)
 		return;
@@ -660,8 +665,7 @@ static struct thread *thread_of(struct proc *p, uint64_t key, uint64_t pos)
 		c.found->p = p;
 		c.found->tls = key;
 		c.found->key_until = UINT64_MAX;
-		s->phantom = xrealloc(s->phantom, (s->nphantom + 1) * sizeof(*s->phantom));
-		s->phantom[s->nphantom++] = c.found;
+		standin(s, c.found);
 	}
 	s->last = c.found;
 	return c.found;
@@ -893,7 +897,6 @@ void stubs_fork(struct proc *child, const struct proc *parent)
 	if (!s || s->off || !s->npatch)
 		return;
 	c = xcalloc(1, sizeof(*c));
-	c->code = s->code;
 	c->nareas = s->nareas;
 	memcpy(c->area, s->area, sizeof(c->area));
 	c->npatch = s->npatch;
