@@ -560,6 +560,44 @@ static bool parse_side(char *arg, struct offline_opts *o)
 	return !(o->at != AT_END && !strcmp(arg, "-"));
 }
 
+/* The options both offline commands take besides the report's: return 0, or -1 if c is none. */
+static int offline_option(int c, struct offline_opts *o, const char **outfile)
+{
+	switch (c) {
+	case OPT_OUTFILE:
+		*outfile = optarg;
+		return 0;
+	case OPT_SYSROOT:
+		o->sysroot = optarg;
+		return 0;
+	case OPT_DEBUGINFO:
+		o->debuginfo_path = optarg;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* Standard output, or --outfile opened; NULL after saying why. */
+static FILE *open_out(const char *outfile)
+{
+	FILE *f = outfile ? fopen(outfile, "we") : stdout;
+
+	if (!f)
+		pr_err("cannot open --outfile %s: %s", outfile, strerror(errno));
+	return f;
+}
+
+/* Close f (from open_out) after a command that returned ret; the exit status. */
+static int close_out(FILE *f, const char *outfile, int ret)
+{
+	if (f != stdout && fclose(f) && !ret) {
+		pr_err("writing %s: %s", outfile, strerror(errno));
+		ret = -EIO;
+	}
+	return ret ? EXIT_START : 0;
+}
+
 /* heaptrace diff [OPTION...] A B */
 static int diff_main(int argc, char **argv)
 {
@@ -571,16 +609,9 @@ static int diff_main(int argc, char **argv)
 
 	getopt_tables(diff_table, ARRAY_SIZE(diff_table), longopts, shortopts);
 	while ((c = getopt_long(argc, argv, shortopts + 1, longopts, NULL)) != -1) {
+		if (!offline_option(c, &a, &outfile))
+			continue;
 		switch (c) {
-		case OPT_OUTFILE:
-			outfile = optarg;
-			break;
-		case OPT_SYSROOT:
-			a.sysroot = optarg;
-			break;
-		case OPT_DEBUGINFO:
-			a.debuginfo_path = optarg;
-			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -601,17 +632,10 @@ static int diff_main(int argc, char **argv)
 		return usage_error("%s", "diff: a moment of - (standard input) cannot be read");
 	if (!strcmp(a.path, "-") && !strcmp(b.path, "-"))
 		return usage_error("%s", "diff: standard input can be one of the logs, not both");
-	b.out = stdout;
-	if (outfile && !(b.out = fopen(outfile, "we"))) {
-		pr_err("cannot open --outfile %s: %s", outfile, strerror(errno));
+	b.out = open_out(outfile);
+	if (!b.out)
 		return EXIT_START;
-	}
-	ret = offline_diff(&a, &b);
-	if (b.out != stdout && fclose(b.out) && !ret) {
-		pr_err("writing %s: %s", outfile, strerror(errno));
-		ret = -EIO;
-	}
-	return ret ? EXIT_START : 0;
+	return close_out(b.out, outfile, offline_diff(&a, &b));
 }
 
 /* heaptrace report [OPTION...] FILE */
@@ -629,16 +653,9 @@ static int report_main(int argc, char **argv)
 	getopt_tables(report_table, ARRAY_SIZE(report_table), longopts, shortopts);
 	/* options may follow FILE: GNU order, no '+' */
 	while ((c = getopt_long(argc, argv, shortopts + 1, longopts, NULL)) != -1) {
+		if (!offline_option(c, &o, &outfile))
+			continue;
 		switch (c) {
-		case OPT_OUTFILE:
-			outfile = optarg;
-			break;
-		case OPT_SYSROOT:
-			o.sysroot = optarg;
-			break;
-		case OPT_DEBUGINFO:
-			o.debuginfo_path = optarg;
-			break;
 		case OPT_TIMELINE:
 			o.timeline = true;
 			break;
@@ -682,17 +699,10 @@ static int report_main(int argc, char **argv)
 	if ((o.at != AT_END || o.heaptrack) && !strcmp(o.path, "-"))
 		return usage_error("%s", "--at and --format=heaptrack read the log twice: give a "
 					 "file, not -");
-	o.out = stdout;
-	if (outfile && !(o.out = fopen(outfile, "we"))) {
-		pr_err("cannot open --outfile %s: %s", outfile, strerror(errno));
+	o.out = open_out(outfile);
+	if (!o.out)
 		return EXIT_START;
-	}
-	ret = offline_report(&o);
-	if (o.out != stdout && fclose(o.out) && !ret) {
-		pr_err("writing %s: %s", outfile, strerror(errno));
-		ret = -EIO;
-	}
-	return ret ? EXIT_START : 0;
+	return close_out(o.out, outfile, offline_report(&o));
 }
 
 int main(int argc, char **argv)
