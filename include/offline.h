@@ -12,6 +12,8 @@
 
 #include "report.h"
 
+struct html_series;
+
 /* Which moment of the run the report shows. */
 enum offline_at {
 	AT_END, /* the end: the live final report */
@@ -29,6 +31,7 @@ struct offline_opts {
 	bool heaptrack; /* write heaptrack's data file instead (heaptrack.h); needs a file */
 	struct report_opts report;
 	FILE *out;
+	struct html_series *series; /* inside offline.c: follows the replay (html.h) */
 };
 
 /* Write the report. Return 0, -EINVAL for a log that is not one this heaptrace reads (said in

@@ -10,7 +10,7 @@
 #include "inventory.h"
 #include "table.h"
 
-enum report_format { FMT_TEXT, FMT_JSON, FMT_FOLDED };
+enum report_format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_HTML /* html.h writes it */ };
 enum report_sort { SORT_SIZE, SORT_COUNT, SORT_PEAK_SIZE, SORT_PEAK_COUNT, SORT_AGE };
 
 struct report_opts {

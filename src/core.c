@@ -20,6 +20,7 @@
 #define PR_DOMAIN "core"
 #include "arch.h"
 #include "core.h"
+#include "html.h"
 #include "inventory.h"
 #include "log.h"
 #include "report.h"
@@ -327,7 +328,8 @@ int core_report(const char *path, const char *exe, FILE *out, const struct repor
 		struct report_info ri = { .pid = c.pid, .command = c.command, .inv = &inv,
 					  .now_ns = now_ns() };
 
-		ret = report_write(out, &t, ro, &ri);
+		ret = ro->format == FMT_HTML ? html_write(out, &t, &ri, NULL) :
+					       report_write(out, &t, ro, &ri);
 		if (ret)
 			pr_err("writing the report: %s", strerror(-ret));
 	}

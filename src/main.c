@@ -61,7 +61,7 @@ static const struct opt_desc {
 	{ "top", OPT_TOP, "NUM", "backtraces shown by the text report (default 10)" },
 	{ "outfile", OPT_OUTFILE, "FILE", "write the report to FILE instead of stderr" },
 	{ "flame-graph", OPT_FLAME, NULL, "write folded stacks for flamegraph.pl" },
-	{ "format", OPT_FORMAT, "FMT", "text (default), json, folded" },
+	{ "format", OPT_FORMAT, "FMT", "text (default), json, folded, html" },
 	{ "follow-fork", 'f', NULL, "also trace children made by fork, vfork and clone" },
 	{ "interval", OPT_INTERVAL, "SECS", "print the report every SECS while tracing" },
 	{ "count", OPT_COUNT, "N", "at most N periodic reports" },
@@ -88,7 +88,7 @@ static const struct opt_desc {
 
 /* The options of `heaptrace report FILE`, in the same form. */
 static const struct opt_desc report_table[] = {
-	{ "format", OPT_FORMAT, "FMT", "text (default), json, folded, heaptrack" },
+	{ "format", OPT_FORMAT, "FMT", "text (default), json, folded, html, heaptrack" },
 	{ "outfile", OPT_OUTFILE, "FILE", "write the report to FILE instead of stdout" },
 	{ "sort", 's', "KEY", "size (default), count, peak-size, peak-count, age" },
 	{ "top", OPT_TOP, "NUM", "backtraces shown by the text report (default 10)" },
@@ -105,7 +105,7 @@ static const struct opt_desc report_table[] = {
 
 /* The options of `heaptrace diff A B`. */
 static const struct opt_desc diff_table[] = {
-	{ "format", OPT_FORMAT, "FMT", "text (default), json" },
+	{ "format", OPT_FORMAT, "FMT", "text (default), json, html" },
 	{ "outfile", OPT_OUTFILE, "FILE", "write the report to FILE instead of stdout" },
 	{ "top", OPT_TOP, "NUM", "backtraces shown by the text report (default 10)" },
 	{ "sysroot", OPT_SYSROOT, "DIR", "the recorded machine's files are under DIR" },
@@ -487,7 +487,7 @@ static void getopt_tables(const struct opt_desc *table, size_t n, struct option 
 static bool parse_format(const char *s, enum report_format *out)
 {
 	static const char *const names[] = { [FMT_TEXT] = "text", [FMT_JSON] = "json",
-					     [FMT_FOLDED] = "folded" };
+					     [FMT_FOLDED] = "folded", [FMT_HTML] = "html" };
 
 	for (unsigned i = 0; i < ARRAY_SIZE(names); i++) {
 		if (!strcmp(s, names[i])) {
@@ -517,7 +517,7 @@ static int report_option(int c, struct report_opts *r)
 		return 0;
 	case OPT_FORMAT:
 		if (!parse_format(optarg, &r->format))
-			return usage_error("invalid format '%s' (text, json, folded)", optarg);
+			return usage_error("invalid format '%s' (text, json, folded, html)", optarg);
 		return 0;
 	case OPT_OLDER:
 		if (!parse_u64(optarg, &v) || v > UINT64_MAX / 1000000)
@@ -622,7 +622,7 @@ static int diff_main(int argc, char **argv)
 			if (ret)
 				return ret;
 			if (a.report.format == FMT_FOLDED)
-				return usage_error("%s", "diff: the format is text or json");
+				return usage_error("%s", "diff: the format is text, json or html");
 		}
 	}
 	if (argc - optind != 2)

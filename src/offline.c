@@ -19,6 +19,7 @@
 #define PR_DOMAIN "offline"
 #include "heaptrack.h"
 #include "hooks.h"
+#include "html.h"
 #include "log.h"
 #include "maps.h"
 #include "offline.h"
@@ -73,6 +74,7 @@ struct replay {
 	uint64_t at_peak; /* AT_PEAK: the peak's live bytes */
 	struct timeline tl;
 	struct htk *htk; /* --format=heaptrack: the events go there too */
+	struct html_series *series; /* --format=html: the top backtraces over time */
 	int exit_status;
 	uint64_t statm[3];
 };
@@ -459,9 +461,12 @@ static bool replay_record(struct reader *r, struct replay *rp)
 
 	if (!read_record(r, rp))
 		return false;
-	if (bytes != rp->t.sum.live_bytes || blocks != rp->t.sum.live_blocks)
-		timeline_note(&rp->tl, rp->now_ns - rp->start_ns, rp->t.sum.live_bytes,
-			      rp->t.sum.live_blocks);
+	if (bytes == rp->t.sum.live_bytes && blocks == rp->t.sum.live_blocks)
+		return true;
+	timeline_note(&rp->tl, rp->now_ns - rp->start_ns, rp->t.sum.live_bytes,
+		      rp->t.sum.live_blocks);
+	if (rp->series)
+		html_series_note(rp->series, &rp->t, rp->now_ns - rp->start_ns);
 	return true;
 }
 
@@ -682,6 +687,7 @@ static struct replay *replay_file(const struct offline_opts *o, enum offline_at 
 	rp->at_ns = at_ns;
 	rp->at_peak = at_peak;
 	rp->htk = htk;
+	rp->series = o->series;
 	if (replay_log(&r, rp)) {
 		replay_free(rp);
 		rp = NULL;
@@ -781,8 +787,35 @@ static int heaptrack_file(const struct offline_opts *o, struct side *sd)
 	return ret;
 }
 
+/* --format=html: the page, with the top backtraces over the timeline from a second replay
+ * up to the same moment (none from standard input, which cannot be read twice). */
+static int html_page(const struct offline_opts *o, struct side *sd, const struct report_info *ri)
+{
+	uint64_t peak = sd->rp->t.sum.peak_live_bytes;
+	struct offline_opts so = *o;
+	struct html_series s;
+	struct replay *rp;
+	int ret;
+
+	if (!strcmp(o->path, "-"))
+		return html_write(o->out, &sd->rp->t, ri, NULL);
+	html_series_init(&s, &sd->rp->t, &sd->rp->tl);
+	so.series = &s;
+	rp = replay_file(&so, o->at == AT_PEAK && !peak ? AT_END : o->at, o->at_ms * 1000000,
+			 peak, NULL);
+	if (!rp) {
+		html_series_free(&s);
+		return -EINVAL;
+	}
+	ret = html_write(o->out, &sd->rp->t, ri, &s);
+	replay_free(rp);
+	html_series_free(&s);
+	return ret;
+}
+
 int offline_report(const struct offline_opts *o)
 {
+	bool html = o->report.format == FMT_HTML;
 	struct report_info ri;
 	struct replay *rp;
 	struct side sd;
@@ -809,12 +842,15 @@ int offline_report(const struct offline_opts *o)
 		.elapsed_ns = rp->now_ns - rp->start_ns,
 		.resolve = resolve_named,
 		.resolve_ctx = &sd.res,
-		.extra_json = o->timeline ? extra_json : NULL,
+		.extra_json = o->timeline || html ? extra_json : NULL,
 		.extra_text = o->timeline ? extra_text : NULL,
 		.extra_ctx = rp,
 	};
-	ret = report_write(o->out, &rp->t, &o->report, &ri);
-	if (ret)
+	if (html)
+		ret = html_page(o, &sd, &ri);
+	else
+		ret = report_write(o->out, &rp->t, &o->report, &ri);
+	if (ret && ret != -EINVAL)
 		pr_err("writing the report: %s", strerror(-ret));
 	side_close(&sd);
 	return ret;
@@ -952,6 +988,29 @@ static void side_json(FILE *f, const char *name, const struct offline_opts *o,
 		sd->rp->t.sum.live_blocks);
 }
 
+/* The diff's JSON, inside a page. */
+static int diff_html(const struct offline_opts *a, const struct offline_opts *b)
+{
+	struct offline_opts j = *b;
+	char *buf = NULL;
+	size_t len = 0;
+	int ret;
+
+	j.report.format = FMT_JSON;
+	j.out = open_memstream(&buf, &len);
+	if (!j.out)
+		return -errno;
+	ret = offline_diff(a, &j);
+	fclose(j.out);
+	if (!ret) {
+		ret = html_write_diff(b->out, buf, len);
+		if (ret)
+			pr_err("writing the report: %s", strerror(-ret));
+	}
+	free(buf);
+	return ret;
+}
+
 int offline_diff(const struct offline_opts *a, const struct offline_opts *b)
 {
 	struct side sd[2];
@@ -959,8 +1018,11 @@ int offline_diff(const struct offline_opts *a, const struct offline_opts *b)
 	size_t n = 0, cap = 0, k = 0;
 	FILE *f = b->out;
 	bool json = b->report.format == FMT_JSON;
-	int ret = side_open(a, &sd[0]);
+	int ret;
 
+	if (b->report.format == FMT_HTML)
+		return diff_html(a, b);
+	ret = side_open(a, &sd[0]);
 	if (ret)
 		return ret;
 	ret = side_open(b, &sd[1]);

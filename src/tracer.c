@@ -22,6 +22,7 @@
 #include "dispatch.h"
 #include "events.h"
 #include "hooks.h"
+#include "html.h"
 #include "launch.h"
 #include "log.h"
 #include "process.h"
@@ -97,7 +98,8 @@ void tracer_report(struct proc *p, int sort)
 		stubs_drain(p);
 	}
 	calls_park(p);
-	ret = report_write(session.opts->out, &p->table, &ro, &ri);
+	ret = ro.format == FMT_HTML ? html_write(session.opts->out, &p->table, &ri, NULL) :
+				      report_write(session.opts->out, &p->table, &ro, &ri);
 	if (p->exited || p->detached) /* its final figures: the log ends with them */
 		record_end(p, &ri);
 	calls_unpark(p);
