@@ -249,7 +249,7 @@
     const keys = top.map((b, k) => 's' + k).concat(['other']);
     const W = 1000;
     const H = 260;
-    const m = { l: 64, r: 12, t: 16, b: 28 };
+    const m = { l: 64, r: 12, t: 26, b: 28 };
     const x = d3.scaleLinear().domain([0, pts[pts.length - 1].elapsed_ns]).range([m.l, W - m.r]);
     const ymax = Math.max(1, ...pts.map((p) => p.max_live_bytes));
     const y = d3.scaleLinear().domain([0, ymax]).nice().range([H - m.b, m.t]);
@@ -273,7 +273,7 @@
     svg.append('circle').attr('class', 'peak').attr('r', 5).attr('cx', px)
       .attr('cy', y(pts[pk].max_live_bytes)).attr('data-bytes', pts[pk].max_live_bytes);
     svg.append('text').attr('class', 'peak-label').attr('x', Math.min(px + 8, W - 120))
-      .attr('y', Math.max(y(pts[pk].max_live_bytes) + 4, m.t + 10))
+      .attr('y', y(pts[pk].max_live_bytes) - 10)
       .text('peak ' + fmtBytes(pts[pk].max_live_bytes));
     // one clickable column per period
     const bw = (x(tl.interval_ns) - x(0));

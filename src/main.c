@@ -622,7 +622,7 @@ static int diff_main(int argc, char **argv)
 			if (ret)
 				return ret;
 			if (a.report.format == FMT_FOLDED)
-				return usage_error("%s", "diff: the format is text, json or html");
+				return usage_error("%s", "diff: the format is text or json, or html for a page");
 		}
 	}
 	if (argc - optind != 2)

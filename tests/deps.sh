@@ -22,6 +22,10 @@ command -v musl-gcc >/dev/null 2>&1 || need="$need musl-tools"
 [ -e /usr/include/mimalloc.h ] || need="$need libmimalloc-dev"
 command -v zstd >/dev/null 2>&1 || need="$need zstd"
 command -v heaptrack_print >/dev/null 2>&1 || need="$need heaptrack"
+# the --format=html pages are checked in headless chromium, driven by playwright-core (npm)
+command -v chromium >/dev/null 2>&1 || need="$need chromium"
+command -v node >/dev/null 2>&1 || need="$need nodejs"
+command -v npm >/dev/null 2>&1 || need="$need npm"
 [ -z "$need" ] && exit 0
 echo "heaptrace: installing build dependencies:$need"
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
