@@ -175,6 +175,22 @@
     return root;
   }
 
+  // The tree heaptrace merged from every backtrace, for measure m (DATA.flame.nodes: parent,
+  // name, location, more locations, then one figure per measure; parents come first).
+  function flameFromNodes(m) {
+    const fl = DATA.flame;
+    const made = [];
+    let root = null;
+    for (const [parent, name, loc, more, ...v] of fl.nodes) {
+      const n = { name: fl.names[name], value: v[m], children: [],
+        locs: loc < 0 ? '' : fl.names[loc] + (more ? ', …' : '') };
+      made.push(n);
+      if (parent < 0) root = n;
+      else if (v[m] > 0) made[parent].children.push(n);
+    }
+    return root;
+  }
+
   function drawFlame(tree, unit) {
     const box = $('flame');
     box.replaceChildren();
@@ -205,7 +221,7 @@
     measures.forEach((m, i) => sel.append(el('option', { value: String(i) }, m.name)));
     const draw = () => {
       const m = measures[Number(sel.value)];
-      drawFlame(flameTree(rows, m.value, m.total, m.other), m.unit);
+      drawFlame(m.tree ? m.tree() : flameTree(rows, m.value, m.total, m.other), m.unit);
     };
     sel.addEventListener('change', draw);
     $('search').addEventListener('input', () => {
@@ -387,9 +403,10 @@
       ['traced for', fmtNs(s.elapsed_ns)],
       ['RSS', rep.statm ? fmtBytes(rep.statm.rss) : undefined],
     ]);
-    $('cap').textContent = 'This page embeds ' + fmtInt(rows.length) + ' of the run\'s ' +
-      fmtInt(DATA.backtraces_total) + ' backtraces: the ' + DATA.cap + ' largest by each ' +
-      'measure. The others are counted together as "other backtraces" in the flame graph.';
+    $('cap').textContent = 'The flame graph merges all ' + fmtInt(DATA.backtraces_total) +
+      ' backtraces (frames under 1/' + DATA.flame_part + ' of every total are counted in ' +
+      'their caller). The table and the timeline hold ' + fmtInt(rows.length) + ' of them: ' +
+      'the ' + DATA.cap + ' largest by each measure.';
     const live = (b) => b.size;
     const measures = [
       { name: 'live bytes', value: live, total: s.live_bytes, unit: 'bytes' },
@@ -403,7 +420,7 @@
       { name: 'bytes at the peak', value: (b) => b.size_at_peak,
         total: rep.peak ? rep.peak.live_bytes : null, unit: 'bytes' },
     ];
-    for (const m of measures) m.other = '[other backtraces]';
+    measures.forEach((m, i) => { m.tree = () => flameFromNodes(i); });
     setupAttach(rep, rows);
     setupFlame(measures, rows);
     setupTimeline(rep, rows);

@@ -5,9 +5,10 @@
 /*
  * --format=html: one self-contained page (html/: its markup, style and script, and the
  * vendored d3 and d3-flame-graph, all inlined at build time) with the report's figures
- * embedded as JSON. heaptrace aggregates; the browser only draws. What is embedded is capped
- * (HTML_TOP backtraces per measure, the rest as one "other" figure) so the page opens at once
- * whatever the size of the run.
+ * embedded as JSON. heaptrace aggregates; the browser only draws. The flame graph is merged
+ * here from every backtrace (by frame names, the smallest frames left to their callers); the
+ * table and the timeline get HTML_TOP backtraces per measure. So the page stays small and
+ * opens at once whatever the size of the run.
  */
 #include <stdint.h>
 #include <stdio.h>

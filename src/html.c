@@ -20,6 +20,9 @@
 extern const char html_page_html[], html_page_css[], html_d3_flame_graph_css[],
 	html_lib_min_js[], html_page_js[];
 
+/* The flame graph leaves out frames under 1/HTML_FLAME_PART of the root in every measure. */
+#define HTML_FLAME_PART 5000
+
 /* ----- the timeline's series ----- */
 
 static uint64_t bt_size(const struct table *t, uint32_t epoch, uint32_t bt)
@@ -293,6 +296,258 @@ static void json_series(FILE *f, const struct html_series *s, const uint32_t *se
 	fputs("]}", f);
 }
 
+/* ----- the flame graph, merged here from every backtrace ----- */
+
+/* Strings by content, each once. */
+struct strtab {
+	char **v;
+	uint32_t n, cap;
+	uint32_t *slots; /* index + 1; 0: empty */
+	uint32_t scap; /* power of two */
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static uint32_t str_id(struct strtab *st, const char *s)
+{
+	uint32_t i;
+
+	if (2 * (st->n + 1) > st->scap) {
+		uint32_t *old = st->slots, ocap = st->scap;
+
+		st->scap = st->scap ? st->scap * 2 : 256;
+		st->slots = xcalloc(st->scap, sizeof(*st->slots));
+		for (uint32_t j = 0; j < ocap; j++) {
+			if (!old[j])
+				continue;
+			for (i = str_hash(st->v[old[j] - 1]) & (st->scap - 1); st->slots[i];
+			     i = (i + 1) & (st->scap - 1))
+				;
+			st->slots[i] = old[j];
+		}
+		free(old);
+	}
+	for (i = str_hash(s) & (st->scap - 1); st->slots[i]; i = (i + 1) & (st->scap - 1))
+		if (!strcmp(st->v[st->slots[i] - 1], s))
+			return st->slots[i] - 1;
+	if (st->n == st->cap) {
+		st->cap = st->cap ? st->cap * 2 : 256;
+		st->v = xrealloc(st->v, st->cap * sizeof(*st->v));
+	}
+	st->v[st->n] = xstrdup(s);
+	st->slots[i] = ++st->n;
+	return st->n - 1;
+}
+
+static void str_free(struct strtab *st)
+{
+	for (uint32_t i = 0; i < st->n; i++)
+		free(st->v[i]);
+	free(st->v);
+	free(st->slots);
+}
+
+/* A frame of the merged tree: the path of names from the outermost frame to it. */
+struct fnode {
+	uint32_t parent, name, loc; /* loc: a string id, UINT32_MAX: none */
+	bool more_locs; /* frames at other lines merged in */
+	uint64_t v[M_N];
+};
+
+struct ftree {
+	struct fnode *v;
+	uint32_t n, cap;
+	uint64_t *slots; /* (parent << 32 | name) + 1 keyed; value in idx */
+	uint32_t *idx;
+	uint32_t scap;
+	struct strtab names;
+};
+
+static uint32_t ftree_child(struct ftree *ft, uint32_t parent, uint32_t name)
+{
+	uint64_t key = ((uint64_t)parent << 32 | name) + 1;
+	uint32_t i;
+
+	if (2 * (ft->n + 1) > ft->scap) {
+		uint64_t *old = ft->slots;
+		uint32_t *oidx = ft->idx, ocap = ft->scap;
+
+		ft->scap = ft->scap ? ft->scap * 2 : 1024;
+		ft->slots = xcalloc(ft->scap, sizeof(*ft->slots));
+		ft->idx = xmalloc(ft->scap * sizeof(*ft->idx));
+		for (uint32_t j = 0; j < ocap; j++) {
+			if (!old[j])
+				continue;
+			for (i = (uint32_t)((old[j] * 0x9e3779b97f4a7c15ull) >> 32) & (ft->scap - 1);
+			     ft->slots[i]; i = (i + 1) & (ft->scap - 1))
+				;
+			ft->slots[i] = old[j];
+			ft->idx[i] = oidx[j];
+		}
+		free(old);
+		free(oidx);
+	}
+	for (i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (ft->scap - 1); ft->slots[i];
+	     i = (i + 1) & (ft->scap - 1))
+		if (ft->slots[i] == key)
+			return ft->idx[i];
+	if (ft->n == ft->cap) {
+		ft->cap = ft->cap * 2;
+		ft->v = xrealloc(ft->v, ft->cap * sizeof(*ft->v));
+	}
+	ft->v[ft->n] = (struct fnode){ .parent = parent, .name = name, .loc = UINT32_MAX };
+	ft->slots[i] = key;
+	ft->idx[i] = ft->n;
+	return ft->n++;
+}
+
+/* Frame d of b by name ("[module]" or "??" without one) and by file:line. */
+static void frame_names(const struct table *t, const struct bt *b, uint32_t d,
+			const struct report_info *ri, char *name, size_t nlen, char *loc,
+			size_t llen)
+{
+	uint64_t pc = table_bt_pcs(t, b)[d];
+	struct sym_frame sf = { .line = -1 };
+	const char *base;
+
+	*loc = '\0';
+	if (table_bt_before_attach(t, b)) {
+		if (d)
+			snprintf(name, nlen, "[blocks of up to %" PRIu64 " bytes]", pc);
+		else
+			snprintf(name, nlen, "[before attach]");
+		return;
+	}
+	if (ri->resolve)
+		ri->resolve(ri->resolve_ctx, frames_addr(pc), d, &sf);
+	if (sf.function) {
+		snprintf(name, nlen, "%s", sf.function);
+	} else if (sf.module) {
+		base = strrchr(sf.module, '/');
+		snprintf(name, nlen, "[%s]", base ? base + 1 : sf.module);
+	} else {
+		snprintf(name, nlen, "??");
+	}
+	if (sf.file && sf.line > 0)
+		snprintf(loc, llen, "%s:%d", sf.file, sf.line);
+	else if (sf.module && sf.function)
+		snprintf(loc, llen, "%s", sf.module);
+}
+
+/* Every backtrace merged by names from the outermost frame in; node 0 is the root. */
+static void ftree_build(struct ftree *ft, const struct table *t, const struct report_info *ri)
+{
+	char name[512], loc[512];
+
+	memset(ft, 0, sizeof(*ft));
+	ft->cap = 1024;
+	ft->v = xmalloc(ft->cap * sizeof(*ft->v));
+	ft->v[0] = (struct fnode){ .parent = UINT32_MAX, .name = str_id(&ft->names, "all"),
+				   .loc = UINT32_MAX };
+	ft->n = 1;
+	for (uint32_t i = 0; i < t->nbts; i++) {
+		const struct bt *b = &t->bts[i];
+		uint64_t v[M_N];
+		bool any = false;
+		uint32_t node = 0;
+
+		for (int m = 0; m < M_N; m++)
+			any |= (v[m] = measure(t, b, m)) != 0;
+		if (!any)
+			continue;
+		for (int m = 0; m < M_N; m++)
+			ft->v[0].v[m] += v[m];
+		for (uint32_t d = b->depth; d-- > 0;) {
+			uint32_t l;
+
+			frame_names(t, b, d, ri, name, sizeof(name), loc, sizeof(loc));
+			node = ftree_child(ft, node, str_id(&ft->names, name));
+			l = *loc ? str_id(&ft->names, loc) : UINT32_MAX;
+			if (ft->v[node].loc == UINT32_MAX)
+				ft->v[node].loc = l;
+			else if (l != UINT32_MAX && l != ft->v[node].loc)
+				ft->v[node].more_locs = true;
+			for (int m = 0; m < M_N; m++)
+				ft->v[node].v[m] += v[m];
+		}
+	}
+}
+
+/*
+ * ,"flame":{"names":[...],"nodes":[[parent,name,loc,more,v0..v5],...]}: parents before their
+ * children. A node under 1/HTML_FLAME_PART of the root in every measure is left out (its parent
+ * keeps its figures, drawn as the parent's own): a frame that small is under a pixel wide
+ * until zoomed into a thousandth of the graph, and the page stays small.
+ */
+static void json_flame(FILE *f, const struct table *t, const struct report_info *ri)
+{
+	struct ftree ft;
+	uint32_t *out_id, *str_out, k = 0, nstr = 0;
+	bool *keep;
+
+	ftree_build(&ft, t, ri);
+	out_id = xmalloc(ft.n * sizeof(*out_id));
+	keep = xcalloc(ft.n, sizeof(*keep));
+	/* names and locations actually used */
+	for (uint32_t i = 0; i < ft.n; i++) {
+		const struct fnode *nd = &ft.v[i];
+
+		keep[i] = !i || keep[nd->parent];
+		for (int m = 0; i && keep[i] && m < M_N; m++) {
+			if (nd->v[m] && nd->v[m] >= ft.v[0].v[m] / HTML_FLAME_PART)
+				break;
+			if (m == M_N - 1)
+				keep[i] = false;
+		}
+	}
+	/* the strings of the nodes kept, numbered anew */
+	str_out = xmalloc((ft.names.n ? ft.names.n : 1) * sizeof(*str_out));
+	memset(str_out, 0xff, (ft.names.n ? ft.names.n : 1) * sizeof(*str_out));
+	fputs(",\"flame\":{\"names\":[", f);
+	for (uint32_t i = 0; i < ft.n; i++) {
+		uint32_t ids[2] = { ft.v[i].name, ft.v[i].loc };
+
+		for (int j = 0; keep[i] && j < 2; j++) {
+			if (ids[j] == UINT32_MAX || str_out[ids[j]] != UINT32_MAX)
+				continue;
+			str_out[ids[j]] = nstr;
+			if (nstr++)
+				fputc(',', f);
+			report_json_str(f, ft.names.v[ids[j]]);
+		}
+	}
+	fputs("],\"nodes\":[", f);
+	for (uint32_t i = 0; i < ft.n; i++) {
+		const struct fnode *nd = &ft.v[i];
+
+		if (!keep[i])
+			continue;
+		out_id[i] = k;
+		fprintf(f, "%s[%d,%" PRIu32 ",%d,%d", k ? "," : "",
+			i ? (int)out_id[nd->parent] : -1, str_out[nd->name],
+			nd->loc == UINT32_MAX ? -1 : (int)str_out[nd->loc], nd->more_locs);
+		for (int m = 0; m < M_N; m++)
+			fprintf(f, ",%" PRIu64, nd->v[m]);
+		fputc(']', f);
+		k++;
+	}
+	fputs("]}", f);
+	free(str_out);
+	free(keep);
+	free(out_id);
+	free(ft.v);
+	free(ft.slots);
+	free(ft.idx);
+	str_free(&ft.names);
+}
+
 /* ----- the page ----- */
 
 /* JSON inside <script>: '<' only occurs in strings, where \u003c keeps "</script>" out. */
@@ -379,11 +634,12 @@ int html_write(FILE *f, const struct table *t, const struct report_info *ri,
 		free(sel);
 		return -errno;
 	}
-	fprintf(m, "{\"kind\":\"report\",\"cap\":%d,\"backtraces_live\":%" PRIu32
+	fprintf(m, "{\"kind\":\"report\",\"cap\":%d,\"flame_part\":%d,\"backtraces_live\":%" PRIu32
 		   ",\"backtraces_total\":%" PRIu32 ",\"report\":",
-		HTML_TOP, live, t->nbts);
+		HTML_TOP, HTML_FLAME_PART, live, t->nbts);
 	fwrite(head, 1, hlen, m);
 	json_bts(m, t, ri, sel, n);
+	json_flame(m, t, ri);
 	if (series)
 		json_series(m, series, sel, n);
 	fputc('}', m);
