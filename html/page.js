@@ -207,6 +207,10 @@
       .label(label)
       .setSearchMatch((d, term) => !!term &&
         d.data.name.toLowerCase().includes(term.toLowerCase()))
+      .setSearchHandler((found, sum, total) => {
+        $('details').textContent = 'search: ' + found.length + ' frames, ' + fmt(sum) + ' of ' +
+          fmt(total) + ' (' + (total ? (100 * sum / total).toFixed(1) : '0') + '%)';
+      })
       .details($('details'));
     d3.select(box).datum(tree).call(chart);
     d3.select(box).selectAll('g.frame')

@@ -5,7 +5,8 @@ missing). What the page draws is compared with heaptrace's JSON of the same log,
 tests/targets/history.c knows about itself: no console errors and no requests, the flame
 graph's root totals, a click on its widest frame zooms, one timeline period per period of
 report --timeline and their maximum the peak, a table row per backtrace with every column. A
-screenshot at 1280x800 (and one at phone width) stays in BUILD/html-shots/."""
+screenshot at 1280x800 (and one at phone width) stays in BUILD/html-shots/. Also: the tooltip
+has file:line, the search box highlights."""
 
 import json
 import os
@@ -36,12 +37,14 @@ def chromium():
     return exe
 
 
-def view(page, measure=None, shot=None):
+def view(page, measure=None, shot=None, search=None):
     """What chromium shows of page (tests/html/check.mjs's JSON)."""
     exe = chromium()
     argv = ["node", os.path.join(tests_html_dir(), "check.mjs"), page]
     if measure is not None:
         argv.append("--measure=%d" % measure)
+    if search is not None:
+        argv.append("--search=%s" % search)
     if shot:
         argv.append("--screenshot=%s" % shot)
     p = run(argv, env={"CHROMIUM": exe}, timeout=TIMEOUT)
@@ -116,8 +119,14 @@ def test_html_report_launched():
     os.makedirs(shots, exist_ok=True)
     shot = os.path.join(shots, "report-1280x800.png")
     # allocated bytes: peak_block, keep_block and temp_block side by side, to zoom into one
-    v = view(page, measure=2, shot=shot)
+    v = view(page, measure=2, shot=shot, search="peak_")
     check_roots(v, rep)
+    # hovering: its name, file:line and bytes (history makes 8 blocks of 256 KiB there)
+    if not (v.get("tip") or "").startswith("peak_block (history.c:") or \
+            "2.10 MB" not in v["tip"]:
+        raise Fail("the tooltip of peak_block says %r" % v.get("tip"))
+    if v.get("search_hits") != ["peak_block"]:
+        raise Fail("searching peak_ highlights %s" % v.get("search_hits"))
     total = [x for x in r.records if x["kind"] == "view" and x["name"] == "peaktotal"][0]
     if v["roots"]["bytes at the peak"] != total["bytes"]:
         raise Fail("the flame graph at the peak holds %s bytes, history made %d"

@@ -4,7 +4,7 @@
 // graph's root total, what a click on its largest frame did, the timeline's periods and
 // peak, the table's rows. tests/e2e/test_html.py compares them with heaptrace's JSON.
 //
-//   node check.mjs PAGE.html [--measure=N] [--screenshot=FILE.png]
+//   node check.mjs PAGE.html [--measure=N] [--screenshot=FILE.png] [--search=TEXT]
 // --measure: the flame graph's measure (an index into its menu) to click in; the root totals
 // of every measure are in "roots". The screenshot is at 1280x800, FILE-phone.png at 390x844.
 import { chromium } from 'playwright-core';
@@ -81,6 +81,8 @@ try {
     .sort((a, b) => b.width - a.width)[0];
   if (cand) {
     const g = page.locator('#flame g.frame[name="' + cand.name.replace(/"/g, '\\"') + '"]').first();
+    await g.hover({ force: true });
+    out.tip = await page.$eval('#tip', (t) => (t.hidden ? null : t.textContent));
     await g.click({ force: true });
     await page.waitForTimeout(900);
     const after = await frames();
@@ -92,6 +94,16 @@ try {
       frames_before: before.length,
       frames_after: after.length,
     };
+  }
+  // the search box highlights the frames whose name has the text
+  const term = opt('search', null);
+  if (term !== null) {
+    await page.click('#reset');
+    await page.fill('#search', term);
+    await page.waitForTimeout(400);
+    out.search_hits = await page.$$eval('#flame g.frame', (gs) => gs.filter((g) =>
+      g.querySelector('rect').getAttribute('fill') === '#E600E6').map((g) =>
+      g.getAttribute('name')));
   }
   // a phone: nothing wider than the screen but the scrolling table
   await page.setViewportSize({ width: 390, height: 844 });
