@@ -51,6 +51,14 @@ PKGS        += capstone
 CAPSTONE_DEF := -DHAVE_CAPSTONE
 endif
 endif
+# ncursesw draws --live's terminal view (src/live.c). Optional: without it (and in STATIC builds,
+# whose sysroots need not have it) --live writes plain text frames only.
+ifeq ($(STATIC),)
+ifneq ($(shell $(PKG_ENV) $(PKG_CONFIG) --exists ncursesw && echo yes),)
+PKGS        += ncursesw
+NCURSES_DEF := -DHAVE_NCURSES
+endif
+endif
 PKG_CFLAGS  := $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS    := $(shell $(PKG_ENV) $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 ifneq ($(STATIC),)
@@ -69,6 +77,7 @@ HT_LDFLAGS  += $(SYSROOT_FLAGS) $(SAN_FLAGS)
 CFLAGS      ?= -O2 -g
 HT_CFLAGS   := -Wall -Wextra -std=gnu11 -Iinclude -iquote arch/$(ARCH) $(PKG_CFLAGS) \
                -DHEAPTRACE_DEPTH=$(DEPTH) -DHEAPTRACE_VERSION=\"$(VERSION)\" -MMD -MP $(CAPSTONE_DEF) \
+               $(NCURSES_DEF) \
                $(SYSROOT_FLAGS) $(SAN_FLAGS)
 LDLIBS      := $(PKG_LIBS) -lstdc++ -pthread
 

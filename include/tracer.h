@@ -24,6 +24,7 @@ struct tracer_opts {
 	double duration; /* seconds; 0 = until the end */
 	double interval; /* seconds between periodic reports; 0 = none */
 	unsigned count; /* periodic reports at most; 0 = unlimited */
+	bool live; /* --live: the terminal view (live.h) instead of periodic reports */
 	struct report_opts report;
 	FILE *out;
 };
@@ -44,6 +45,20 @@ enum { MODE_STUBS, MODE_BREAKPOINT };
 int tracer_run(const struct tracer_opts *o);
 
 struct proc;
+struct symbolizer;
+struct sym_frame;
+
+/* Read what p's entry stubs and return log hold, so that its table is up to date. */
+void tracer_drain(struct proc *p);
+
+/* A report_resolve_fn (report.h) for a live process: ctx is a struct tracer_resolver whose sym
+ * was opened on p's modules. Frame 0 gets the hook's public name. */
+struct tracer_resolver {
+	struct proc *p;
+	struct symbolizer *sym;
+};
+void tracer_resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_frame *out);
+
 /* Write the report of p now (sort: a SORT_* key, or -1 for the one of the options). */
 void tracer_report(struct proc *p, int sort);
 

@@ -17,6 +17,7 @@
 #include "cpu.h"
 #include "events.h"
 #include "launch.h"
+#include "live.h"
 #include "log.h"
 #include "process.h"
 #include "session.h"
@@ -62,6 +63,8 @@ int launch_program(void)
 		close(go[1]);
 		close(err[0]);
 		events_child_setup();
+		if (session.opts->live)
+			live_child_setup();
 		/* wait until the tracer has seized us */
 		if (read(go[0], &c, 1) == 1)
 			execv(session.opts->path, session.opts->argv);

@@ -44,7 +44,7 @@ enum {
 	OPT_DURATION = 256, OPT_TOP, OPT_OUTFILE, OPT_FLAME, OPT_FORMAT, OPT_INTERVAL, OPT_COUNT,
 	OPT_OLDER, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_VERSION, OPT_SAMPLE, OPT_NO_PIN, OPT_MODE,
 	OPT_STACK_COPY, OPT_NO_INVENTORY, OPT_CORE, OPT_EXE, OPT_SYMBOLS, OPT_DEBUG_DIR, OPT_RECORD,
-	OPT_SYSROOT, OPT_DEBUGINFO, OPT_AT, OPT_TIMELINE,
+	OPT_SYSROOT, OPT_DEBUGINFO, OPT_AT, OPT_TIMELINE, OPT_LIVE,
 };
 
 /* One table: struct option, the short-option string and --help all come from it. */
@@ -64,6 +64,8 @@ static const struct opt_desc {
 	{ "format", OPT_FORMAT, "FMT", "text (default), json, folded, html" },
 	{ "follow-fork", 'f', NULL, "also trace children made by fork, vfork and clone" },
 	{ "interval", OPT_INTERVAL, "SECS", "print the report every SECS while tracing" },
+	{ "live", OPT_LIVE, NULL, "a top-like view of the heap, refreshed every --interval "
+				  "(default 1 s); plain text when stdout is no terminal" },
 	{ "count", OPT_COUNT, "N", "at most N periodic reports" },
 	{ "older", OPT_OLDER, "MS", "report only allocations at least MS milliseconds old" },
 	{ "min-size", OPT_MIN_SIZE, "N", "report only allocations of at least N bytes" },
@@ -799,6 +801,9 @@ int main(int argc, char **argv)
 			if (!parse_secs(optarg, &o.interval))
 				return usage_error("invalid interval '%s'", optarg);
 			break;
+		case OPT_LIVE:
+			o.live = true;
+			break;
 		case OPT_COUNT:
 			if (!parse_u64(optarg, &v) || !v || v > UINT32_MAX)
 				return usage_error("invalid count '%s'", optarg);
@@ -848,9 +853,14 @@ int main(int argc, char **argv)
 		o.pin = false;
 	if (o.count && !o.interval)
 		return usage_error("%s", "--count needs --interval");
+	if (o.live && (o.count || core))
+		return usage_error("%s", o.count ? "--count limits periodic reports, not --live" :
+						   "--live watches a running program, not a core file");
 	if (record && !strcmp(record, "-") && !o.pid && !core)
 		return usage_error("%s", "--record=- needs --pid (a launched program writes to the "
 					 "same standard output)");
+	if (record && !strcmp(record, "-") && o.live)
+		return usage_error("%s", "--record=- and --live both want standard output");
 	if (record && !*record)
 		return usage_error("%s", "--record needs a file name");
 	if (record && core)

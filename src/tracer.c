@@ -24,6 +24,7 @@
 #include "hooks.h"
 #include "html.h"
 #include "launch.h"
+#include "live.h"
 #include "log.h"
 #include "process.h"
 #include "record.h"
@@ -37,14 +38,9 @@
 struct session session = { .launched_status = -1 };
 static bool report_failed;
 
-struct resolve_ctx {
-	struct proc *p;
-	struct symbolizer *sym;
-};
-
-static void resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_frame *out)
+void tracer_resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_frame *out)
 {
-	struct resolve_ctx *rc = ctx;
+	struct tracer_resolver *rc = ctx;
 
 	pc = arch->code_addr(pc);
 	sym_resolve(rc->sym, pc, index > 0, out);
@@ -65,10 +61,22 @@ static void resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_fra
 	}
 }
 
+void tracer_drain(struct proc *p)
+{
+	struct thread *t;
+
+	if (p->exited || p->detached)
+		return;
+	t = proc_any_thread(p);
+	if (t)
+		calls_drain(p, t->tid);
+	stubs_drain(p);
+}
+
 void tracer_report(struct proc *p, int sort)
 {
 	struct report_opts ro = session.opts->report;
-	struct resolve_ctx rc = { p, sym_open(&p->mods) };
+	struct tracer_resolver rc = { p, sym_open(&p->mods) };
 	struct report_info ri = {
 		.pid = p->pid,
 		.command = p->command ? p->command : "?",
@@ -76,7 +84,7 @@ void tracer_report(struct proc *p, int sort)
 		.exit_status = p->exit_status,
 		.now_ns = now_ns(),
 		.inv = p->inv,
-		.resolve = resolve_frame,
+		.resolve = tracer_resolve_frame,
 		.resolve_ctx = &rc,
 	};
 	int ret;
@@ -90,13 +98,7 @@ void tracer_report(struct proc *p, int sort)
 	ri.elapsed_ns = ri.now_ns - p->start_ns;
 	if (sort >= 0)
 		ro.sort = sort;
-	if (!p->exited && !p->detached) {
-		struct thread *t = proc_any_thread(p);
-
-		if (t)
-			calls_drain(p, t->tid);
-		stubs_drain(p);
-	}
+	tracer_drain(p);
 	calls_park(p);
 	ret = ro.format == FMT_HTML ? html_write(session.opts->out, &p->table, &ri, NULL) :
 				      report_write(session.opts->out, &p->table, &ro, &ri);
@@ -202,7 +204,7 @@ static int next_event(struct event *ev, uint64_t until)
 static int loop(uint64_t deadline)
 {
 	const struct tracer_opts *o = session.opts;
-	uint64_t next_report = o->interval > 0 ? now_ns() + secs_ns(o->interval) : 0;
+	uint64_t next_report = o->interval > 0 && !o->live ? now_ns() + secs_ns(o->interval) : 0;
 	unsigned reports = 0;
 
 	while (procs && !session.start_failed) {
@@ -219,6 +221,8 @@ static int loop(uint64_t deadline)
 		}
 		if (next_report && (!until || next_report < until))
 			until = next_report;
+		if (o->live && live_step(now, &until))
+			return 0; /* q: let go, as at the end of --duration */
 		ret = next_event(&ev, until);
 		if (ret == -ECHILD)
 			return 0;
@@ -261,20 +265,30 @@ int tracer_run(const struct tracer_opts *o)
 	session.opts = o;
 	calls_init(o->depth, o->sample);
 	cpu_init();
-	ret = o->pid ? attach_process(o->pid) : launch_program();
+	ret = o->live ? live_prepare(o) : 0;
+	if (!ret)
+		ret = o->pid ? attach_process(o->pid) : launch_program();
 	if (ret) {
 		detach_untouched();
+		if (o->live)
+			live_finish();
 		return EXIT_START;
 	}
+	if (o->live)
+		live_begin(o->pid ? o->pid : session.launched_pid);
 	if (o->duration > 0)
 		deadline = now_ns() + secs_ns(o->duration);
 	sig = loop(deadline);
+	if (o->live)
+		live_end(); /* the terminal back before anything else is said */
 	if (session.start_failed) {
 		while (procs)
 			proc_free(procs);
 		/* the killed program is reaped here */
 		if (session.launched_pid)
 			events_wait_tid(session.launched_pid, NULL);
+		if (o->live)
+			live_finish();
 		return EXIT_START;
 	}
 	if (procs) {
@@ -289,6 +303,8 @@ int tracer_run(const struct tracer_opts *o)
 	if (log_level)
 		print_cost();
 	status = o->pid ? 0 : wait_launched();
+	if (o->live)
+		live_finish();
 	if (report_failed)
 		return EXIT_START;
 	return status < 0 ? 0 : status;
