@@ -45,6 +45,9 @@ struct inv_image {
 	size_t ntp;
 	uint64_t brk_start, brk_end; /* [heap], 0 if none */
 	uint64_t page_size;
+	/* called now and then with the bytes of heap walked so far and in all; may be NULL */
+	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	void *progress_ctx;
 };
 
 struct inv_block {

@@ -28,6 +28,7 @@
 #include "log.h"
 #include "maps.h"
 #include "process.h"
+#include "progress.h"
 #include "util.h"
 
 #define HEAP_ALIGN (64ull << 20) /* glibc's arena heaps (HEAP_MAX_SIZE on LP64) */
@@ -284,6 +285,7 @@ void heapsnap_take(struct heapsnap *s, struct proc *p)
 	struct mapping *m = NULL;
 	struct plan *v = NULL;
 	size_t nv = 0, bytes = 0;
+	struct progress pg;
 	ssize_t n;
 
 	s->pid = proc_mem_pid(p);
@@ -292,8 +294,13 @@ void heapsnap_take(struct heapsnap *s, struct proc *p)
 		nv = make_plan(s, m, n, &v, &bytes);
 	if (bytes > s->cap)
 		buf_map(s, bytes);
-	for (size_t i = 0; i < nv; i++)
+	progress_start(&pg, "heap at attach: copying", bytes);
+	for (size_t i = 0, done = 0; i < nv; i++) {
 		copy_region(s, v[i].start, v[i].end - v[i].start, v[i].kind);
+		done += v[i].end - v[i].start;
+		progress_update(&pg, done);
+	}
+	progress_end(&pg);
 	for (size_t i = 0; i < s->nanon; i++)
 		copy_mmapped(s, &s->anon[i], v, nv, page_size);
 	proc_for_each_thread(p, collect_tid, &tids);
@@ -367,8 +374,10 @@ struct inventory *heapsnap_analyse(struct heapsnap *s, struct proc *p)
 {
 	struct inventory *inv = xcalloc(1, sizeof(*inv));
 	uint64_t t0 = now_ns();
+	struct progress pg;
 	unsigned minor;
 
+	progress_start(&pg, "heap at attach: analysing", 0);
 	inv->complete = true;
 	inv->stop_ms = s->stop_ms;
 	identify(p, inv, &minor);
@@ -378,6 +387,7 @@ struct inventory *heapsnap_analyse(struct heapsnap *s, struct proc *p)
 			.ro = s->ro, .nro = s->nro,
 			.tp = s->tp, .ntp = s->ntp, .brk_start = s->brk_start,
 			.brk_end = s->brk_end, .page_size = sysconf(_SC_PAGESIZE),
+			.progress = progress_cb, .progress_ctx = &pg,
 		};
 
 		qsort(s->r, s->nr, sizeof(*s->r), region_cmp);
@@ -389,6 +399,7 @@ struct inventory *heapsnap_analyse(struct heapsnap *s, struct proc *p)
 		else if (!inv_glibc_read(&img, inv))
 			inv_type_census(inv, &img, read_live, s);
 	}
+	progress_end(&pg);
 	inv->analysis_ms = (now_ns() - t0) / 1e6;
 	pr_info("heap at attach: %s, %llu live blocks, stopped %.1f ms, analysed in %.1f ms",
 		inv->allocator[0] ? inv->allocator : "unknown allocator",

@@ -669,7 +669,13 @@ int inv_glibc_read(const struct inv_image *img, struct inventory *inv)
 		add_seg(&g, (g.sbrk_base + 15) & ~15ull, top + (rd0(&g, top + 8) & ~FLAGS), top, 0);
 	}
 	qsort(g.segs, g.nsegs, sizeof(*g.segs), seg_cmp);
-	for (size_t i = 0; i < g.nsegs; i++) {
+	for (size_t i = 0, total = 0, done = 0; i < g.nsegs; i++) {
+		if (!i)
+			for (size_t k = 0; k < g.nsegs; k++)
+				total += g.segs[k].end - g.segs[k].start;
+		if (img->progress)
+			img->progress(img->progress_ctx, done, total);
+		done += g.segs[i].end - g.segs[i].start;
 		if (i && g.segs[i].start < g.segs[i - 1].end) {
 			inv_problem(inv, "heaps overlap at 0x%llx",
 				    (unsigned long long)g.segs[i].start);

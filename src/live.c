@@ -55,7 +55,7 @@ static struct live {
 	enum live_sort sort;
 	bool paused, frames; /* frames: showing the backtrace of the selected row */
 	unsigned sel; /* selected row */
-	uint32_t sel_bt; /* its backtrace, kept across refreshes */
+	uint32_t sel_bt; /* its backtrace, kept across refreshes; UINT32_MAX: the top row */
 	/* figures of the last refresh */
 	struct row *rows;
 	size_t nrows, rows_cap;
@@ -84,7 +84,7 @@ static struct live {
 	SCREEN *scr;
 	FILE *keys;
 #endif
-} lv = { .master = -1, .slave = -1, .mu = PTHREAD_MUTEX_INITIALIZER };
+} lv = { .master = -1, .slave = -1, .sel_bt = UINT32_MAX, .mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- the program's output while the view is up ---- */
 
@@ -578,19 +578,27 @@ static bool keys(uint64_t now)
 		case 'k':
 			if (lv.sel)
 				lv.sel--;
+			if (lv.sel < lv.nrows)
+				lv.sel_bt = lv.rows[lv.sel].bt;
 			break;
 		case KEY_DOWN:
 		case 'j':
 			if (lv.sel + 1 < lv.nrows)
 				lv.sel++;
+			if (lv.sel < lv.nrows)
+				lv.sel_bt = lv.rows[lv.sel].bt;
 			break;
 		case '\n':
 		case '\r':
 		case KEY_ENTER:
 			lv.frames = !lv.frames && lv.nrows;
+			if (lv.frames) /* the backtrace stays in view when the order changes */
+				lv.sel_bt = lv.rows[lv.sel].bt;
 			break;
 		case KEY_RIGHT:
 			lv.frames = lv.nrows > 0;
+			if (lv.frames)
+				lv.sel_bt = lv.rows[lv.sel].bt;
 			break;
 		case KEY_LEFT:
 		case KEY_BACKSPACE:
@@ -602,8 +610,6 @@ static bool keys(uint64_t now)
 		default:
 			redraw = false;
 		}
-		if (lv.sel < lv.nrows)
-			lv.sel_bt = lv.rows[lv.sel].bt;
 	}
 	if (redraw && lv.sym_p)
 		draw(now);

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "maps.h"
 #include "offline.h"
+#include "progress.h"
 #include "record.h"
 #include "symbols.h"
 #include "table.h"
@@ -45,6 +46,8 @@ struct reader {
 	uint64_t consumed; /* decompressed bytes taken */
 	int state;
 	const char *why;
+	struct progress pg; /* bytes of the file read, of its size */
+	uint64_t nread;
 };
 
 /* The recorded process as the log says it. */
@@ -96,6 +99,8 @@ static bool fill(struct reader *r)
 				return false;
 			}
 			r->ib = (ZSTD_inBuffer){ r->in, (size_t)n, 0 };
+			r->nread += n;
+			progress_update(&r->pg, r->nread);
 		}
 		r->zret = ZSTD_decompressStream(r->z, &ob, &r->ib);
 		if (ZSTD_isError(r->zret)) {
@@ -519,8 +524,15 @@ static int replay_log(struct reader *r, struct replay *rp)
 	r->out_cap = ZSTD_DStreamOutSize();
 	r->out = xmalloc(r->out_cap);
 	r->zret = 1; /* no frame yet */
+	{
+		struct stat st;
+
+		progress_start(&r->pg, r->name,
+			       !fstat(r->fd, &st) && S_ISREG(st.st_mode) ? st.st_size : 0);
+	}
 	while (replay_record(r, rp))
 		;
+	progress_end(&r->pg);
 	if (r->state == RD_EOF && !rp->ended)
 		r->state = RD_TRUNCATED;
 	switch (r->state) {
