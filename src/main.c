@@ -156,6 +156,8 @@ static void usage(FILE *f)
 		   "largest first; A and B are logs, each LOG or LOG@WHEN (end, peak, or MS\n"
 		   "after the start: two moments of one log). Options:\n");
 	list_options(f, diff_table, ARRAY_SIZE(diff_table));
+	fprintf(f, "\n--live keys: s sort (size, count, growth), p pause, up/down and enter\n"
+		   "a backtrace's frames, q or Ctrl-C detach (the program runs on).\n");
 	fprintf(f, "\nSignals: SIGUSR1 prints the report by size, SIGUSR2 by count; SIGINT and\n"
 		   "SIGTERM print the final report and detach.\n"
 		   "Exit status: the program's own (128+signal if killed), 0 after --pid,\n"

@@ -26,6 +26,9 @@ command -v heaptrack_print >/dev/null 2>&1 || need="$need heaptrack"
 command -v chromium >/dev/null 2>&1 || need="$need chromium"
 command -v node >/dev/null 2>&1 || need="$need nodejs"
 command -v npm >/dev/null 2>&1 || need="$need npm"
+# --live's terminal view (ncursesw), and the terminal its tests drive (tests/e2e/test_live.py)
+pkg-config --exists ncursesw 2>/dev/null || need="$need libncurses-dev"
+command -v tmux >/dev/null 2>&1 || need="$need tmux"
 [ -z "$need" ] && exit 0
 echo "heaptrace: installing build dependencies:$need"
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
