@@ -616,17 +616,24 @@ static bool keys(uint64_t now)
 	return false;
 }
 
-/* Follow the terminal's size: heaptrace takes SIGWINCH itself, ncurses never sees it. */
-static void follow_size(void)
+/* Follow the terminal's size: heaptrace takes SIGWINCH itself, ncurses never sees it. Return
+ * true if it changed. */
+static bool follow_size(void)
 {
 	struct winsize ws;
 
-	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_row && ws.ws_col &&
-	    (ws.ws_row != LINES || ws.ws_col != COLS)) {
-		resizeterm(ws.ws_row, ws.ws_col);
-		if (lv.slave >= 0)
-			ioctl(lv.master, TIOCSWINSZ, &ws);
-	}
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || !ws.ws_row || !ws.ws_col ||
+	    (ws.ws_row == LINES && ws.ws_col == COLS))
+		return false;
+	resizeterm(ws.ws_row, ws.ws_col);
+	if (lv.master >= 0) /* the program's terminal has the size of heaptrace's */
+		ioctl(lv.master, TIOCSWINSZ, &ws);
+	return lv.sym_p != NULL;
+}
+
+static void full_repaint(void)
+{
+	clearok(curscr, TRUE);
 }
 
 static void view_close(void)
@@ -653,7 +660,12 @@ static bool keys(uint64_t now)
 	return false;
 }
 
-static void follow_size(void)
+static bool follow_size(void)
+{
+	return false;
+}
+
+static void full_repaint(void)
 {
 }
 
@@ -691,7 +703,7 @@ bool live_step(uint64_t now, uint64_t *until)
 		if (!lv.paused || !lv.sym_p)
 			take(p, now);
 		if (lv.curses) {
-			follow_size();
+			full_repaint(); /* over what others wrote to the terminal meanwhile */
 			draw(now);
 		} else if (!lv.paused) {
 			plain_frame(p, now);
@@ -699,6 +711,8 @@ bool live_step(uint64_t now, uint64_t *until)
 		lv.next_refresh = now + lv.interval_ns;
 	}
 	if (lv.curses && now >= lv.next_tick) {
+		if (follow_size())
+			draw(now);
 		if (keys(now))
 			return true;
 		lv.next_tick = now + TICK_NS;

@@ -64,8 +64,7 @@ static const struct opt_desc {
 	{ "format", OPT_FORMAT, "FMT", "text (default), json, folded, html" },
 	{ "follow-fork", 'f', NULL, "also trace children made by fork, vfork and clone" },
 	{ "interval", OPT_INTERVAL, "SECS", "print the report every SECS while tracing" },
-	{ "live", OPT_LIVE, NULL, "a top-like view of the heap, refreshed every --interval "
-				  "(default 1 s); plain text when stdout is no terminal" },
+	{ "live", OPT_LIVE, NULL, "a top-like view of the heap every --interval (default 1 s)" },
 	{ "count", OPT_COUNT, "N", "at most N periodic reports" },
 	{ "older", OPT_OLDER, "MS", "report only allocations at least MS milliseconds old" },
 	{ "min-size", OPT_MIN_SIZE, "N", "report only allocations of at least N bytes" },
