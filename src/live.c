@@ -514,8 +514,12 @@ static void draw(uint64_t now)
 	if (lv.frames && lv.nrows) {
 		draw_frames(p, y, last);
 	} else {
+		size_t first = 0;
+
 		line(y++, ROWS_HEAD, A_BOLD);
-		for (size_t i = 0; i < lv.nrows && y < last; i++) {
+		if (last > y && lv.sel >= (size_t)(last - y)) /* scrolled to the selected row */
+			first = lv.sel - (last - y) + 1;
+		for (size_t i = first; i < lv.nrows && y < last; i++) {
 			row_text(p, &lv.rows[i], buf, sizeof(buf));
 			line(y++, buf, i == lv.sel ? A_REVERSE : 0);
 		}
@@ -697,10 +701,17 @@ bool live_step(uint64_t now, uint64_t *until)
 {
 	struct proc *p = live_proc();
 
+	bool stale;
+
 	if (!lv.on || !p)
 		return false;
+	/* figures of another process (the first one ended, -f), or of the image before an
+	 * execve: not to be shown, even paused */
+	stale = p != lv.sym_p || p->table.epoch != lv.prev_epoch;
+	if (stale)
+		lv.next_refresh = now;
 	if (now >= lv.next_refresh) {
-		if (!lv.paused || !lv.sym_p)
+		if (!lv.paused || stale)
 			take(p, now);
 		if (lv.curses) {
 			full_repaint(); /* over what others wrote to the terminal meanwhile */
