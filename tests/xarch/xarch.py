@@ -241,6 +241,51 @@ def stub_cases(opts):
     return cases
 
 
+# --bench: the cost of one traced call in one guest run: tests/targets/threads with one thread
+# (a malloc and a free per iteration) untraced, with entry stubs and with breakpoints, each at 1
+# and at N iterations, so that start-up cancels out. {mode: N}. The guest has one CPU: the
+# program and heaptrace take turns on it.
+# "stubs-depth1" is the stubs mode with --depth=1: no unwinding, so mostly the stubs' own cost
+# and heaptrace's reading of the records.
+BENCH = {"native": 200000, "stubs": 20000, "stubs-depth1": 20000, "breakpoint": 1000}
+
+
+def bench_runs(arch):
+    runs = []
+    for mode, n in BENCH.items():
+        if mode.startswith("stubs") and not has_stubs(arch):
+            continue
+        for it in (1, n):
+            if mode == "native":
+                runs.append(GuestRun("plain", "threads", args=[1, it, 0]))
+            else:
+                entry, _, depth = mode.partition("-depth")
+                runs.append(GuestRun("ht", "threads", args=[1, it, 0], entry=entry,
+                                     opts=["--depth=" + depth] if depth else []))
+    return runs
+
+
+def bench_report(arch, outcomes, runs):
+    """Print the µs per call of each mode (wall time of the guest's runs, 10 ms resolution)."""
+    secs = {}
+    for r in runs:
+        o = outcomes.get(r.id)
+        mode = (r.entry or "native") + "".join("-depth" + o[8:] for o in r.opts
+                                               if o.startswith("--depth="))
+        if o is None or o.seconds is None or o.rc != 0:
+            note("%s bench: run %s failed (status %s)" % (arch, r.id, o and o.rc))
+            return
+        secs.setdefault(mode, {})[int(r.args[1])] = o.seconds
+    parts = []
+    for mode, n in BENCH.items():
+        if mode in secs:
+            calls = 2 * (n - 1)
+            us = (secs[mode][n] - secs[mode][1]) * 1e6 / calls
+            parts.append("%s %.2f us per call (%d calls, %.2f s - %.2f s)"
+                         % (mode, us, calls, secs[mode][n], secs[mode][1]))
+    note("%s bench: %s" % (arch, "; ".join(parts)))
+
+
 # The targets alone (no heaptrace): they must exit 0 and write their records.
 PLAIN = [("plain-leaks", GuestRun("plain", "leaks")),
          ("plain-family", GuestRun("plain", "family")),
@@ -1003,6 +1048,9 @@ def run_arch(name, args, helpers, res, fetch_error):
                           in_mode(c, mode, entry, check)))
     cases = [c for c in cases if re.search(args.only, c[0])]
     plain = [p for p in PLAIN if re.search(args.only, p[0])]
+    bench = bench_runs(name) if args.bench else []
+    if bench:
+        cases, plain = [], [("bench-" + r.id, r) for r in bench]
     t_start = time.monotonic()
     try:
         if fetch_error is not None:
@@ -1055,6 +1103,9 @@ def run_arch(name, args, helpers, res, fetch_error):
     elif done is None:
         res.fail(name, "boot", "the guest did not finish its runs%s" % (
             " (qemu killed after %ds)" % args.timeout if timed_out else ""), tail)
+    if bench:
+        bench_report(name, outcomes, bench)
+        return
     ctx = Context(helpers, a, outcomes, runs, tail)
     for case, r in plain:
         report(res, helpers, name, case, lambda: check_plain(helpers, ctx, r))
@@ -1100,6 +1151,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=300, help="seconds per guest (qemu)")
     ap.add_argument("--only", default="", metavar="REGEX",
                     help="only the cases whose name matches (while working on one)")
+    ap.add_argument("--bench", action="store_true",
+                    help="no cases: print the cost of one traced call in each entry mode")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     args.opts = args.opts.split()
