@@ -261,6 +261,9 @@ static int map_code(struct proc *p, struct stubs *s, pid_t tid, uint64_t hint,
 	put64(data + STUB_D_TRAMP, at + (ht_stub_ret - ht_stub_blob));
 	put64(data + STUB_D_MAIN_LO, s->main_lo);
 	put64(data + STUB_D_MAIN_TOP, s->main_top);
+	/* written while not executable: the kernel makes the instruction cache see it when
+	 * mprotect first maps the page executable (arm64 syncs a page at its first executable
+	 * mapping); later code and patches go through ptrace writes, which sync too */
 	if (remote_write_data(tid, at, ht_stub_blob, 4096) ||
 	    remote_write_data(tid, at + 4096, data, sizeof(data)))
 		r = -EFAULT;
