@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """The cross-architecture lab (standard library only): make check-cross.
 
-    python3 tests/xarch/xarch.py [--arches "aarch64 arm mips64"] [--opts "O0 O2"] [--timeout 300]
+    python3 tests/xarch/xarch.py [--arches "aarch64 arm mips64"] [--opts "O0 O2"] [--timeout 600]
                                  [--only REGEX] [-v]
 
 For each architecture, everything under build/xarch/<arch>/ (no host package is changed):
@@ -1148,7 +1148,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arches", default="aarch64 arm mips64")
     ap.add_argument("--opts", default="O0 O2", help='target builds to trace, e.g. "O0 O2"')
-    ap.add_argument("--timeout", type=int, default=300, help="seconds per guest (qemu)")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per guest (qemu)")
     ap.add_argument("--only", default="", metavar="REGEX",
                     help="only the cases whose name matches (while working on one)")
     ap.add_argument("--bench", action="store_true",
