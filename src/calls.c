@@ -120,32 +120,24 @@ static void account(struct thread *t, const struct frame *f, uint64_t retval)
 /*
  * With entry stubs (stubs.h), a call caught at a breakpoint returns through the stubs'
  * trampoline, which records its result in their ring, in order with the calls the stubs
- * record: its frame is laid out as a stub lays it out (x86_64: the trampoline's address, then
- * the cookie, below the caller's return address; aarch64: the cookie, then the return address,
- * below sp, and x30 at the trampoline). Return true if done.
+ * record: its frame is laid out as a stub lays it out (the trampoline's address, then the
+ * cookie, below the caller's return address). Return true if done.
  */
 static bool send_recorded(struct thread *t, struct arch_regs *regs, struct frame *f)
 {
 	static uint64_t seq;
 	uint64_t tramp = stubs_tramp(t->p), sp = arch->get_sp(regs), frame[2];
 
-	if (!tramp || arch->word_size != 8 || t->p->shares_mm)
+	if (!tramp || !arch->ret_on_stack || arch->word_size != 8 || t->p->shares_mm)
 		return false;
-	if (arch->ret_on_stack) {
-		frame[0] = tramp;
-		frame[1] = STUBS_COOKIE_BP | ++seq; /* never a ring position */
-	} else { /* the cookie, then the return address; the register points at the trampoline */
-		frame[0] = STUBS_COOKIE_BP | ++seq;
-		frame[1] = arch->get_ret_reg(regs);
-	}
+	frame[0] = tramp;
+	frame[1] = STUBS_COOKIE_BP | ++seq; /* never a ring position */
 	if (remote_write_data(t->tid, sp - 16, frame, sizeof(frame)))
 		return false;
 	arch->set_sp(regs, sp - 16);
-	if (!arch->ret_on_stack)
-		arch->set_ret_reg(regs, tramp);
 	f->logged = true;
 	f->stubbed = true;
-	f->cookie = arch->ret_on_stack ? frame[1] : frame[0];
+	f->cookie = frame[1];
 	return true;
 }
 
