@@ -186,6 +186,9 @@ extern const struct arch_ops *const arch;
 /* Host only (regs.c). Return 0 or -errno. */
 int arch_get_regs(pid_t tid, struct arch_regs *r);
 int arch_set_regs(pid_t tid, const struct arch_regs *r);
+/* Put the thread pointer into r where NT_PRSTATUS lacks it (aarch64: NT_ARM_TLS), for
+ * arch->get_tls; where the arch has entry stubs. Return 0 or -errno. */
+int arch_get_tls_reg(pid_t tid, struct arch_regs *r);
 /* Map a libunwind register number to its value in a snapshot; return 0 or -EINVAL. */
 int arch_unwind_reg(const struct arch_regs *r, int unw_regnum, uint64_t *val);
 

@@ -261,6 +261,9 @@ static int map_code(struct proc *p, struct stubs *s, pid_t tid, uint64_t hint,
 	put64(data + STUB_D_TRAMP, at + (ht_stub_ret - ht_stub_blob));
 	put64(data + STUB_D_MAIN_LO, s->main_lo);
 	put64(data + STUB_D_MAIN_TOP, s->main_top);
+	/* written while not executable: the kernel makes the instruction cache see it when
+	 * mprotect first maps the page executable (arm64 syncs a page at its first executable
+	 * mapping); later code and patches go through ptrace writes, which sync too */
 	if (remote_write_data(tid, at, ht_stub_blob, 4096) ||
 	    remote_write_data(tid, at + 4096, data, sizeof(data)))
 		r = -EFAULT;
@@ -385,7 +388,7 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 	struct stubs *s = p->stubs;
 	const struct hook_desc *d = &hook_table[hook];
 	uint8_t insn[ARCH_MAX_INSN], gen[128], branch[16];
-	uint64_t at, thunk;
+	uint64_t at, thunk, cont;
 	size_t covered = 0;
 	struct pc_ctx pcs;
 	int len, blen, a;
@@ -415,12 +418,19 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 	thunk = at;
 	len = (int)arch->entry_thunk(gen, at, word,
 				     s->area[a] + (ht_stub_entry - ht_stub_blob));
+	cont = at + len;
 	blen = arch->entry_branch(addr, thunk, branch);
 	if (blen < 0)
 		return blen;
 	if (!m->bias_known)
 		return -ENOTSUP;
-	{
+	/*
+	 * A branch from elsewhere into the bytes the patch replaces, after their first, would
+	 * land inside it: entry_check decodes the whole function. A patch no longer than the
+	 * arch's instruction alignment (aarch64: one 4-byte b over one whole instruction) has no
+	 * such bytes: every branch lands on the entry, and runs the stub as a call does.
+	 */
+	if (blen > (int)arch->insn_align) {
 		int safe = entry_check(m->path, addr - m->bias,
 				       sym_func_size(m->path, addr - m->bias), blen);
 
@@ -443,7 +453,7 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 	if (pcs.inside)
 		return -EBUSY;
 	if (remote_write(tid, at, gen, len) ||
-	    remote_write_word(tid, s->area[a] + 4096 + STUB_D_CONT + 8 * hook, 8, thunk + 10))
+	    remote_write_word(tid, s->area[a] + 4096 + STUB_D_CONT + 8 * hook, 8, cont))
 		return -EFAULT;
 	s->area_used[a] += (len + 15) & ~15u;
 	s->patch[s->npatch] = (struct patch){ .addr = addr, .len = blen, .hook = hook };
@@ -548,7 +558,8 @@ void stubs_thread(struct thread *t)
 {
 	struct arch_regs regs;
 
-	if (!t->p || !t->p->stubs || arch_get_regs(t->tid, &regs))
+	if (!t->p || !t->p->stubs || arch_get_regs(t->tid, &regs) ||
+	    arch_get_tls_reg(t->tid, &regs))
 		return;
 	t->stack_top = stack_top(t->p, arch->get_sp(&regs));
 	t->tls = arch->get_tls(&regs); /* 0 before the C library set it up */
@@ -726,11 +737,10 @@ static unsigned unwind_rec(void *arg, uint64_t *pcs, unsigned max)
 static void take_entry(struct proc *p, struct stubs *s, const uint8_t *r, uint64_t pos)
 {
 	struct unwind_ctx uc = { p, r };
-	uint32_t copy = get32(r + 112);
 	struct calls_rec c = {
 		.hook = get32(r + 12) & 0xff,
 		.sp = get64(r + 40),
-		.ret = copy >= 8 ? get64(r + STUB_REC_ENTRY) : 0,
+		.ret = stub_ret(r),
 		.cookie = pos,
 		.ns = rec_ns(s, get64(r + 96)),
 		.returns = get32(r + 116) != 0,

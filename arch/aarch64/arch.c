@@ -13,7 +13,8 @@
 
 #include "arch.h"
 
-enum { A_X0 = 0, A_X8 = 8, A_X30 = 30, A_SP = 31, A_PC = 32, A_PSTATE = 33 };
+enum { A_X0 = 0, A_X8 = 8, A_X30 = 30, A_SP = 31, A_PC = 32, A_PSTATE = 33,
+       A_TLS = 34 /* not in the regset: arch_thread_pointer (regs.c) */ };
 
 #define A_BRK0 0xd4200000u /* brk #0 */
 #define A_B 0x14000000u /* b imm26 */
@@ -451,6 +452,142 @@ static bool a64_after_call(const uint8_t *code, uint64_t ret, uint64_t *target)
 	return (i & 0xfffffc1fu) == 0xd63f0000u;
 }
 
+/* ---- entry stubs (stubs.h) ---- */
+
+#define A_BL 0x94000000u /* bl imm26 */
+#define A_ADRP 0x90000000u /* adrp xd, imm21 pages */
+#define A_ADD_IMM 0x91000000u /* add xd, xn, #imm12 */
+#define A_MOVZ_W16 0x52800010u /* movz w16, #imm16 */
+
+/* b or bl from pc to target, or 0 when out of the ±128 MiB reach. */
+static uint32_t a64_b_to(uint32_t op, uint64_t pc, uint64_t target)
+{
+	int64_t off = (int64_t)(target - pc);
+
+	if ((off & 3) || off < -(1LL << 27) || off >= (1LL << 27))
+		return 0;
+	return op | ((uint64_t)(off >> 2) & 0x3ffffff);
+}
+
+/* adrp xd, target; add xd, xd, #lo12(target): xd = target, from pc (±4 GiB). Return 2. */
+static int a64_addr_to(uint32_t *w, unsigned rd, uint64_t pc, uint64_t target)
+{
+	int64_t pages = (int64_t)((target >> 12) - (pc >> 12));
+	uint32_t imm = (uint32_t)pages & 0x1fffff;
+
+	if (pages < -(1LL << 20) || pages >= (1LL << 20))
+		return -ERANGE;
+	w[0] = A_ADRP | (imm & 3) << 29 | (imm >> 2) << 5 | rd;
+	w[1] = A_ADD_IMM | (uint32_t)(target & 0xfff) << 10 | rd << 5 | rd;
+	return 2;
+}
+
+/*
+ * Entry stubs (arch.h): the first instruction, relocated to run at at, then a b back to
+ * addr + 4. One instruction is all the patch (a single b) displaces. Instructions that do not
+ * read the PC are copied; b and bl are re-aimed (bl also sets x30 to addr + 4); cbz, cbnz, tbz,
+ * tbnz and b.cond keep their condition and skip to a b to their target; adr and adrp become
+ * adrp + add with the same result. Anything else (ldr literal, br, ret, exclusives...) is
+ * refused: that function keeps its breakpoint.
+ */
+static int a64_entry_relocate(uint64_t addr, const uint8_t *insn, size_t len, size_t need,
+			      uint64_t at, uint8_t *buf, size_t *covered)
+{
+	struct arch_emul em;
+	uint32_t i, w[5];
+	uint64_t taken = 0; /* a conditional branch's target */
+	int n = 0;
+
+	if (len < 4 || need > 4 || (addr & 3) || (at & 3))
+		return -ENOTSUP;
+	memcpy(&i, insn, 4);
+	if (decode_pc_insn(addr, i, &em) == -ENOTSUP) {
+		if (!runs_anywhere(i))
+			return -ENOTSUP;
+		w[n++] = i;
+	} else {
+		switch (EM_OP(em.kind)) {
+		case EMUL_JUMP:
+			if (em.target != addr + 4) { /* b: nothing comes back */
+				w[0] = a64_b_to(A_B, at, em.target);
+				if (!w[0])
+					return -ERANGE;
+				memcpy(buf, w, 4);
+				*covered = 4;
+				return 4;
+			}
+			w[n++] = i; /* nop, bti: no PC read */
+			break;
+		case EMUL_CALL:
+			if (a64_addr_to(w, A_X30, at, addr + 4) < 0)
+				return -ERANGE;
+			w[2] = a64_b_to(A_B, at + 8, em.target);
+			if (!w[2])
+				return -ERANGE;
+			memcpy(buf, w, 12);
+			*covered = 4;
+			return 12;
+		case EMUL_CBZ:
+		case EMUL_BCOND: /* imm19 at bit 5: skip one instruction when taken */
+			w[n++] = (i & ~(0x7ffffu << 5)) | 2u << 5;
+			taken = em.target;
+			break;
+		case EMUL_TBZ: /* imm14 at bit 5 */
+			w[n++] = (i & ~(0x3fffu << 5)) | 2u << 5;
+			taken = em.target;
+			break;
+		case EMUL_SET:
+			if (EM_REG(em.kind) != 31) {
+				if (a64_addr_to(w, EM_REG(em.kind), at, em.imm) < 0)
+					return -ERANGE;
+				n = 2;
+			}
+			break;
+		default: /* br, blr, ret */
+			return -ENOTSUP;
+		}
+	}
+	w[n] = a64_b_to(A_B, at + 4 * n, addr + 4);
+	if (!w[n])
+		return -ERANGE;
+	n++;
+	if (taken) { /* the b after the b back */
+		w[n] = a64_b_to(A_B, at + 4 * n, taken);
+		if (!w[n])
+			return -ERANGE;
+		n++;
+	}
+	memcpy(buf, w, 4 * n);
+	*covered = 4;
+	return 4 * n;
+}
+
+/* The branch over an entry: b, within ±128 MiB. */
+static int a64_entry_branch(uint64_t addr, uint64_t to, uint8_t *buf)
+{
+	uint32_t w = a64_b_to(A_B, addr, to);
+
+	if (!w)
+		return -ERANGE;
+	memcpy(buf, &w, 4);
+	return 4;
+}
+
+/* A function's thunk: movz w16, #word; b common (x16 is free at a function's entry). */
+static size_t a64_entry_thunk(uint8_t *buf, uint64_t at, uint32_t word, uint64_t common)
+{
+	uint32_t w[2] = { A_MOVZ_W16 | (word & 0xffff) << 5, a64_b_to(A_B, at + 4, common) };
+
+	memcpy(buf, w, 8);
+	return 8;
+}
+
+/* tpidr_el0 is not in NT_PRSTATUS: regs.c reads it (NT_ARM_TLS) into this slot. */
+static uint64_t a64_get_tls(const struct arch_regs *r)
+{
+	return r->w64[A_TLS];
+}
+
 const struct arch_ops arch_aarch64_ops = {
 	.name = "aarch64",
 	.elf_machine = EM_AARCH64,
@@ -486,4 +623,8 @@ const struct arch_ops arch_aarch64_ops = {
 	.syscall_setup = a64_syscall_setup,
 	.syscall_result = a64_syscall_result,
 	.syscall_restart = a64_syscall_restart,
+	.entry_relocate = a64_entry_relocate,
+	.entry_branch = a64_entry_branch,
+	.entry_thunk = a64_entry_thunk,
+	.get_tls = a64_get_tls,
 };

@@ -30,6 +30,13 @@ int arch_set_regs(pid_t tid, const struct arch_regs *r)
 	return 0;
 }
 
+/* fs_base is in the regset. */
+int arch_get_tls_reg(pid_t tid, struct arch_regs *r)
+{
+	(void)tid, (void)r;
+	return 0;
+}
+
 int arch_unwind_reg(const struct arch_regs *r, int regnum, uint64_t *val)
 {
 	/* libunwind's x86_64 numbering is DWARF's: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip */

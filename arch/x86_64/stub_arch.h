@@ -75,6 +75,18 @@ static inline void stub_regs(struct arch_regs *r, const uint8_t *rec)
 	memcpy(&r->w64[16], rec + STUB_REC_ENTRY, 8);
 	r->w64[19] = sp + 8;
 }
+
+/* The return address of an entry record: the first word of its stack copy, if any. */
+static inline uint64_t stub_ret(const uint8_t *rec)
+{
+	uint32_t copy;
+	uint64_t v = 0;
+
+	memcpy(&copy, rec + 112, 4);
+	if (copy >= 8)
+		memcpy(&v, rec + STUB_REC_ENTRY, 8);
+	return v;
+}
 #endif
 
 #endif

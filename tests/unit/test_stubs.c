@@ -7,6 +7,7 @@
  * frees room.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -15,7 +16,7 @@
 #include "stub_arch.h"
 #include "unittest.h"
 
-#if STUBS_SUPPORTED && defined(__x86_64__)
+#if STUBS_SUPPORTED && (defined(__x86_64__) || defined(__aarch64__))
 
 extern const uint8_t ht_stub_blob[], ht_stub_entry[], ht_stub_ret[], ht_stub_blob_end[];
 
@@ -39,13 +40,29 @@ static void wr64(uint8_t *p, uint64_t v)
 	memcpy(p, &v, 8);
 }
 
+#if defined(__x86_64__)
+#define OPS arch_x86_64_ops
+#define PATCH_LEN 5 /* jmp rel32 */
+#define COVERED 8 /* whole instructions under it */
 /* The fake allocator: push %rbx; mov %rdi,%rax; add $1,%rax; pop %rbx; ret (rax = arg + 1). */
 static const uint8_t fake_fn[] = { 0x53, 0x48, 0x89, 0xf8, 0x48, 0x83, 0xc0, 0x01, 0x5b, 0xc3 };
+#define FAKE_LEN sizeof(fake_fn)
+#else
+#define OPS arch_aarch64_ops
+#define PATCH_LEN 4 /* b */
+#define COVERED 4
+/* The fake allocator, its first instruction PC-relative as glibc's free's is: cbz x0, 1f;
+ * add x0, x0, #1; ret; 1: mov x0, #0x99; ret (x0 = arg + 1, or 0x99 for 0). */
+static const uint32_t fake_fn_w[] = { 0xb4000060, 0x91000400, 0xd65f03c0, 0xd2801320,
+				      0xd65f03c0 };
+#define fake_fn ((const uint8_t *)fake_fn_w)
+#define FAKE_LEN sizeof(fake_fn_w)
+#endif
 
 /* Map the stub pages and a ring as heaptrace does, and patch fake_fn as hook 0 (flags). */
 static bool setup(struct env *e, uint32_t flags, unsigned copy)
 {
-	const struct arch_ops *x = &arch_x86_64_ops;
+	const struct arch_ops *x = &OPS;
 	uint8_t *two = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
 			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint8_t *base;
@@ -60,7 +77,7 @@ static bool setup(struct env *e, uint32_t flags, unsigned copy)
 	e->fn = two + 2 * 4096;
 	memcpy(e->code, ht_stub_blob, 4096);
 	memset(e->data, 0, 4096);
-	memcpy(e->fn, fake_fn, sizeof(fake_fn));
+	memcpy(e->fn, fake_fn, FAKE_LEN);
 	e->fd = memfd_create("test-ring", MFD_CLOEXEC);
 	if (e->fd < 0 || ftruncate(e->fd, 4096 + RING))
 		return false;
@@ -83,12 +100,15 @@ static bool setup(struct env *e, uint32_t flags, unsigned copy)
 	thunk = at;
 	len = (int)x->entry_thunk(e->code + 2048, at, flags,
 				  (uint64_t)e->code + (ht_stub_entry - ht_stub_blob));
-	n = x->entry_relocate((uint64_t)e->fn, fake_fn, sizeof(fake_fn), 5, at + len,
-			      e->code + 2048 + len, &covered);
-	if (n < 0 || covered != 8)
+	n = x->entry_relocate((uint64_t)e->fn, fake_fn, FAKE_LEN, PATCH_LEN,
+			      at + len, e->code + 2048 + len, &covered);
+	if (n < 0 || covered != COVERED)
 		return false;
 	wr64(e->data + STUB_D_CONT, thunk + len);
-	return x->entry_branch((uint64_t)e->fn, thunk, e->fn) == 5;
+	if (x->entry_branch((uint64_t)e->fn, thunk, e->fn) != PATCH_LEN)
+		return false;
+	__builtin___clear_cache((char *)e->code, (char *)e->fn + 4096);
+	return true;
 }
 
 static void teardown(struct env *e)
@@ -98,6 +118,7 @@ static void teardown(struct env *e)
 	close(e->fd);
 }
 
+#if defined(__x86_64__)
 /* Call the patched function with callee-saved sentinels; check they and sp come back. */
 static __attribute__((noinline)) uint64_t call_fn(struct env *e, uint64_t arg, bool *regs_ok)
 {
@@ -120,6 +141,56 @@ static __attribute__((noinline)) uint64_t call_fn(struct env *e, uint64_t arg, b
 	return rax;
 }
 
+/* An entry record's registers: those call_fn set, its thread, its return address. */
+static void check_entry_regs(const uint8_t *r)
+{
+	CHECK_EQ(rd64(r + 56), 0xb0b0); /* rbx at the entry */
+	CHECK_EQ(rd64(r + 64), 0x1212); /* r12 */
+	CHECK_EQ(rd64(r + 88), 0x1515); /* r15 */
+	CHECK(rd64(r + 104) == (uint64_t)pthread_self()); /* the thread pointer */
+	/* the copy starts with the return address: into call_fn (larger when built with the
+	 * sanitizers) */
+	CHECK(rd64(r + STUB_REC_ENTRY) > (uint64_t)call_fn &&
+	      rd64(r + STUB_REC_ENTRY) < (uint64_t)call_fn + 4096);
+}
+#else
+static uint64_t last_sp;
+
+/* Call the patched function with sentinels in callee-saved registers and in x9 and x15 (the
+ * stubs keep those too); check they and sp come back. */
+static __attribute__((noinline)) uint64_t call_fn(struct env *e, uint64_t arg, bool *regs_ok)
+{
+	register uint64_t x0 __asm__("x0") = arg, x9 __asm__("x9") = 0x0909,
+					    x15 __asm__("x15") = 0x1515,
+					    x19 __asm__("x19") = 0x1919,
+					    x28 __asm__("x28") = 0x2828;
+	uint64_t sp0, sp1;
+
+	__asm__ volatile("mov %[sp0], sp\n\t"
+			 "blr %[fn]\n\t"
+			 "mov %[sp1], sp"
+			 : "+r"(x0), "+r"(x9), "+r"(x15), "+r"(x19), "+r"(x28), [sp0] "=&r"(sp0),
+			   [sp1] "=&r"(sp1)
+			 : [fn] "r"(e->fn)
+			 : "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x10", "x11", "x12",
+			   "x13", "x14", "x16", "x17", "x30", "cc", "memory");
+	*regs_ok = x9 == 0x0909 && x15 == 0x1515 && x19 == 0x1919 && x28 == 0x2828 &&
+		   sp0 == sp1;
+	last_sp = sp0;
+	return x0;
+}
+
+static void check_entry_regs(const uint8_t *r)
+{
+	CHECK_EQ(rd64(r + 40), last_sp); /* sp at the entry: the copy's start */
+	CHECK_EQ(rd64(r + 64), 0x1919); /* x19 */
+	CHECK_EQ(rd64(r + 160), 0x2828); /* x28 */
+	CHECK(rd64(r + 104) == (uint64_t)__builtin_thread_pointer());
+	/* x30: the return address, into call_fn */
+	CHECK(rd64(r + 56) > (uint64_t)call_fn && rd64(r + 56) < (uint64_t)call_fn + 4096);
+}
+#endif
+
 TEST_CASE(entry_and_return_recorded)
 {
 	struct env e;
@@ -135,16 +206,9 @@ TEST_CASE(entry_and_return_recorded)
 		r = e.ring + (pos & (RING - 1));
 		CHECK_EQ(rd64(r), pos | STUB_KIND_ENTRY);
 		CHECK_EQ(rd64(r + 16), 1000 + i); /* the argument */
-		CHECK_EQ(rd64(r + 56), 0xb0b0); /* rbx at the entry */
-		CHECK_EQ(rd64(r + 64), 0x1212); /* r12 */
-		CHECK_EQ(rd64(r + 88), 0x1515); /* r15 */
-		CHECK(rd64(r + 104) == (uint64_t)pthread_self()); /* the thread pointer */
+		check_entry_regs(r);
 		CHECK(*(const uint32_t *)(r + 112) <= 256); /* the stack copy, bounded */
 		CHECK_EQ(*(const uint32_t *)(r + 116), 1); /* the return is recorded */
-		/* the copy starts with the return address: into call_fn (larger when built with
-		 * the sanitizers) */
-		CHECK(rd64(r + STUB_REC_ENTRY) > (uint64_t)call_fn &&
-		      rd64(r + STUB_REC_ENTRY) < (uint64_t)call_fn + 4096);
 		pos += *(const uint32_t *)(r + 8);
 		r = e.ring + (pos & (RING - 1));
 		CHECK_EQ(rd64(r), pos | STUB_KIND_RETURN);
@@ -202,6 +266,22 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+TEST_CASE(zero_argument)
+{
+	struct env e;
+	bool ok;
+
+	/* aarch64: the relocated cbz is taken, and goes to the function's own branch target */
+	REQUIRE(setup(&e, 0, 256));
+#if defined(__x86_64__)
+	CHECK_EQ(call_fn(&e, 0, &ok), 1);
+#else
+	CHECK_EQ(call_fn(&e, 0, &ok), 0x99);
+#endif
+	CHECK(ok);
+	teardown(&e);
+}
+
 TEST_CASE(full_ring_waits_for_the_reader)
 {
 	struct env e;
@@ -233,3 +313,88 @@ TEST_CASE(no_stubs_here)
 }
 
 #endif
+
+/*
+ * aarch64's encodings, on any host. The expected words were worked out by hand from the Arm
+ * ARM's encodings (b: 0x14000000 | imm26; adrp: 0x90000000 | immlo << 29 | immhi << 5 | rd;
+ * add: 0x91000000 | imm12 << 10 | rn << 5 | rd), the first instructions from Debian 12's arm64
+ * libc6 2.36 (malloc's stp, free's cbz, memalign's adrp) and libstdc++ (operator delete's b).
+ */
+static uint32_t word(const uint8_t *buf, unsigned i)
+{
+	uint32_t w;
+
+	memcpy(&w, buf + 4 * i, 4);
+	return w;
+}
+
+static int a64_reloc(uint32_t insn, uint64_t addr, uint64_t at, uint8_t *buf, size_t *covered)
+{
+	uint8_t in[16] = { 0 };
+
+	memcpy(in, &insn, 4);
+	*covered = 0;
+	return arch_aarch64_ops.entry_relocate(addr, in, sizeof(in), 4, at, buf, covered);
+}
+
+TEST_CASE(a64_entry_branch_and_thunk)
+{
+	const struct arch_ops *a = &arch_aarch64_ops;
+	uint8_t buf[16];
+
+	CHECK_EQ(a->entry_branch(0x400000, 0x401000, buf), 4);
+	CHECK_EQ(word(buf, 0), 0x14000400);
+	CHECK_EQ(a->entry_branch(0x10000000, 0x10000000 - (1u << 27), buf), 4); /* the far end */
+	CHECK_EQ(word(buf, 0), 0x16000000);
+	CHECK_EQ(a->entry_branch(0x10000000, 0x10000000 + (1u << 27), buf), -ERANGE);
+	CHECK_EQ(a->entry_thunk(buf, 0x10000, 0x105, 0x10000 - 0x800), 8);
+	CHECK_EQ(word(buf, 0), 0x528020b0); /* movz w16, #0x105 */
+	CHECK_EQ(word(buf, 1), 0x17fffdff); /* b common */
+}
+
+TEST_CASE(a64_entry_relocate)
+{
+	uint8_t buf[32];
+	size_t cov;
+
+	/* stp x29, x30, [sp, #-64]!: copied, then b back */
+	CHECK_EQ(a64_reloc(0xa9bc7bfd, 0x400000, 0x500000, buf, &cov), 8);
+	CHECK_EQ(cov, 4);
+	CHECK_EQ(word(buf, 0), 0xa9bc7bfd);
+	CHECK_EQ(word(buf, 1), 0x17fc0000);
+	/* cbz x0, 0x92ad4 at 0x929c4: cbz x0, .+8; b 0x929c8; b 0x92ad4 */
+	CHECK_EQ(a64_reloc(0xb4000880, 0x929c4, 0x1000000, buf, &cov), 12);
+	CHECK_EQ(word(buf, 0), 0xb4000040);
+	CHECK_EQ(word(buf, 1), 0x17c24a71);
+	CHECK_EQ(word(buf, 2), 0x17c24ab3);
+	/* tbnz w3, #5, .+0x20 and b.ne .+0x40 at 0x1000: the same shape */
+	CHECK_EQ(a64_reloc(0x37280103, 0x1000, 0x3000, buf, &cov), 12);
+	CHECK_EQ(word(buf, 0), 0x37280043);
+	CHECK_EQ(word(buf, 1), 0x17fff800);
+	CHECK_EQ(word(buf, 2), 0x17fff806);
+	CHECK_EQ(a64_reloc(0x54000201, 0x1000, 0x3000, buf, &cov), 12);
+	CHECK_EQ(word(buf, 0), 0x54000041);
+	CHECK_EQ(word(buf, 2), 0x17fff80e);
+	/* adrp x2, 0x1a6000 at 0x93254: adrp x2, 0x1a6000; add x2, x2, #0; b 0x93258 */
+	CHECK_EQ(a64_reloc(0xf0000882, 0x93254, 0x2000000, buf, &cov), 12);
+	CHECK_EQ(word(buf, 0), 0xd0ff0d22);
+	CHECK_EQ(word(buf, 1), 0x91000042);
+	CHECK_EQ(word(buf, 2), 0x17824c94);
+	/* adr x1, .+0x100 at 0x1000: adrp + add of 0x1100 */
+	CHECK_EQ(a64_reloc(0x10000801, 0x1000, 0x5000, buf, &cov), 12);
+	CHECK_EQ(word(buf, 0), 0x90ffffe1);
+	CHECK_EQ(word(buf, 1), 0x91040021);
+	CHECK_EQ(word(buf, 2), 0x17ffefff);
+	/* b 0x9d230 at 0xa0ca0 (operator delete): one b, nothing comes back */
+	CHECK_EQ(a64_reloc(0x17fff164, 0xa0ca0, 0x100000, buf, &cov), 4);
+	CHECK_EQ(word(buf, 0), 0x17fe748c);
+	/* bl 0x1040 at 0x1000: x30 = 0x1004 (adrp + add), b 0x1040 */
+	CHECK_EQ(a64_reloc(0x94000010, 0x1000, 0x2000, buf, &cov), 12);
+	CHECK_EQ(word(buf, 0), 0xf0fffffe);
+	CHECK_EQ(word(buf, 1), 0x910013de);
+	CHECK_EQ(word(buf, 2), 0x17fffc0e);
+	/* refused: ldr x0, literal; ret; a copy out of a b's reach */
+	CHECK_EQ(a64_reloc(0x58000040, 0x1000, 0x2000, buf, &cov), -ENOTSUP);
+	CHECK_EQ(a64_reloc(0xd65f03c0, 0x1000, 0x2000, buf, &cov), -ENOTSUP);
+	CHECK_EQ(a64_reloc(0xa9bc7bfd, 0x400000, 0x400000 + (1ull << 30), buf, &cov), -ERANGE);
+}

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """The cross-architecture lab (standard library only): make check-cross.
 
-    python3 tests/xarch/xarch.py [--arches "aarch64 arm mips64"] [--opts "O0 O2"] [--timeout 300]
+    python3 tests/xarch/xarch.py [--arches "aarch64 arm mips64"] [--opts "O0 O2"] [--timeout 600]
                                  [--only REGEX] [-v]
 
 For each architecture, everything under build/xarch/<arch>/ (no host package is changed):
@@ -90,6 +90,10 @@ MARK = "@@XLAB"
 
 # Threads: small counts (TCG is slow); the same arithmetic as test_threads.threads_run.
 THREADS = (4, 500, 10)
+# SIGKILL of heaptrace: rounds, threads of steady (as test_survive: 5 rounds, 4 threads).
+SURVIVE_ROUNDS = (5, 4)
+# Enough calls to fill the 4 MiB ring of entry stubs while heaptrace's reader is slowed.
+FULL_RING = (4, 5000, 10)
 
 # ABI facts in the native tests' constants that differ on an architecture: {arch: {module:
 # {name: value}}}. libstdc++ 12's emergency exception pool (eh_alloc.cc) is 64 objects of 1024
@@ -121,20 +125,33 @@ class GuestRun:
     after its "ready" line, as test_attach.attach_run() does; "plain": the target alone, no
     heaptrace (proves the guest, the console and the records without a backend)."""
 
-    def __init__(self, kind, name, opt="O0", args=(), opts=(), mode=None):
+    def __init__(self, kind, name, opt="O0", args=(), opts=(), mode=None, entry=None, env=()):
         self.kind, self.name, self.opt = kind, name, opt
         self.args = [str(a) for a in args]
         self.opts = list(opts)
         self.mode = mode
-        words = [kind, name, opt, mode or ""] + self.args + self.opts
+        self.entry = entry  # heaptrace's --mode, or None for its default
+        self.env = tuple(sorted(env))  # ((name, value), ...) for heaptrace
+        words = ([kind, name, opt, mode or "", entry or ""] + ["%s=%s" % e for e in self.env] +
+                 self.args + self.opts)
         self.id = re.sub(r"[^\w.-]+", "_", "-".join(w for w in words if w)).strip("_")
+
+    def with_entry(self, entry):
+        return GuestRun(self.kind, self.name, self.opt, self.args, self.opts, self.mode, entry,
+                        self.env)
+
+    @property
+    def ht_opts(self):
+        """heaptrace's options: --mode first where one is chosen."""
+        return (["--mode=" + self.entry] if self.entry else []) + self.opts
 
     @property
     def prog(self):
         return "%s/%s%s" % (GUEST_T, self.name, suffix(self.opt))
 
     def key(self):
-        return (self.kind, self.prog, tuple(self.args), tuple(self.opts), self.mode)
+        return (self.kind, self.prog, tuple(self.args), tuple(self.opts), self.mode, self.entry,
+                self.env)
 
 
 def plan(opts, arch):
@@ -186,6 +203,87 @@ def plan(opts, arch):
              c.arch.name in c.mod("test_retlog").LOGGING_ARCHES)),
     ]
     return cases
+
+
+def has_stubs(arch):
+    """The architecture's entry stubs are on (arch/<arch>/stub_arch.h: STUBS_SUPPORTED 1)."""
+    with open(os.path.join(ROOT, "arch", arch, "stub_arch.h")) as f:
+        return re.search(r"^#define STUBS_SUPPORTED 1\b", f.read(), re.M) is not None
+
+
+def entry_modes(arch):
+    """[(heaptrace's entry mode as helpers.MODE names it, --mode to pass, case name suffix)]:
+    where the arch has entry stubs, every case runs in the default mode (stubs) and again with
+    --mode=breakpoint; elsewhere heaptrace's default is the breakpoint mode."""
+    if has_stubs(arch):
+        return [("stubs", None, ""), ("breakpoint", "breakpoint", "/breakpoint")]
+    return [("breakpoint", None, "")]
+
+
+def stub_cases(opts):
+    """What only entry stubs change (tests/e2e/test_stubs.py): no stop per call, and a full ring
+    (a reader slowed on purpose) still gives exact counts without a stop."""
+    n, iters, keep = THREADS
+    cases = []
+    for opt in opts:
+        cases.append(("stubs_no_stop[%s]" % opt, [GuestRun("ht", "leaks", opt, opts=["-v"])],
+                      lambda c, o=opt: c.mod("test_stubs").check_no_stop(
+                          c.mod("test_basic").full_check("leaks", o, opts=["-v"]))))
+    cases.append(("survive_sigkill", [GuestRun("survive", "steady", args=SURVIVE_ROUNDS)],
+                  lambda c: check_survive(c)))
+    slow = (("HEAPTRACE_TEST_SLOW_READER", "20"),)
+    cases.append(("stubs_full_ring", [GuestRun("ht", "threads", args=[n, 1, 0], env=slow),
+                                      GuestRun("ht", "threads", args=FULL_RING, opts=["-v"],
+                                               env=slow)],
+                  lambda c: c.mod("test_stubs").check_full_ring(
+                      c.mod("test_threads").threads_run("O0", *FULL_RING, timeout=RUN_LIMIT,
+                                                        opts=["-v"], env=dict(slow)))))
+    return cases
+
+
+# --bench: the cost of one traced call in one guest run: tests/targets/threads with one thread
+# (a malloc and a free per iteration) untraced, with entry stubs and with breakpoints, each at 1
+# and at N iterations, so that start-up cancels out. {mode: N}. The guest has one CPU: the
+# program and heaptrace take turns on it.
+# "stubs-depth1" is the stubs mode with --depth=1: no unwinding, so mostly the stubs' own cost
+# and heaptrace's reading of the records.
+BENCH = {"native": 200000, "stubs": 20000, "stubs-depth1": 20000, "breakpoint": 1000}
+
+
+def bench_runs(arch):
+    runs = []
+    for mode, n in BENCH.items():
+        if mode.startswith("stubs") and not has_stubs(arch):
+            continue
+        for it in (1, n):
+            if mode == "native":
+                runs.append(GuestRun("plain", "threads", args=[1, it, 0]))
+            else:
+                entry, _, depth = mode.partition("-depth")
+                runs.append(GuestRun("ht", "threads", args=[1, it, 0], entry=entry,
+                                     opts=["--depth=" + depth] if depth else []))
+    return runs
+
+
+def bench_report(arch, outcomes, runs):
+    """Print the µs per call of each mode (wall time of the guest's runs, 10 ms resolution)."""
+    secs = {}
+    for r in runs:
+        o = outcomes.get(r.id)
+        mode = (r.entry or "native") + "".join("-depth" + o[8:] for o in r.opts
+                                               if o.startswith("--depth="))
+        if o is None or o.seconds is None or o.rc != 0:
+            note("%s bench: run %s failed (status %s)" % (arch, r.id, o and o.rc))
+            return
+        secs.setdefault(mode, {})[int(r.args[1])] = o.seconds
+    parts = []
+    for mode, n in BENCH.items():
+        if mode in secs:
+            calls = 2 * (n - 1)
+            us = (secs[mode][n] - secs[mode][1]) * 1e6 / calls
+            parts.append("%s %.2f us per call (%d calls, %.2f s - %.2f s)"
+                         % (mode, us, calls, secs[mode][n], secs[mode][1]))
+    note("%s bench: %s" % (arch, "; ".join(parts)))
 
 
 # The targets alone (no heaptrace): they must exit 0 and write their records.
@@ -485,6 +583,10 @@ class Arch:
         if with_ht:
             shutil.copy2(self.heaptrace, os.path.join(self.rootfs, GUEST_HT.lstrip("/")))
             self.add_closure(self.heaptrace, copied)  # nothing when static
+        survive = os.path.join(self.rootfs, SURVIVE.lstrip("/"))
+        with open(survive, "w") as f:
+            f.write(SURVIVE_SH.replace("@T@", GUEST_T).replace("@HT@", GUEST_HT))
+        os.chmod(survive, 0o755)
         init = os.path.join(self.rootfs, "init")
         with open(init, "w") as f:
             f.write(init_script(self, runs))
@@ -607,6 +709,60 @@ attach() { # run-id mode heaptrace-options...: as test_attach.attach_run
 }
 """
 
+# SIGKILL of heaptrace -p while it traces steady (tests/targets/steady.c: 4 busy threads that
+# answer "ping" with "pong N", N growing only while every thread makes progress) through entry
+# stubs: the stubs turn to pass-through when the kernel marks heaptrace's robust futex, and the
+# program runs on. Each round: a new steady, heaptrace attached until its ring is mapped in the
+# program and three traced pings came back, then SIGKILL; then steady must still make progress
+# on every thread, stop on "stop" and exit 0, untraced. Prints "round I: survived" or why not.
+SURVIVE_SH = r"""#!/bin/sh
+rounds=$1; threads=$2
+pong() { # the N of one ping's answer, or nothing
+	echo ping >&4
+	read -t 30 line <&3 && echo "${line#pong }"
+}
+for i in $(seq 1 $rounds); do
+	rm -f in out; mkfifo in out
+	exec 4<>in 3<>out
+	@T@/steady $threads <&4 >&3 2>steady$i.err &
+	tpid=$!
+	read -t 60 line <&3 || { echo "round $i: steady never ready"; exit 1; }
+	@HT@ -p $tpid --format=json --outfile=report$i >ht$i.out 2>ht$i.err &
+	hpid=$!
+	w=0
+	until grep -q heaptrace-ring /proc/$tpid/maps 2>/dev/null; do
+		sleep 0.05; w=$((w + 1))
+		[ $w -gt 1200 ] && { echo "round $i: no ring in steady after 60 s"; cat ht$i.err; exit 1; }
+	done
+	for k in 1 2 3; do
+		[ -n "$(pong)" ] || { echo "round $i: no pong while traced"; exit 1; }
+	done
+	kill -9 $hpid
+	wait $hpid
+	echo "round $i: heaptrace status $?"
+	n1=$(pong)
+	[ -n "$n1" ] || { echo "round $i: no pong after SIGKILL"; exit 1; }
+	w=0
+	while :; do
+		n2=$(pong)
+		[ -n "$n2" ] || { echo "round $i: no pong after SIGKILL"; exit 1; }
+		[ "$n2" -gt "$n1" ] && break
+		sleep 0.05; w=$((w + 1))
+		[ $w -gt 1200 ] && { echo "round $i: no progress after SIGKILL ($n1)"; exit 1; }
+	done
+	tracer=$(grep TracerPid /proc/$tpid/status)
+	echo stop >&4
+	read -t 60 line <&3
+	wait $tpid
+	rc=$?
+	exec 3<&- 4<&-
+	[ "$rc" = 0 ] || { echo "round $i: steady exited $rc ($line)"; cat steady$i.err; exit 1; }
+	[ "$tracer" = "TracerPid:	0" ] || { echo "round $i: still traced ($tracer)"; exit 1; }
+	echo "round $i: survived ($n1 -> $n2 rounds, $line)"
+done
+"""
+SURVIVE = GUEST_DIR + "/survive.sh"
+
 INIT_TAIL = r"""echo "$M DONE uptime=$(up)"
 sync
 poweroff -f
@@ -618,14 +774,17 @@ def init_script(arch, runs):
              .replace("@TARGET@", GUEST_T + "/attach")]
     for r in runs:
         if r.kind == "ht":
-            argv = [GUEST_HT] + r.opts + ["--format=json", "--outfile=/r/%s/report" % r.id,
-                                          "--", r.prog] + r.args
+            argv = ((["env"] + ["%s=%s" % e for e in r.env] if r.env else []) + [GUEST_HT] +
+                    r.ht_opts + ["--format=json", "--outfile=/r/%s/report" % r.id, "--",
+                                 r.prog] + r.args)
             lines.append("run %s %s\n" % (r.id, " ".join(map(shlex.quote, argv))))
+        elif r.kind == "survive":
+            lines.append("run %s /bin/sh %s %s\n" % (r.id, SURVIVE, " ".join(r.args)))
         elif r.kind == "plain":
             lines.append("run %s %s\n" % (r.id, " ".join(map(shlex.quote, [r.prog] + r.args))))
         else:
             lines.append("attach %s %s %s\n" % (r.id, r.mode, " ".join(map(shlex.quote,
-                                                                           r.opts))))
+                                                                           r.ht_opts))))
     lines.append(INIT_TAIL)
     return "".join(lines)
 
@@ -721,6 +880,7 @@ class Context:
             self.by_key.setdefault(r.key(), r)
         self.console_tail = console_tail
         self.mods = {}
+        self.entry = None  # the --mode of the runs the current case looks up
 
     def mod(self, name):
         if name not in self.mods:
@@ -768,14 +928,16 @@ class Context:
     def heaptrace(self, prog, args=(), opts=(), fmt="json", env=None, timeout=None, name=None,
                   env_replace=None, cwd=None):
         h = self.h
-        r = self.by_key.get(("ht", prog, tuple(str(a) for a in args), tuple(opts), None))
-        if r is None or fmt != "json" or env or env_replace:
+        env_t = tuple(sorted((env or {}).items()))
+        r = self.by_key.get(("ht", prog, tuple(str(a) for a in args), tuple(opts), None,
+                             self.entry, env_t))
+        if r is None or fmt != "json" or env_replace:
             raise h.Fail("harness: no guest run for heaptrace %s -- %s %s"
                          % (" ".join(opts), prog, " ".join(map(str, args))))
         o, d = self.files_of(r)
         if o.rc is None:
             raise h.Fail("run %s did not finish in the guest" % r.id, self.console_tail)
-        argv = ["(guest %s)" % self.arch.name, GUEST_HT] + r.opts + [
+        argv = ["(guest %s)" % self.arch.name, GUEST_HT] + r.ht_opts + [
             "--format=json", "--outfile=/r/%s/report" % r.id, "--", r.prog] + r.args
         run = h.Run(self._proc(argv, o, d), os.path.join(d, "report"), os.path.join(d, "expect"),
                     "json")
@@ -787,14 +949,15 @@ class Context:
         """test_attach.attach_run's outcome, from the guest (same conditions, same messages)."""
         h = self.h
         ta = self.mod("test_attach")
-        r = self.by_key.get(("attach", self.target("attach", opt), (), tuple(opts), mode))
+        r = self.by_key.get(("attach", self.target("attach", opt), (), tuple(opts), mode,
+                             self.entry, ()))
         if r is None:
             raise h.Fail("harness: no guest run for attach %s %s %s" % (opt, mode, opts))
         o, d = self.files_of(r)
         if o.ready is None:
             raise h.Fail("run %s did not finish in the guest" % r.id, self.console_tail)
         argv = ["(guest %s)" % self.arch.name, GUEST_HT, "-p", str(o.pid), "--format=json",
-                "--outfile=/r/%s/report" % r.id] + list(opts)
+                "--outfile=/r/%s/report" % r.id] + r.ht_opts
         run = h.Run(self._proc(argv, o, d), os.path.join(d, "report"),
                     os.path.join(d, "expect"), "json")
         if o.ready != "ready":
@@ -812,6 +975,24 @@ class Context:
             run.fail("the attached program exited %s: %s" % (
                 o.target_rc, ta.TARGET_RC.get(o.target_rc, "it was disturbed")))
         return run, o.pid
+
+
+def check_survive(ctx):
+    """SURVIVE_SH's rounds: every one survived, and the script exited 0."""
+    h = ctx.h
+    r = [x for x in ctx.by_key.values() if x.kind == "survive"][0]
+    o, d = ctx.files_of(r)
+    if o.rc is None:
+        raise h.Fail("run %s did not finish in the guest" % r.id, ctx.console_tail)
+    out = ctx._read(d, "stdout")
+    rounds = int(r.args[0])
+    survived = re.findall(r"^round (\d+): survived", out, re.M)
+    if o.rc != 0 or survived != [str(i) for i in range(1, rounds + 1)]:
+        raise h.Fail("%d of %d rounds survived SIGKILL of heaptrace (status %s)"
+                     % (len(survived), rounds, o.rc), out + ctx._read(d, "stderr"))
+    killed = re.findall(r"^round \d+: heaptrace status (\d+)", out, re.M)
+    if killed != ["137"] * rounds:
+        raise h.Fail("heaptrace was not killed by SIGKILL in every round: %s" % killed, out)
 
 
 def check_plain(h, ctx, r):
@@ -858,8 +1039,18 @@ def run_arch(name, args, helpers, res, fetch_error):
     a = Arch(name)
     for d in (a.results, os.path.join(a.dir, "logs")):
         shutil.rmtree(d, ignore_errors=True)
-    cases = [c for c in plan(args.opts, name) if re.search(args.only, c[0])]
+    cases = []
+    for mode, entry, tag in entry_modes(name):
+        base = plan(args.opts, name) + (stub_cases(args.opts) if mode == "stubs" else [])
+        for case, rs, check in base:
+            cases.append((case + tag, [r.with_entry(entry) for r in rs],
+                          lambda c, check=check, mode=mode, entry=entry:
+                          in_mode(c, mode, entry, check)))
+    cases = [c for c in cases if re.search(args.only, c[0])]
     plain = [p for p in PLAIN if re.search(args.only, p[0])]
+    bench = bench_runs(name) if args.bench else []
+    if bench:
+        cases, plain = [], [("bench-" + r.id, r) for r in bench]
     t_start = time.monotonic()
     try:
         if fetch_error is not None:
@@ -912,6 +1103,9 @@ def run_arch(name, args, helpers, res, fetch_error):
     elif done is None:
         res.fail(name, "boot", "the guest did not finish its runs%s" % (
             " (qemu killed after %ds)" % args.timeout if timed_out else ""), tail)
+    if bench:
+        bench_report(name, outcomes, bench)
+        return
     ctx = Context(helpers, a, outcomes, runs, tail)
     for case, r in plain:
         report(res, helpers, name, case, lambda: check_plain(helpers, ctx, r))
@@ -924,6 +1118,12 @@ def run_arch(name, args, helpers, res, fetch_error):
                 res.fail(name, case, reason, details)
             continue
         report(res, helpers, name, case, lambda: check(ctx))
+
+
+def in_mode(ctx, mode, entry, check):
+    """Run check with the native tests' helpers.MODE and the guest runs of that entry mode."""
+    ctx.h.MODE, ctx.entry = mode, entry
+    return check(ctx)
 
 
 def report(res, helpers, arch, case, fn):
@@ -948,9 +1148,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arches", default="aarch64 arm mips64")
     ap.add_argument("--opts", default="O0 O2", help='target builds to trace, e.g. "O0 O2"')
-    ap.add_argument("--timeout", type=int, default=300, help="seconds per guest (qemu)")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per guest (qemu)")
     ap.add_argument("--only", default="", metavar="REGEX",
                     help="only the cases whose name matches (while working on one)")
+    ap.add_argument("--bench", action="store_true",
+                    help="no cases: print the cost of one traced call in each entry mode")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
     args.opts = args.opts.split()
@@ -963,7 +1165,6 @@ def main():
     sys.path.insert(0, E2E)
     import helpers  # noqa: E402  (tests/e2e/helpers.py)
 
-    helpers.MODE = "breakpoint"  # entry stubs exist on x86_64 only (stubs.h)
 
     os.makedirs(XBUILD, exist_ok=True)
     helpers.configure(ROOT, os.path.join(XBUILD), None, os.path.join(XBUILD, "tmp"))
