@@ -241,13 +241,16 @@ static bool read_core(void *ctx, uint64_t addr, void *buf, size_t len)
 }
 
 /* The malloc of the core's process, by the files mapped in it (or exe, the executable): another
- * allocator's library, else libc.so's or the executable's glibc. */
-static void identify(const struct core *c, const char *exe, struct inventory *inv,
-		     unsigned *minor)
+ * allocator's library, else libc.so's or the executable's glibc (*minor), else musl's mallocng
+ * if img holds its context (*musl_ctx). */
+static void identify(const struct core *c, const char *exe, const struct inv_image *img,
+		     struct inventory *inv, unsigned *minor, uint64_t *musl_ctx)
 {
 	const char *libc = NULL, *other;
+	uint64_t unread;
 
 	*minor = 0;
+	*musl_ctx = 0;
 	for (size_t i = 0; i < c->nfiles; i++) {
 		const char *base = strrchr(c->files[i].name, '/');
 
@@ -263,12 +266,17 @@ static void identify(const struct core *c, const char *exe, struct inventory *in
 	if (!libc)
 		libc = exe ? exe : c->nfiles ? c->files[0].name : NULL;
 	*minor = libc ? inv_glibc_minor(libc) : 0;
-	if (!*minor) {
-		inv_problem(inv, "no glibc found in the core's files%s: inventory not supported",
-			    exe ? "" : " (name the program with --exe)");
+	if (*minor) {
+		snprintf(inv->allocator, sizeof(inv->allocator), "glibc-2.%u", *minor);
 		return;
 	}
-	snprintf(inv->allocator, sizeof(inv->allocator), "glibc-2.%u", *minor);
+	*musl_ctx = inv_musl_context(img, &unread);
+	if (*musl_ctx) {
+		snprintf(inv->allocator, sizeof(inv->allocator), "musl-mallocng");
+		return;
+	}
+	inv_problem(inv, "no glibc or musl malloc found in the core%s: inventory not supported",
+		    exe ? "" : " (name the program with --exe)");
 }
 
 int core_report(const char *path, const char *exe, FILE *out, const struct report_opts *ro)
@@ -309,16 +317,18 @@ int core_report(const char *path, const char *exe, FILE *out, const struct repor
 		munmap((void *)c.map, c.size);
 		return ret;
 	}
-	identify(&c, exe, &inv, &minor);
-	if (minor) {
+	{
 		struct inv_image img = { .r = c.r, .nr = c.nr, .anon = c.anon, .nanon = c.nanon,
 					 .ro = c.ro, .nro = c.nro, .tp = c.tp, .ntp = c.ntp,
 					 .page_size = 4096 };
+		uint64_t musl_ctx;
 
-		if (minor < 35 || minor > 40)
+		identify(&c, exe, &img, &inv, &minor, &musl_ctx);
+		if (minor && (minor < 35 || minor > 40))
 			inv_problem(&inv, "inventory not supported for %s (layout not known)",
 				    inv.allocator);
-		else if (!inv_glibc_read(&img, &inv))
+		else if ((musl_ctx && !inv_musl_read(&img, musl_ctx, &inv)) ||
+			 (minor && !inv_glibc_read(&img, &inv)))
 			inv_type_census(&inv, &img, read_core, &c);
 	}
 	inv.analysis_ms = (now_ns() - t0) / 1e6;

@@ -34,6 +34,7 @@
 #define DATA_MAX (16ull << 20) /* larger file-backed writable mappings are not libc's data */
 #define READ_PIECE (64ull << 20)
 #define SNAP_MAX_HOPS 65536 /* mmapped chunks read per mapping */
+#define MUSL_ROUNDS 8 /* reads of what mallocng's areas and groups lead to */
 
 struct heapsnap {
 	pid_t pid;
@@ -50,6 +51,7 @@ struct heapsnap {
 	void **extra; /* pieces that did not fit in buf */
 	size_t nextra, xcap;
 	uint64_t brk_start, brk_end;
+	uint64_t musl_ctx; /* mallocng's context, 0 if the copy holds none */
 	double stop_ms;
 	bool taken;
 };
@@ -159,17 +161,71 @@ static void buf_map(struct heapsnap *s, size_t bytes)
 	}
 }
 
+static int region_cmp(const void *x, const void *y)
+{
+	const struct inv_region *a = x, *b = y;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* The copy as the pure reader sees it (regions sorted). */
+static void snap_image(struct heapsnap *s, struct inv_image *img)
+{
+	qsort(s->r, s->nr, sizeof(*s->r), region_cmp);
+	*img = (struct inv_image){
+		.r = s->r, .nr = s->nr, .anon = s->anon, .nanon = s->nanon,
+		.ro = s->ro, .nro = s->nro, .tp = s->tp, .ntp = s->ntp,
+		.brk_start = s->brk_start, .brk_end = s->brk_end,
+		.page_size = sysconf(_SC_PAGESIZE),
+	};
+}
+
+/* Does the program's data (read now, while it runs) hold a mallocng context? Then its groups,
+ * in anonymous mappings, are copied in the stop: the buffer is sized for them. */
+static bool musl_likely(pid_t pid, const struct plan *v, size_t nv)
+{
+	struct inv_region *r = xcalloc(nv ? nv : 1, sizeof(*r));
+	struct inv_image img = { .r = r };
+	uint64_t unread = 0;
+	bool found;
+
+	for (size_t i = 0; i < nv; i++) {
+		uint64_t len = v[i].end - v[i].start;
+		uint8_t *d;
+		struct iovec local, remote = { (void *)(uintptr_t)v[i].start, len };
+
+		if (v[i].kind != INV_DATA)
+			continue;
+		d = xmalloc(len);
+		local = (struct iovec){ d, len };
+		if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+			free(d);
+			continue;
+		}
+		r[img.nr++] = (struct inv_region){ v[i].start, len, d, INV_DATA };
+	}
+	qsort(r, img.nr, sizeof(*r), region_cmp);
+	found = inv_musl_context(&img, &unread) || unread;
+	for (size_t i = 0; i < img.nr; i++)
+		free((void *)r[i].data);
+	free(r);
+	return found;
+}
+
 struct heapsnap *heapsnap_prepare(pid_t pid)
 {
 	struct heapsnap *s = xcalloc(1, sizeof(*s));
 	struct mapping *m = NULL;
 	struct plan *v = NULL;
 	ssize_t n = maps_read(pid, &m);
-	size_t bytes = 0;
+	size_t bytes = 0, nv;
 
 	s->pid = pid;
 	if (n > 0) {
-		make_plan(s, m, n, &v, &bytes);
+		nv = make_plan(s, m, n, &v, &bytes);
+		if (musl_likely(pid, v, nv))
+			for (size_t i = 0; i < s->nanon; i++)
+				bytes += s->anon[i].end - s->anon[i].start;
 		buf_map(s, bytes);
 	}
 	free(v);
@@ -270,11 +326,36 @@ static uint64_t thread_pointer(pid_t tid)
 	return 0;
 }
 
-static int region_cmp(const void *x, const void *y)
+/* mallocng: its context in the copied data, then the meta areas and groups it leads to, read
+ * in rounds (an area's list and a group's offsets are known once the copy holds what points at
+ * them). Return the context, 0 if the copy holds none. */
+static uint64_t musl_copy(struct heapsnap *s)
 {
-	const struct inv_region *a = x, *b = y;
+	uint64_t ctx = 0, unread = 0;
 
-	return a->addr < b->addr ? -1 : a->addr > b->addr;
+	for (unsigned round = 0; round < MUSL_ROUNDS; round++) {
+		struct inv_image img;
+		struct inv_span *miss;
+		size_t n;
+
+		snap_image(s, &img);
+		if (!ctx) {
+			ctx = inv_musl_context(&img, &unread);
+			if (!ctx && !unread)
+				return 0;
+			if (!ctx) {
+				copy_region(s, unread, 4096, INV_HEAP);
+				continue;
+			}
+		}
+		miss = inv_musl_missing(&img, ctx, &n);
+		for (size_t i = 0; i < n; i++)
+			copy_region(s, miss[i].start, miss[i].end - miss[i].start, INV_HEAP);
+		free(miss);
+		if (!n)
+			break;
+	}
+	return ctx;
 }
 
 void heapsnap_take(struct heapsnap *s, struct proc *p)
@@ -292,9 +373,15 @@ void heapsnap_take(struct heapsnap *s, struct proc *p)
 		nv = make_plan(s, m, n, &v, &bytes);
 	if (bytes > s->cap)
 		buf_map(s, bytes);
+	/* the data and [heap] first: they say which allocator's bookkeeping to follow */
 	for (size_t i = 0; i < nv; i++)
-		copy_region(s, v[i].start, v[i].end - v[i].start, v[i].kind);
-	for (size_t i = 0; i < s->nanon; i++)
+		if (v[i].kind == INV_DATA || v[i].start == s->brk_start)
+			copy_region(s, v[i].start, v[i].end - v[i].start, v[i].kind);
+	s->musl_ctx = musl_copy(s);
+	for (size_t i = 0; i < nv && !s->musl_ctx; i++)
+		if (v[i].kind != INV_DATA && v[i].start != s->brk_start)
+			copy_region(s, v[i].start, v[i].end - v[i].start, v[i].kind);
+	for (size_t i = 0; i < s->nanon && !s->musl_ctx; i++)
 		copy_mmapped(s, &s->anon[i], v, nv, page_size);
 	proc_for_each_thread(p, collect_tid, &tids);
 	for (size_t i = 0; i < tids.n; i++) {
@@ -303,6 +390,8 @@ void heapsnap_take(struct heapsnap *s, struct proc *p)
 
 		if (!tp)
 			continue;
+		if (s->musl_ctx) /* mallocng keeps nothing per thread: the count only */
+			have = SIZE_MAX;
 		/* the window, or its tail when it starts below the mapping */
 		for (uint64_t w = INV_TLS_WINDOW; w >= 8 && s->nr == have; w /= 2)
 			copy_region(s, tp - w, w, INV_TLS);
@@ -328,8 +417,9 @@ void heapsnap_take(struct heapsnap *s, struct proc *p)
 	free(m);
 }
 
-/* Which allocator the hooked malloc belongs to: its module's name, or glibc's banner in it. */
-static void identify(struct proc *p, struct inventory *inv, unsigned *minor)
+/* Which allocator the hooked malloc belongs to: another allocator by its module's name, glibc
+ * by its banner in the module (*minor), musl by the context found in the copy. */
+static void identify(struct heapsnap *s, struct proc *p, struct inventory *inv, unsigned *minor)
 {
 	const struct module *mod = p->hook_addr[HOOK_MALLOC] ?
 					   modlist_find(&p->mods, p->hook_addr[HOOK_MALLOC]) : NULL;
@@ -347,11 +437,13 @@ static void identify(struct proc *p, struct inventory *inv, unsigned *minor)
 		return;
 	}
 	*minor = inv_glibc_minor(mod->path);
-	if (!*minor) {
-		inv_problem(inv, "malloc in %s is not glibc's: inventory not supported", base);
-		return;
-	}
-	snprintf(inv->allocator, sizeof(inv->allocator), "glibc-2.%u", *minor);
+	if (*minor)
+		snprintf(inv->allocator, sizeof(inv->allocator), "glibc-2.%u", *minor);
+	else if (s->musl_ctx)
+		snprintf(inv->allocator, sizeof(inv->allocator), "musl-mallocng");
+	else
+		inv_problem(inv, "malloc in %s is neither glibc's nor musl's: inventory not supported",
+			    base);
 }
 
 /* Read-only data of the running process (vtables, type_info): it does not change. */
@@ -371,16 +463,17 @@ struct inventory *heapsnap_analyse(struct heapsnap *s, struct proc *p)
 
 	inv->complete = true;
 	inv->stop_ms = s->stop_ms;
-	identify(p, inv, &minor);
-	if (minor) {
-		struct inv_image img = {
-			.r = s->r, .nr = s->nr, .anon = s->anon, .nanon = s->nanon,
-			.ro = s->ro, .nro = s->nro,
-			.tp = s->tp, .ntp = s->ntp, .brk_start = s->brk_start,
-			.brk_end = s->brk_end, .page_size = sysconf(_SC_PAGESIZE),
-		};
+	identify(s, p, inv, &minor);
+	if (!minor && s->musl_ctx && s->taken) {
+		struct inv_image img;
 
-		qsort(s->r, s->nr, sizeof(*s->r), region_cmp);
+		snap_image(s, &img);
+		inv_musl_read(&img, s->musl_ctx, inv);
+		inv_type_census(inv, &img, read_live, s);
+	} else if (minor) {
+		struct inv_image img;
+
+		snap_image(s, &img);
 		if (minor < 35 || minor > 40 || arch->elf_class != ELFCLASS64)
 			inv_problem(inv, "inventory not supported for %s on %s (layout not known)",
 				    inv->allocator, arch->name);

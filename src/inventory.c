@@ -190,8 +190,8 @@ unsigned inv_glibc_minor(const char *path)
 
 const char *inv_other_allocator(const char *name)
 {
-	static const char *const others[] = { "jemalloc", "tcmalloc", "mimalloc", "musl",
-					      "hoard", "snmalloc", "rpmalloc" };
+	static const char *const others[] = { "jemalloc", "tcmalloc", "mimalloc", "hoard",
+					      "snmalloc", "rpmalloc" };
 
 	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
 		if (strstr(name, others[i]))
