@@ -20,7 +20,7 @@ enum inv_kind {
 	INV_DATA, /* a writable segment of a mapped file and the .bss right after it */
 	INV_HEAP, /* [heap], or a 64 MiB-aligned anonymous piece (a candidate arena heap) */
 	INV_PAGE, /* a page read where an mmapped chunk may start */
-	INV_TLS, /* the words below a thread pointer */
+	INV_TLS, /* the static TLS next to a thread pointer */
 };
 
 struct inv_region {
@@ -42,6 +42,8 @@ struct inv_image {
 	const struct inv_span *ro; /* read-only mappings of files: where vtables may be */
 	size_t nro;
 	const uint64_t *tp; /* thread pointers (fs_base on x86_64), none if unknown */
+	const uint64_t *tls; /* where each thread's INV_TLS_WINDOW bytes of static TLS start
+			      * (arch_ops.tls_window); NULL: below its thread pointer */
 	size_t ntp;
 	uint64_t brk_start, brk_end; /* [heap], 0 if none */
 	uint64_t page_size;
@@ -63,7 +65,7 @@ typedef bool (*inv_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 /* Size classes of the report: blocks of up to 16 << i bytes. */
 #define INV_NCLASSES 40
 #define INV_MAX_PROBLEMS 16
-#define INV_TLS_WINDOW 8192 /* bytes read below each thread pointer */
+#define INV_TLS_WINDOW 8192 /* bytes of static TLS read next to each thread pointer */
 #define INV_MMAP_PROBE 4096 /* bytes read where an mmapped chunk may start */
 
 struct inventory {

@@ -41,7 +41,7 @@ struct core {
 	size_t nr, rcap;
 	struct inv_span *anon;
 	size_t nanon, acap;
-	uint64_t *tp;
+	uint64_t *tp, *tls; /* thread pointers, and where their static TLS windows start */
 	size_t ntp, tpcap;
 	struct core_file *files;
 	size_t nfiles;
@@ -61,27 +61,30 @@ static void add_region(struct core *c, uint64_t addr, uint64_t len, const uint8_
 	c->r[c->nr++] = (struct inv_region){ addr, len, data, kind };
 }
 
-/* x86_64's elf_prstatus: pr_pid at 32, pr_reg (user_regs_struct) at 112, fs_base its 22nd
- * word. Other architectures keep TLS above the thread pointer: not read. */
+/* elf_prstatus (LP64): pr_pid at 32; the first is the thread that dumped. */
 static void note_prstatus(struct core *c, const uint8_t *d, size_t len)
 {
-	uint64_t tp = 0;
 	int32_t pid;
 
-	if (len < 112 + 27 * 8)
+	if (len < 36 || c->pid)
 		return;
 	memcpy(&pid, d + 32, 4);
-	if (!c->pid)
-		c->pid = pid; /* the first is the thread that dumped */
-#if defined(__x86_64__)
-	memcpy(&tp, d + 112 + 21 * 8, 8);
-#endif
+	c->pid = pid;
+}
+
+/* A thread pointer, from whichever note of each thread holds it (arch_ops.core_tp). */
+static void note_tp(struct core *c, uint32_t type, const uint8_t *d, size_t len)
+{
+	uint64_t tp = arch->core_tp(type, d, len);
+
 	if (!tp)
 		return;
 	if (c->ntp == c->tpcap) {
 		c->tpcap = c->tpcap ? c->tpcap * 2 : 16;
 		c->tp = xrealloc(c->tp, c->tpcap * sizeof(*c->tp));
+		c->tls = xrealloc(c->tls, c->tpcap * sizeof(*c->tls));
 	}
+	c->tls[c->ntp] = arch->tls_window(tp, INV_TLS_WINDOW);
 	c->tp[c->ntp++] = tp;
 }
 
@@ -126,6 +129,7 @@ static void read_notes(struct core *c, const uint8_t *d, size_t len)
 		desc = off + 12 + ((namesz + 3) & ~3u);
 		if (desc > len || descsz > len - desc)
 			return;
+		note_tp(c, type, d + desc, descsz);
 		if (type == NT_PRSTATUS)
 			note_prstatus(c, d + desc, descsz);
 		else if (type == NT_FILE_NOTE)
@@ -319,7 +323,7 @@ int core_report(const char *path, const char *exe, FILE *out, const struct repor
 	}
 	{
 		struct inv_image img = { .r = c.r, .nr = c.nr, .anon = c.anon, .nanon = c.nanon,
-					 .ro = c.ro, .nro = c.nro, .tp = c.tp, .ntp = c.ntp,
+					 .ro = c.ro, .nro = c.nro, .tp = c.tp, .tls = c.tls, .ntp = c.ntp,
 					 .page_size = 4096 };
 		uint64_t musl_ctx;
 
@@ -348,6 +352,7 @@ int core_report(const char *path, const char *exe, FILE *out, const struct repor
 	free(c.r);
 	free(c.anon);
 	free(c.tp);
+	free(c.tls);
 	free(c.files);
 	free(c.ro);
 	munmap((void *)c.map, c.size);

@@ -18,7 +18,6 @@
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <sys/user.h>
 #include <unistd.h>
 
 #define PR_DOMAIN "inventory"
@@ -46,7 +45,7 @@ struct heapsnap {
 	size_t nanon, acap;
 	struct inv_span *ro; /* read-only file mappings: vtables for the type census */
 	size_t nro, rocap;
-	uint64_t *tp;
+	uint64_t *tp, *tls; /* thread pointers, and where their static TLS windows start */
 	size_t ntp, tpcap;
 	void **extra; /* pieces that did not fit in buf */
 	size_t nextra, xcap;
@@ -174,7 +173,7 @@ static void snap_image(struct heapsnap *s, struct inv_image *img)
 	qsort(s->r, s->nr, sizeof(*s->r), region_cmp);
 	*img = (struct inv_image){
 		.r = s->r, .nr = s->nr, .anon = s->anon, .nanon = s->nanon,
-		.ro = s->ro, .nro = s->nro, .tp = s->tp, .ntp = s->ntp,
+		.ro = s->ro, .nro = s->nro, .tp = s->tp, .tls = s->tls, .ntp = s->ntp,
 		.brk_start = s->brk_start, .brk_end = s->brk_end,
 		.page_size = sysconf(_SC_PAGESIZE),
 	};
@@ -311,19 +310,14 @@ static void collect_tid(struct thread *t, void *ctx)
 	l->v[l->n++] = t->tid;
 }
 
-/* The thread pointer of a stopped thread, 0 if unknown. Only x86_64 is read: glibc keeps
- * tcache below it (TLS variant II); the other architectures put TLS above it. */
+/* The thread pointer of a stopped thread, 0 if unknown. */
 static uint64_t thread_pointer(pid_t tid)
 {
-#if defined(__x86_64__)
-	struct user_regs_struct regs;
+	uint64_t tp = 0;
 
-	if (!ptrace(PTRACE_GETREGS, tid, 0, &regs))
-		return regs.fs_base;
-#else
-	(void)tid;
-#endif
-	return 0;
+	if (arch_thread_pointer(tid, &tp))
+		return 0;
+	return tp;
 }
 
 /* mallocng: its context in the copied data, then the meta areas and groups it leads to, read
@@ -392,13 +386,15 @@ void heapsnap_take(struct heapsnap *s, struct proc *p)
 			continue;
 		if (s->musl_ctx) /* mallocng keeps nothing per thread: the count only */
 			have = SIZE_MAX;
-		/* the window, or its tail when it starts below the mapping */
+		/* the window, or its part next to tp when it starts below the mapping */
 		for (uint64_t w = INV_TLS_WINDOW; w >= 8 && s->nr == have; w /= 2)
-			copy_region(s, tp - w, w, INV_TLS);
+			copy_region(s, arch->tls_window(tp, w), w, INV_TLS);
 		if (s->ntp == s->tpcap) {
 			s->tpcap = s->tpcap ? s->tpcap * 2 : 16;
 			s->tp = xrealloc(s->tp, s->tpcap * sizeof(*s->tp));
+			s->tls = xrealloc(s->tls, s->tpcap * sizeof(*s->tls));
 		}
+		s->tls[s->ntp] = arch->tls_window(tp, INV_TLS_WINDOW);
 		s->tp[s->ntp++] = tp;
 	}
 	s->stop_ms = (now_ns() - t0) / 1e6;
@@ -504,5 +500,6 @@ void heapsnap_free(struct heapsnap *s)
 	free(s->anon);
 	free(s->ro);
 	free(s->tp);
+	free(s->tls);
 	free(s);
 }

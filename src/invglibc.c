@@ -455,15 +455,20 @@ static int u64_cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* The offset below the thread pointer where every thread keeps its tcache pointer: the one at
- * which most threads point at a candidate struct (a stray pointer in one thread's TLS loses). */
+static uint64_t tls_start(const struct inv_image *img, size_t t)
+{
+	return img->tls ? img->tls[t] : img->tp[t] - INV_TLS_WINDOW;
+}
+
+/* The offset in the static TLS where every thread keeps its tcache pointer: the one at which
+ * most threads point at a candidate struct (a stray pointer in one thread's TLS loses). */
 static void tls_tcache(struct gctx *g, const uint64_t *cand, size_t ncand, uint64_t *per_thread)
 {
 	unsigned votes[INV_TLS_WINDOW / 8] = { 0 }, best = 0, bestv = 0;
 	const struct inv_image *img = g->img;
 
 	for (size_t t = 0; t < img->ntp; t++) {
-		const uint8_t *w = inv_ptr(img, img->tp[t] - INV_TLS_WINDOW, INV_TLS_WINDOW);
+		const uint8_t *w = inv_ptr(img, tls_start(img, t), INV_TLS_WINDOW);
 
 		for (unsigned k = 0; w && k < INV_TLS_WINDOW / 8; k++) {
 			uint64_t v;
@@ -482,7 +487,7 @@ static void tls_tcache(struct gctx *g, const uint64_t *cand, size_t ncand, uint6
 		uint64_t v = 0;
 
 		if (bestv)
-			inv_read64(img, img->tp[t] - INV_TLS_WINDOW + 8 * best, &v);
+			inv_read64(img, tls_start(img, t) + 8 * best, &v);
 		per_thread[t] = v;
 	}
 }

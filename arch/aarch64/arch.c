@@ -451,6 +451,21 @@ static bool a64_after_call(const uint8_t *code, uint64_t ret, uint64_t *target)
 	return (i & 0xfffffc1fu) == 0xd63f0000u;
 }
 
+static uint64_t a64_core_tp(uint32_t type, const uint8_t *desc, size_t len)
+{
+	uint64_t tp = 0;
+
+	if (type == NT_ARM_TLS && len >= 8)
+		memcpy(&tp, desc, 8);
+	return tp;
+}
+
+static uint64_t a64_tls_window(uint64_t tp, uint64_t len)
+{
+	(void)len;
+	return tp;
+}
+
 const struct arch_ops arch_aarch64_ops = {
 	.name = "aarch64",
 	.elf_machine = EM_AARCH64,
@@ -486,4 +501,6 @@ const struct arch_ops arch_aarch64_ops = {
 	.syscall_setup = a64_syscall_setup,
 	.syscall_result = a64_syscall_result,
 	.syscall_restart = a64_syscall_restart,
+	.core_tp = a64_core_tp,
+	.tls_window = a64_tls_window,
 };
