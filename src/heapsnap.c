@@ -33,6 +33,8 @@
 #define DATA_MAX (16ull << 20) /* larger file-backed writable mappings are not libc's data */
 #define READ_PIECE (64ull << 20)
 #define SNAP_MAX_HOPS 65536 /* mmapped chunks read per mapping */
+#define SCAN_BATCH 256 /* page headers read by one process_vm_readv */
+#define SCAN_PAGES 16384 /* pages of a mapping searched for mmapped chunks past a non-chunk */
 #define MUSL_ROUNDS 8 /* reads of what mallocng's areas and groups lead to */
 
 struct heapsnap {
@@ -266,8 +268,51 @@ static bool planned(const struct plan *v, size_t n, uint64_t addr, uint64_t len)
 	return false;
 }
 
+/*
+ * The first page after pos, before end, that starts like an mmapped chunk (prev_size 0, flags
+ * exactly IS_MMAPPED, a page-multiple size inside the mapping); 0 if none. A thread's stack
+ * mapped next to mmapped chunks merges with them into one mapping on kernels before 6.7 (which
+ * made MAP_STACK mappings VM_NOHUGEPAGE, so they stopped merging): the chunks then follow
+ * memory that is no chunk. The pages' first words are read SCAN_BATCH at a time.
+ */
+static uint64_t next_chunk_page(struct heapsnap *s, uint64_t pos, uint64_t end, uint64_t page_size)
+{
+	uint64_t hdr[SCAN_BATCH][2];
+	struct iovec local[SCAN_BATCH], remote[SCAN_BATCH];
+	uint64_t p = (pos & ~(page_size - 1)) + page_size, pages = 0;
+
+	/* a thread's stack ends just above its thread pointer (glibc puts the thread's descriptor
+	 * and static TLS at the top): no chunk below it */
+	for (size_t i = 0; i < s->ntp; i++)
+		if (s->tp[i] >= p && s->tp[i] < end)
+			p = (s->tp[i] & ~(page_size - 1)) + page_size;
+
+	while (p < end && pages < SCAN_PAGES) {
+		unsigned n = 0;
+		ssize_t got;
+
+		for (uint64_t q = p; q < end && n < SCAN_BATCH; q += page_size, n++) {
+			local[n] = (struct iovec){ hdr[n], 16 };
+			remote[n] = (struct iovec){ (void *)(uintptr_t)q, 16 };
+		}
+		got = process_vm_readv(s->pid, local, n, remote, n, 0);
+		if (got <= 0)
+			return 0;
+		for (unsigned i = 0; i < n && (ssize_t)(16 * (i + 1)) <= got; i++) {
+			uint64_t q = p + i * page_size, sz = hdr[i][1] & ~7ull;
+
+			if (!hdr[i][0] && (hdr[i][1] & 7) == 2 && sz >= page_size &&
+			    !(sz % page_size) && q + sz <= end && q + sz > q)
+				return q;
+		}
+		p += (uint64_t)n * page_size;
+		pages += n;
+	}
+	return 0;
+}
+
 /* The first page of every mmapped chunk in span a, hopping from chunk to chunk (adjacent
- * mappings merge into one). */
+ * mappings merge into one), past memory that is no chunk by next_chunk_page. */
 static void copy_mmapped(struct heapsnap *s, const struct inv_span *a, const struct plan *v,
 			 size_t nv, uint64_t page_size)
 {
@@ -288,8 +333,12 @@ static void copy_mmapped(struct heapsnap *s, const struct inv_span *a, const str
 			return;
 		got = s->r[s->nr - 1].len;
 		memcpy(page, s->r[s->nr - 1].data, got);
-		if (!inv_mmap_chunk_at(page, got, pos, a->end, page_size, &chunk, &size))
-			return;
+		if (!inv_mmap_chunk_at(page, got, pos, a->end, page_size, &chunk, &size)) {
+			pos = next_chunk_page(s, pos, a->end, page_size);
+			if (!pos)
+				return;
+			continue;
+		}
 		pos = chunk + size;
 	}
 }
@@ -375,8 +424,6 @@ void heapsnap_take(struct heapsnap *s, struct proc *p)
 	for (size_t i = 0; i < nv && !s->musl_ctx; i++)
 		if (v[i].kind != INV_DATA && v[i].start != s->brk_start)
 			copy_region(s, v[i].start, v[i].end - v[i].start, v[i].kind);
-	for (size_t i = 0; i < s->nanon && !s->musl_ctx; i++)
-		copy_mmapped(s, &s->anon[i], v, nv, page_size);
 	proc_for_each_thread(p, collect_tid, &tids);
 	for (size_t i = 0; i < tids.n; i++) {
 		uint64_t tp = thread_pointer(tids.v[i]);
@@ -397,6 +444,8 @@ void heapsnap_take(struct heapsnap *s, struct proc *p)
 		s->tls[s->ntp] = arch->tls_window(tp, INV_TLS_WINDOW);
 		s->tp[s->ntp++] = tp;
 	}
+	for (size_t i = 0; i < s->nanon && !s->musl_ctx; i++)
+		copy_mmapped(s, &s->anon[i], v, nv, page_size);
 	s->stop_ms = (now_ns() - t0) / 1e6;
 	s->taken = true;
 	{
