@@ -105,11 +105,13 @@ int inv_glibc_read(const struct inv_image *img, struct inventory *inv);
  * found by its shape in img's data and verified by its first meta area; 0 if none, then
  * *unread is the first meta area of a plausible context that the copy lacks (0 if none).
  * inv_musl_missing: the ranges of the process the reading of ctx needs and img lacks (meta
- * areas, groups), sorted and merged; *n of them, in an xmalloc'd array (NULL when none).
+ * areas, groups), sorted and merged; *n of them, in an xmalloc'd array (NULL when none);
+ * *again if once they are read, they may lead to more (a meta area's next, a slot's header).
  * inv_musl_read: fill inv (zeroed, allocator set) with the live slots and their requested sizes.
  */
 uint64_t inv_musl_context(const struct inv_image *img, uint64_t *unread);
-struct inv_span *inv_musl_missing(const struct inv_image *img, uint64_t ctx, size_t *n);
+struct inv_span *inv_musl_missing(const struct inv_image *img, uint64_t ctx, size_t *n,
+				  bool *again);
 int inv_musl_read(const struct inv_image *img, uint64_t ctx, struct inventory *inv);
 
 /* Pointer to len bytes of the copy at addr, or NULL if not all copied in one region. */

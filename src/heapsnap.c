@@ -107,10 +107,15 @@ static size_t make_plan(struct heapsnap *s, const struct mapping *m, size_t n, s
 		} else if (m[i].path[0] == '/' && len <= DATA_MAX) {
 			plan_add(&v, &nv, &cap, m[i].start, m[i].end, INV_DATA);
 		} else if (anon_path(m[i].path)) {
-			/* the .bss after a file's writable segment */
+			/* the .bss after a file's writable segment, in one piece with it: an
+			 * object may straddle the two (the reader looks each up in one piece) */
 			if (i && m[i - 1].end == m[i].start && m[i - 1].path[0] == '/' &&
-			    len <= DATA_MAX && (m[i - 1].prot & MAP_W))
-				plan_add(&v, &nv, &cap, m[i].start, m[i].end, INV_DATA);
+			    len <= DATA_MAX && (m[i - 1].prot & MAP_W)) {
+				if (nv && v[nv - 1].kind == INV_DATA && v[nv - 1].end == m[i].start)
+					v[nv - 1].end = m[i].end;
+				else
+					plan_add(&v, &nv, &cap, m[i].start, m[i].end, INV_DATA);
+			}
 			for (uint64_t x = (m[i].start + HEAP_ALIGN - 1) & ~(HEAP_ALIGN - 1);
 			     x < m[i].end && x >= m[i].start; x += HEAP_ALIGN)
 				plan_add(&v, &nv, &cap, x,
@@ -379,11 +384,14 @@ static uint64_t musl_copy(struct heapsnap *s)
 	for (unsigned round = 0; round < MUSL_ROUNDS; round++) {
 		struct inv_image img;
 		struct inv_span *miss;
+		bool again;
 		size_t n;
 
 		snap_image(s, &img);
 		if (!ctx) {
 			ctx = inv_musl_context(&img, &unread);
+			pr_dbg(2, "mallocng context 0x%llx, unread area 0x%llx",
+			       (unsigned long long)ctx, (unsigned long long)unread);
 			if (!ctx && !unread)
 				return 0;
 			if (!ctx) {
@@ -391,11 +399,12 @@ static uint64_t musl_copy(struct heapsnap *s)
 				continue;
 			}
 		}
-		miss = inv_musl_missing(&img, ctx, &n);
+		miss = inv_musl_missing(&img, ctx, &n, &again);
 		for (size_t i = 0; i < n; i++)
 			copy_region(s, miss[i].start, miss[i].end - miss[i].start, INV_HEAP);
+		pr_dbg(2, "mallocng round %u: %zu ranges read", round, n);
 		free(miss);
-		if (!n)
+		if (!n || !again)
 			break;
 	}
 	return ctx;

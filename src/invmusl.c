@@ -106,8 +106,10 @@ static bool ctx_shaped(const uint8_t *c)
 	memcpy(&tail, c + CTX_AREA_TAIL, 8);
 	memcpy(&avail, c + CTX_AVAIL_META, 8);
 	memcpy(&count, c + CTX_AVAIL_META_COUNT, 8);
+	/* avail_meta is one past the last slot when the tail area is full */
 	if (!secret || init != 1 || !head || !tail || (head | tail) & (PAGE - 1) ||
-	    count > AREA_SLOTS || (avail && !meta_shaped(avail) && avail != tail + PAGE))
+	    count > AREA_SLOTS ||
+	    (avail && !meta_shaped(avail) && avail != tail + AREA_HDR + AREA_SLOTS * META_SIZE))
 		return false;
 	for (unsigned i = 0; i < NCLASS; i++) {
 		uint64_t a;
@@ -254,6 +256,7 @@ static void each_meta(const struct inv_image *img, uint64_t ctx, struct inventor
 struct missing {
 	struct inv_span *v;
 	size_t n, cap;
+	bool again; /* what is read now leads to more (an area's next, a slot's header) */
 };
 
 static void want(const struct inv_image *img, struct missing *ms, uint64_t start, uint64_t end)
@@ -285,6 +288,8 @@ static void want_group(const struct inv_image *img, const struct meta *m, void *
 		uint8_t r;
 		uint16_t off;
 
+		if (!inv_ptr(img, m->mem, PAGE))
+			ms->again = true; /* its header says where its user address is */
 		if (rd8(img, m->mem + UNIT - 3, &r) && r >> 5 == 7 &&
 		    rd16(img, m->mem + UNIT - 2, &off) && (uint64_t)off * UNIT < stride) {
 			uint64_t p = m->mem + UNIT + (uint64_t)off * UNIT;
@@ -301,7 +306,8 @@ static int span_cmp(const void *x, const void *y)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
-struct inv_span *inv_musl_missing(const struct inv_image *img, uint64_t ctx, size_t *n)
+struct inv_span *inv_musl_missing(const struct inv_image *img, uint64_t ctx, size_t *n,
+				  bool *again)
 {
 	struct missing ms = { 0 };
 	uint64_t stopped;
@@ -317,6 +323,7 @@ struct inv_span *inv_musl_missing(const struct inv_image *img, uint64_t ctx, siz
 				end = img->anon[i].end - stopped > BIG_GROUP ? stopped + BIG_GROUP :
 									       img->anon[i].end;
 		want(img, &ms, stopped, end);
+		ms.again = true;
 	}
 	/* one read per run of touching ranges; nested groups lie inside their outer one */
 	if (ms.n)
@@ -330,6 +337,7 @@ struct inv_span *inv_musl_missing(const struct inv_image *img, uint64_t ctx, siz
 		ms.v[k++] = ms.v[i];
 	}
 	*n = k;
+	*again = ms.again;
 	return ms.v;
 }
 

@@ -107,7 +107,7 @@ static void *exiting_main(void *arg)
 }
 
 /* glibc's tcbhead_t.dtv: at tp + 8 with TLS variant II (x86_64), at tp with variant I, where
- * mips puts tp 0x7000 past the thread control block. */
+ * mips puts tp 0x7000 past the end of the 16-byte thread control block (THREAD_DTV). */
 static char *dtv_of_thread(void)
 {
 	char **tp = __builtin_thread_pointer();
@@ -115,7 +115,7 @@ static char *dtv_of_thread(void)
 #if defined(__x86_64__)
 	return tp[1];
 #elif defined(__mips__)
-	return ((char **)((char *)tp - 0x7000))[0];
+	return ((char **)((char *)tp - 0x7000 - 16))[0];
 #else
 	return tp[0];
 #endif

@@ -154,6 +154,7 @@ TEST_CASE(musl_missing)
 	struct inv_span *miss;
 	uint64_t unread;
 	size_t n;
+	bool again;
 
 	build();
 	image(&img, r);
@@ -161,15 +162,16 @@ TEST_CASE(musl_missing)
 	CHECK_EQ(inv_musl_context(&img, &unread), 0);
 	CHECK_EQ(unread, AREA);
 	img.nr = 2; /* and the area: both groups are wanted (the big one's first page and end) */
-	miss = inv_musl_missing(&img, CTX, &n);
+	miss = inv_musl_missing(&img, CTX, &n, &again);
 	CHECK_EQ(n, 2);
+	CHECK(!again); /* the big group is small enough to be read whole */
 	CHECK_EQ(miss[0].start, GROUP);
 	CHECK_EQ(miss[0].end, GROUP + 16 + 3 * 48);
 	CHECK_EQ(miss[1].start, BIG);
 	CHECK_EQ(miss[1].end, BIG + 0x2000);
 	free(miss);
 	img.nr = 4;
-	miss = inv_musl_missing(&img, CTX, &n);
+	miss = inv_musl_missing(&img, CTX, &n, &again);
 	CHECK_EQ(n, 0);
 	free(miss);
 }
