@@ -175,3 +175,17 @@ TEST_CASE(musl_missing)
 	CHECK_EQ(n, 0);
 	free(miss);
 }
+
+TEST_CASE(musl_full_tail_area)
+{
+	struct inv_region r[4];
+	struct inv_image img;
+	uint64_t unread;
+
+	build();
+	put(CTX + 24, AREA + 24 + 101 * 40); /* avail_meta one past the last slot, count 0 */
+	image(&img, r);
+	CHECK_EQ(inv_musl_context(&img, &unread), CTX);
+	put(CTX + 24, AREA + 24 + 101 * 40 + 8); /* not a meta */
+	CHECK_EQ(inv_musl_context(&img, &unread), 0);
+}
