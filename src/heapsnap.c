@@ -229,9 +229,14 @@ struct heapsnap *heapsnap_prepare(pid_t pid)
 	s->pid = pid;
 	if (n > 0) {
 		nv = make_plan(s, m, n, &v, &bytes);
-		if (musl_likely(pid, v, nv))
+		if (musl_likely(pid, v, nv)) { /* the data, [heap], and the groups' mappings */
+			bytes = 0;
+			for (size_t i = 0; i < nv; i++)
+				if (v[i].kind == INV_DATA || v[i].start == s->brk_start)
+					bytes += v[i].end - v[i].start;
 			for (size_t i = 0; i < s->nanon; i++)
 				bytes += s->anon[i].end - s->anon[i].start;
+		}
 		buf_map(s, bytes);
 	}
 	free(v);
