@@ -172,6 +172,20 @@ struct arch_ops {
 	int (*entry_branch)(uint64_t addr, uint64_t to, uint8_t *buf);
 	size_t (*entry_thunk)(uint8_t *buf, uint64_t at, uint32_t word, uint64_t common);
 	uint64_t (*get_tls)(const struct arch_regs *r);
+
+	/*
+	 * The thread pointer as a core file keeps it: from the note of type type (desc: its len
+	 * bytes), 0 if that note does not hold it (x86_64: fs_base in NT_PRSTATUS; aarch64 and arm:
+	 * NT_ARM_TLS; mips64 cores have none).
+	 */
+	uint64_t (*core_tp)(uint32_t type, const uint8_t *desc, size_t len);
+	/*
+	 * Where the len bytes of static TLS next to thread pointer tp start, in which the C
+	 * library keeps its own thread variables (glibc's tcache pointer): below tp with TLS
+	 * variant II (x86_64), above it with variant I (aarch64, arm; mips64's tp points 0x7000
+	 * past the start of the thread control block).
+	 */
+	uint64_t (*tls_window)(uint64_t tp, uint64_t len);
 };
 
 /* Every architecture's ops, for the unit tests; only one is linked into the tool. */
@@ -189,6 +203,9 @@ int arch_set_regs(pid_t tid, const struct arch_regs *r);
 /* Put the thread pointer into r where NT_PRSTATUS lacks it (aarch64: NT_ARM_TLS), for
  * arch->get_tls; where the arch has entry stubs. Return 0 or -errno. */
 int arch_get_tls_reg(pid_t tid, struct arch_regs *r);
+/* The thread pointer of a stopped thread (tls.c: x86_64 fs_base, aarch64 NT_ARM_TLS, arm and
+ * mips64 PTRACE_GET_THREAD_AREA). Return 0 or -errno. */
+int arch_thread_pointer(pid_t tid, uint64_t *tp);
 /* Map a libunwind register number to its value in a snapshot; return 0 or -EINVAL. */
 int arch_unwind_reg(const struct arch_regs *r, int unw_regnum, uint64_t *val);
 

@@ -41,7 +41,7 @@ struct core {
 	size_t nr, rcap;
 	struct inv_span *anon;
 	size_t nanon, acap;
-	uint64_t *tp;
+	uint64_t *tp, *tls; /* thread pointers, and where their static TLS windows start */
 	size_t ntp, tpcap;
 	struct core_file *files;
 	size_t nfiles;
@@ -61,27 +61,30 @@ static void add_region(struct core *c, uint64_t addr, uint64_t len, const uint8_
 	c->r[c->nr++] = (struct inv_region){ addr, len, data, kind };
 }
 
-/* x86_64's elf_prstatus: pr_pid at 32, pr_reg (user_regs_struct) at 112, fs_base its 22nd
- * word. Other architectures keep TLS above the thread pointer: not read. */
+/* elf_prstatus (LP64): pr_pid at 32; the first is the thread that dumped. */
 static void note_prstatus(struct core *c, const uint8_t *d, size_t len)
 {
-	uint64_t tp = 0;
 	int32_t pid;
 
-	if (len < 112 + 27 * 8)
+	if (len < 36 || c->pid)
 		return;
 	memcpy(&pid, d + 32, 4);
-	if (!c->pid)
-		c->pid = pid; /* the first is the thread that dumped */
-#if defined(__x86_64__)
-	memcpy(&tp, d + 112 + 21 * 8, 8);
-#endif
+	c->pid = pid;
+}
+
+/* A thread pointer, from whichever note of each thread holds it (arch_ops.core_tp). */
+static void note_tp(struct core *c, uint32_t type, const uint8_t *d, size_t len)
+{
+	uint64_t tp = arch->core_tp(type, d, len);
+
 	if (!tp)
 		return;
 	if (c->ntp == c->tpcap) {
 		c->tpcap = c->tpcap ? c->tpcap * 2 : 16;
 		c->tp = xrealloc(c->tp, c->tpcap * sizeof(*c->tp));
+		c->tls = xrealloc(c->tls, c->tpcap * sizeof(*c->tls));
 	}
+	c->tls[c->ntp] = arch->tls_window(tp, INV_TLS_WINDOW);
 	c->tp[c->ntp++] = tp;
 }
 
@@ -126,6 +129,7 @@ static void read_notes(struct core *c, const uint8_t *d, size_t len)
 		desc = off + 12 + ((namesz + 3) & ~3u);
 		if (desc > len || descsz > len - desc)
 			return;
+		note_tp(c, type, d + desc, descsz);
 		if (type == NT_PRSTATUS)
 			note_prstatus(c, d + desc, descsz);
 		else if (type == NT_FILE_NOTE)
@@ -241,13 +245,16 @@ static bool read_core(void *ctx, uint64_t addr, void *buf, size_t len)
 }
 
 /* The malloc of the core's process, by the files mapped in it (or exe, the executable): another
- * allocator's library, else libc.so's or the executable's glibc. */
-static void identify(const struct core *c, const char *exe, struct inventory *inv,
-		     unsigned *minor)
+ * allocator's library, else libc.so's or the executable's glibc (*minor), else musl's mallocng
+ * if img holds its context (*musl_ctx). */
+static void identify(const struct core *c, const char *exe, const struct inv_image *img,
+		     struct inventory *inv, unsigned *minor, uint64_t *musl_ctx)
 {
 	const char *libc = NULL, *other;
+	uint64_t unread;
 
 	*minor = 0;
+	*musl_ctx = 0;
 	for (size_t i = 0; i < c->nfiles; i++) {
 		const char *base = strrchr(c->files[i].name, '/');
 
@@ -263,12 +270,17 @@ static void identify(const struct core *c, const char *exe, struct inventory *in
 	if (!libc)
 		libc = exe ? exe : c->nfiles ? c->files[0].name : NULL;
 	*minor = libc ? inv_glibc_minor(libc) : 0;
-	if (!*minor) {
-		inv_problem(inv, "no glibc found in the core's files%s: inventory not supported",
-			    exe ? "" : " (name the program with --exe)");
+	if (*minor) {
+		snprintf(inv->allocator, sizeof(inv->allocator), "glibc-2.%u", *minor);
 		return;
 	}
-	snprintf(inv->allocator, sizeof(inv->allocator), "glibc-2.%u", *minor);
+	*musl_ctx = inv_musl_context(img, &unread);
+	if (*musl_ctx) {
+		snprintf(inv->allocator, sizeof(inv->allocator), "musl-mallocng");
+		return;
+	}
+	inv_problem(inv, "no glibc or musl malloc found in the core%s: inventory not supported",
+		    exe ? "" : " (name the program with --exe)");
 }
 
 int core_report(const char *path, const char *exe, FILE *out, const struct report_opts *ro)
@@ -309,16 +321,18 @@ int core_report(const char *path, const char *exe, FILE *out, const struct repor
 		munmap((void *)c.map, c.size);
 		return ret;
 	}
-	identify(&c, exe, &inv, &minor);
-	if (minor) {
+	{
 		struct inv_image img = { .r = c.r, .nr = c.nr, .anon = c.anon, .nanon = c.nanon,
-					 .ro = c.ro, .nro = c.nro, .tp = c.tp, .ntp = c.ntp,
+					 .ro = c.ro, .nro = c.nro, .tp = c.tp, .tls = c.tls, .ntp = c.ntp,
 					 .page_size = 4096 };
+		uint64_t musl_ctx;
 
-		if (minor < 35 || minor > 40)
+		identify(&c, exe, &img, &inv, &minor, &musl_ctx);
+		if (minor && (minor < 35 || minor > 40))
 			inv_problem(&inv, "inventory not supported for %s (layout not known)",
 				    inv.allocator);
-		else if (!inv_glibc_read(&img, &inv))
+		else if ((musl_ctx && !inv_musl_read(&img, musl_ctx, &inv)) ||
+			 (minor && !inv_glibc_read(&img, &inv)))
 			inv_type_census(&inv, &img, read_core, &c);
 	}
 	inv.analysis_ms = (now_ns() - t0) / 1e6;
@@ -338,6 +352,7 @@ int core_report(const char *path, const char *exe, FILE *out, const struct repor
 	free(c.r);
 	free(c.anon);
 	free(c.tp);
+	free(c.tls);
 	free(c.files);
 	free(c.ro);
 	munmap((void *)c.map, c.size);

@@ -18,7 +18,6 @@
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <sys/user.h>
 #include <unistd.h>
 
 #define PR_DOMAIN "inventory"
@@ -35,6 +34,9 @@
 #define DATA_MAX (16ull << 20) /* larger file-backed writable mappings are not libc's data */
 #define READ_PIECE (64ull << 20)
 #define SNAP_MAX_HOPS 65536 /* mmapped chunks read per mapping */
+#define SCAN_BATCH 256 /* page headers read by one process_vm_readv */
+#define SCAN_PAGES 16384 /* pages of a mapping searched for mmapped chunks past a non-chunk */
+#define MUSL_ROUNDS 8 /* reads of what mallocng's areas and groups lead to */
 
 struct heapsnap {
 	pid_t pid;
@@ -46,11 +48,12 @@ struct heapsnap {
 	size_t nanon, acap;
 	struct inv_span *ro; /* read-only file mappings: vtables for the type census */
 	size_t nro, rocap;
-	uint64_t *tp;
+	uint64_t *tp, *tls; /* thread pointers, and where their static TLS windows start */
 	size_t ntp, tpcap;
 	void **extra; /* pieces that did not fit in buf */
 	size_t nextra, xcap;
 	uint64_t brk_start, brk_end;
+	uint64_t musl_ctx; /* mallocng's context, 0 if the copy holds none */
 	double stop_ms;
 	bool taken;
 };
@@ -105,10 +108,15 @@ static size_t make_plan(struct heapsnap *s, const struct mapping *m, size_t n, s
 		} else if (m[i].path[0] == '/' && len <= DATA_MAX) {
 			plan_add(&v, &nv, &cap, m[i].start, m[i].end, INV_DATA);
 		} else if (anon_path(m[i].path)) {
-			/* the .bss after a file's writable segment */
+			/* the .bss after a file's writable segment, in one piece with it: an
+			 * object may straddle the two (the reader looks each up in one piece) */
 			if (i && m[i - 1].end == m[i].start && m[i - 1].path[0] == '/' &&
-			    len <= DATA_MAX && (m[i - 1].prot & MAP_W))
-				plan_add(&v, &nv, &cap, m[i].start, m[i].end, INV_DATA);
+			    len <= DATA_MAX && (m[i - 1].prot & MAP_W)) {
+				if (nv && v[nv - 1].kind == INV_DATA && v[nv - 1].end == m[i].start)
+					v[nv - 1].end = m[i].end;
+				else
+					plan_add(&v, &nv, &cap, m[i].start, m[i].end, INV_DATA);
+			}
 			for (uint64_t x = (m[i].start + HEAP_ALIGN - 1) & ~(HEAP_ALIGN - 1);
 			     x < m[i].end && x >= m[i].start; x += HEAP_ALIGN)
 				plan_add(&v, &nv, &cap, x,
@@ -160,17 +168,76 @@ static void buf_map(struct heapsnap *s, size_t bytes)
 	}
 }
 
+static int region_cmp(const void *x, const void *y)
+{
+	const struct inv_region *a = x, *b = y;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+/* The copy as the pure reader sees it (regions sorted). */
+static void snap_image(struct heapsnap *s, struct inv_image *img)
+{
+	qsort(s->r, s->nr, sizeof(*s->r), region_cmp);
+	*img = (struct inv_image){
+		.r = s->r, .nr = s->nr, .anon = s->anon, .nanon = s->nanon,
+		.ro = s->ro, .nro = s->nro, .tp = s->tp, .tls = s->tls, .ntp = s->ntp,
+		.brk_start = s->brk_start, .brk_end = s->brk_end,
+		.page_size = sysconf(_SC_PAGESIZE),
+	};
+}
+
+/* Does the program's data (read now, while it runs) hold a mallocng context? Then its groups,
+ * in anonymous mappings, are copied in the stop: the buffer is sized for them. */
+static bool musl_likely(pid_t pid, const struct plan *v, size_t nv)
+{
+	struct inv_region *r = xcalloc(nv ? nv : 1, sizeof(*r));
+	struct inv_image img = { .r = r };
+	uint64_t unread = 0;
+	bool found;
+
+	for (size_t i = 0; i < nv; i++) {
+		uint64_t len = v[i].end - v[i].start;
+		uint8_t *d;
+		struct iovec local, remote = { (void *)(uintptr_t)v[i].start, len };
+
+		if (v[i].kind != INV_DATA)
+			continue;
+		d = xmalloc(len);
+		local = (struct iovec){ d, len };
+		if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+			free(d);
+			continue;
+		}
+		r[img.nr++] = (struct inv_region){ v[i].start, len, d, INV_DATA };
+	}
+	qsort(r, img.nr, sizeof(*r), region_cmp);
+	found = inv_musl_context(&img, &unread) || unread;
+	for (size_t i = 0; i < img.nr; i++)
+		free((void *)r[i].data);
+	free(r);
+	return found;
+}
+
 struct heapsnap *heapsnap_prepare(pid_t pid)
 {
 	struct heapsnap *s = xcalloc(1, sizeof(*s));
 	struct mapping *m = NULL;
 	struct plan *v = NULL;
 	ssize_t n = maps_read(pid, &m);
-	size_t bytes = 0;
+	size_t bytes = 0, nv;
 
 	s->pid = pid;
 	if (n > 0) {
-		make_plan(s, m, n, &v, &bytes);
+		nv = make_plan(s, m, n, &v, &bytes);
+		if (musl_likely(pid, v, nv)) { /* the data, [heap], and the groups' mappings */
+			bytes = 0;
+			for (size_t i = 0; i < nv; i++)
+				if (v[i].kind == INV_DATA || v[i].start == s->brk_start)
+					bytes += v[i].end - v[i].start;
+			for (size_t i = 0; i < s->nanon; i++)
+				bytes += s->anon[i].end - s->anon[i].start;
+		}
 		buf_map(s, bytes);
 	}
 	free(v);
@@ -212,8 +279,51 @@ static bool planned(const struct plan *v, size_t n, uint64_t addr, uint64_t len)
 	return false;
 }
 
+/*
+ * The first page after pos, before end, that starts like an mmapped chunk (prev_size 0, flags
+ * exactly IS_MMAPPED, a page-multiple size inside the mapping); 0 if none. A thread's stack
+ * mapped next to mmapped chunks merges with them into one mapping on kernels before 6.7 (which
+ * made MAP_STACK mappings VM_NOHUGEPAGE, so they stopped merging): the chunks then follow
+ * memory that is no chunk. The pages' first words are read SCAN_BATCH at a time.
+ */
+static uint64_t next_chunk_page(struct heapsnap *s, uint64_t pos, uint64_t end, uint64_t page_size)
+{
+	uint64_t hdr[SCAN_BATCH][2];
+	struct iovec local[SCAN_BATCH], remote[SCAN_BATCH];
+	uint64_t p = (pos & ~(page_size - 1)) + page_size, pages = 0;
+
+	/* a thread's stack ends just above its thread pointer (glibc puts the thread's descriptor
+	 * and static TLS at the top): no chunk below it */
+	for (size_t i = 0; i < s->ntp; i++)
+		if (s->tp[i] >= p && s->tp[i] < end)
+			p = (s->tp[i] & ~(page_size - 1)) + page_size;
+
+	while (p < end && pages < SCAN_PAGES) {
+		unsigned n = 0;
+		ssize_t got;
+
+		for (uint64_t q = p; q < end && n < SCAN_BATCH; q += page_size, n++) {
+			local[n] = (struct iovec){ hdr[n], 16 };
+			remote[n] = (struct iovec){ (void *)(uintptr_t)q, 16 };
+		}
+		got = process_vm_readv(s->pid, local, n, remote, n, 0);
+		if (got <= 0)
+			return 0;
+		for (unsigned i = 0; i < n && (ssize_t)(16 * (i + 1)) <= got; i++) {
+			uint64_t q = p + i * page_size, sz = hdr[i][1] & ~7ull;
+
+			if (!hdr[i][0] && (hdr[i][1] & 7) == 2 && sz >= page_size &&
+			    !(sz % page_size) && q + sz <= end && q + sz > q)
+				return q;
+		}
+		p += (uint64_t)n * page_size;
+		pages += n;
+	}
+	return 0;
+}
+
 /* The first page of every mmapped chunk in span a, hopping from chunk to chunk (adjacent
- * mappings merge into one). */
+ * mappings merge into one), past memory that is no chunk by next_chunk_page. */
 static void copy_mmapped(struct heapsnap *s, const struct inv_span *a, const struct plan *v,
 			 size_t nv, uint64_t page_size)
 {
@@ -234,8 +344,12 @@ static void copy_mmapped(struct heapsnap *s, const struct inv_span *a, const str
 			return;
 		got = s->r[s->nr - 1].len;
 		memcpy(page, s->r[s->nr - 1].data, got);
-		if (!inv_mmap_chunk_at(page, got, pos, a->end, page_size, &chunk, &size))
-			return;
+		if (!inv_mmap_chunk_at(page, got, pos, a->end, page_size, &chunk, &size)) {
+			pos = next_chunk_page(s, pos, a->end, page_size);
+			if (!pos)
+				return;
+			continue;
+		}
 		pos = chunk + size;
 	}
 }
@@ -256,26 +370,50 @@ static void collect_tid(struct thread *t, void *ctx)
 	l->v[l->n++] = t->tid;
 }
 
-/* The thread pointer of a stopped thread, 0 if unknown. Only x86_64 is read: glibc keeps
- * tcache below it (TLS variant II); the other architectures put TLS above it. */
+/* The thread pointer of a stopped thread, 0 if unknown. */
 static uint64_t thread_pointer(pid_t tid)
 {
-#if defined(__x86_64__)
-	struct user_regs_struct regs;
+	uint64_t tp = 0;
 
-	if (!ptrace(PTRACE_GETREGS, tid, 0, &regs))
-		return regs.fs_base;
-#else
-	(void)tid;
-#endif
-	return 0;
+	if (arch_thread_pointer(tid, &tp))
+		return 0;
+	return tp;
 }
 
-static int region_cmp(const void *x, const void *y)
+/* mallocng: its context in the copied data, then the meta areas and groups it leads to, read
+ * in rounds (an area's list and a group's offsets are known once the copy holds what points at
+ * them). Return the context, 0 if the copy holds none. */
+static uint64_t musl_copy(struct heapsnap *s)
 {
-	const struct inv_region *a = x, *b = y;
+	uint64_t ctx = 0, unread = 0;
 
-	return a->addr < b->addr ? -1 : a->addr > b->addr;
+	for (unsigned round = 0; round < MUSL_ROUNDS; round++) {
+		struct inv_image img;
+		struct inv_span *miss;
+		bool again;
+		size_t n;
+
+		snap_image(s, &img);
+		if (!ctx) {
+			ctx = inv_musl_context(&img, &unread);
+			pr_dbg(2, "mallocng context 0x%llx, unread area 0x%llx",
+			       (unsigned long long)ctx, (unsigned long long)unread);
+			if (!ctx && !unread)
+				return 0;
+			if (!ctx) {
+				copy_region(s, unread, 4096, INV_HEAP);
+				continue;
+			}
+		}
+		miss = inv_musl_missing(&img, ctx, &n, &again);
+		for (size_t i = 0; i < n; i++)
+			copy_region(s, miss[i].start, miss[i].end - miss[i].start, INV_HEAP);
+		pr_dbg(2, "mallocng round %u: %zu ranges read", round, n);
+		free(miss);
+		if (!n || !again)
+			break;
+	}
+	return ctx;
 }
 
 void heapsnap_take(struct heapsnap *s, struct proc *p)
@@ -294,15 +432,19 @@ void heapsnap_take(struct heapsnap *s, struct proc *p)
 		nv = make_plan(s, m, n, &v, &bytes);
 	if (bytes > s->cap)
 		buf_map(s, bytes);
-	progress_start(&pg, "heap at attach: copying", bytes);
-	for (size_t i = 0, done = 0; i < nv; i++) {
-		copy_region(s, v[i].start, v[i].end - v[i].start, v[i].kind);
+	/* the data and [heap] first: they say which allocator's bookkeeping to follow */
+	for (size_t i = 0; i < nv; i++)
+		if (v[i].kind == INV_DATA || v[i].start == s->brk_start)
+			copy_region(s, v[i].start, v[i].end - v[i].start, v[i].kind);
+	s->musl_ctx = musl_copy(s);
+	progress_start(&pg, "heap at attach: copying", s->musl_ctx ? 0 : bytes);
+	for (size_t i = 0, done = 0; i < nv && !s->musl_ctx; i++) {
+		if (v[i].kind != INV_DATA && v[i].start != s->brk_start)
+			copy_region(s, v[i].start, v[i].end - v[i].start, v[i].kind);
 		done += v[i].end - v[i].start;
 		progress_update(&pg, done);
 	}
 	progress_end(&pg);
-	for (size_t i = 0; i < s->nanon; i++)
-		copy_mmapped(s, &s->anon[i], v, nv, page_size);
 	proc_for_each_thread(p, collect_tid, &tids);
 	for (size_t i = 0; i < tids.n; i++) {
 		uint64_t tp = thread_pointer(tids.v[i]);
@@ -310,15 +452,21 @@ void heapsnap_take(struct heapsnap *s, struct proc *p)
 
 		if (!tp)
 			continue;
-		/* the window, or its tail when it starts below the mapping */
+		if (s->musl_ctx) /* mallocng keeps nothing per thread: the count only */
+			have = SIZE_MAX;
+		/* the window, or its part next to tp when it starts below the mapping */
 		for (uint64_t w = INV_TLS_WINDOW; w >= 8 && s->nr == have; w /= 2)
-			copy_region(s, tp - w, w, INV_TLS);
+			copy_region(s, arch->tls_window(tp, w), w, INV_TLS);
 		if (s->ntp == s->tpcap) {
 			s->tpcap = s->tpcap ? s->tpcap * 2 : 16;
 			s->tp = xrealloc(s->tp, s->tpcap * sizeof(*s->tp));
+			s->tls = xrealloc(s->tls, s->tpcap * sizeof(*s->tls));
 		}
+		s->tls[s->ntp] = arch->tls_window(tp, INV_TLS_WINDOW);
 		s->tp[s->ntp++] = tp;
 	}
+	for (size_t i = 0; i < s->nanon && !s->musl_ctx; i++)
+		copy_mmapped(s, &s->anon[i], v, nv, page_size);
 	s->stop_ms = (now_ns() - t0) / 1e6;
 	s->taken = true;
 	{
@@ -335,8 +483,9 @@ void heapsnap_take(struct heapsnap *s, struct proc *p)
 	free(m);
 }
 
-/* Which allocator the hooked malloc belongs to: its module's name, or glibc's banner in it. */
-static void identify(struct proc *p, struct inventory *inv, unsigned *minor)
+/* Which allocator the hooked malloc belongs to: another allocator by its module's name, glibc
+ * by its banner in the module (*minor), musl by the context found in the copy. */
+static void identify(struct heapsnap *s, struct proc *p, struct inventory *inv, unsigned *minor)
 {
 	const struct module *mod = p->hook_addr[HOOK_MALLOC] ?
 					   modlist_find(&p->mods, p->hook_addr[HOOK_MALLOC]) : NULL;
@@ -354,11 +503,13 @@ static void identify(struct proc *p, struct inventory *inv, unsigned *minor)
 		return;
 	}
 	*minor = inv_glibc_minor(mod->path);
-	if (!*minor) {
-		inv_problem(inv, "malloc in %s is not glibc's: inventory not supported", base);
-		return;
-	}
-	snprintf(inv->allocator, sizeof(inv->allocator), "glibc-2.%u", *minor);
+	if (*minor)
+		snprintf(inv->allocator, sizeof(inv->allocator), "glibc-2.%u", *minor);
+	else if (s->musl_ctx)
+		snprintf(inv->allocator, sizeof(inv->allocator), "musl-mallocng");
+	else
+		inv_problem(inv, "malloc in %s is neither glibc's nor musl's: inventory not supported",
+			    base);
 }
 
 /* Read-only data of the running process (vtables, type_info): it does not change. */
@@ -380,17 +531,19 @@ struct inventory *heapsnap_analyse(struct heapsnap *s, struct proc *p)
 	progress_start(&pg, "heap at attach: analysing", 0);
 	inv->complete = true;
 	inv->stop_ms = s->stop_ms;
-	identify(p, inv, &minor);
-	if (minor) {
-		struct inv_image img = {
-			.r = s->r, .nr = s->nr, .anon = s->anon, .nanon = s->nanon,
-			.ro = s->ro, .nro = s->nro,
-			.tp = s->tp, .ntp = s->ntp, .brk_start = s->brk_start,
-			.brk_end = s->brk_end, .page_size = sysconf(_SC_PAGESIZE),
-			.progress = progress_cb, .progress_ctx = &pg,
-		};
+	identify(s, p, inv, &minor);
+	if (!minor && s->musl_ctx && s->taken) {
+		struct inv_image img;
 
-		qsort(s->r, s->nr, sizeof(*s->r), region_cmp);
+		snap_image(s, &img);
+		inv_musl_read(&img, s->musl_ctx, inv);
+		inv_type_census(inv, &img, read_live, s);
+	} else if (minor) {
+		struct inv_image img;
+
+		snap_image(s, &img);
+		img.progress = progress_cb;
+		img.progress_ctx = &pg;
 		if (minor < 35 || minor > 40 || arch->elf_class != ELFCLASS64)
 			inv_problem(inv, "inventory not supported for %s on %s (layout not known)",
 				    inv->allocator, arch->name);
@@ -422,5 +575,6 @@ void heapsnap_free(struct heapsnap *s)
 	free(s->anon);
 	free(s->ro);
 	free(s->tp);
+	free(s->tls);
 	free(s);
 }

@@ -18,10 +18,14 @@
 
 const uint8_t *inv_ptr(const struct inv_image *img, uint64_t addr, uint64_t len)
 {
+	static size_t last; /* the region of the last hit: most lookups follow one another */
 	size_t lo = 0, hi = img->nr;
 
 	if (addr + len < addr)
 		return NULL;
+	if (last < img->nr && addr >= img->r[last].addr &&
+	    addr + len <= img->r[last].addr + img->r[last].len)
+		return img->r[last].data + (addr - img->r[last].addr);
 	/* the last region starting at or below addr; a few before it may overlap (TLS windows) */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -34,8 +38,10 @@ const uint8_t *inv_ptr(const struct inv_image *img, uint64_t addr, uint64_t len)
 	for (size_t k = 0; k < 4 && lo > k; k++) {
 		const struct inv_region *r = &img->r[lo - 1 - k];
 
-		if (addr >= r->addr && addr + len <= r->addr + r->len)
+		if (addr >= r->addr && addr + len <= r->addr + r->len) {
+			last = lo - 1 - k;
 			return r->data + (addr - r->addr);
+		}
 	}
 	return NULL;
 }
@@ -190,8 +196,8 @@ unsigned inv_glibc_minor(const char *path)
 
 const char *inv_other_allocator(const char *name)
 {
-	static const char *const others[] = { "jemalloc", "tcmalloc", "mimalloc", "musl",
-					      "hoard", "snmalloc", "rpmalloc" };
+	static const char *const others[] = { "jemalloc", "tcmalloc", "mimalloc", "hoard",
+					      "snmalloc", "rpmalloc" };
 
 	for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++)
 		if (strstr(name, others[i]))

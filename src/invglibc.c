@@ -455,15 +455,20 @@ static int u64_cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* The offset below the thread pointer where every thread keeps its tcache pointer: the one at
- * which most threads point at a candidate struct (a stray pointer in one thread's TLS loses). */
+static uint64_t tls_start(const struct inv_image *img, size_t t)
+{
+	return img->tls ? img->tls[t] : img->tp[t] - INV_TLS_WINDOW;
+}
+
+/* The offset in the static TLS where every thread keeps its tcache pointer: the one at which
+ * most threads point at a candidate struct (a stray pointer in one thread's TLS loses). */
 static void tls_tcache(struct gctx *g, const uint64_t *cand, size_t ncand, uint64_t *per_thread)
 {
 	unsigned votes[INV_TLS_WINDOW / 8] = { 0 }, best = 0, bestv = 0;
 	const struct inv_image *img = g->img;
 
 	for (size_t t = 0; t < img->ntp; t++) {
-		const uint8_t *w = inv_ptr(img, img->tp[t] - INV_TLS_WINDOW, INV_TLS_WINDOW);
+		const uint8_t *w = inv_ptr(img, tls_start(img, t), INV_TLS_WINDOW);
 
 		for (unsigned k = 0; w && k < INV_TLS_WINDOW / 8; k++) {
 			uint64_t v;
@@ -482,7 +487,7 @@ static void tls_tcache(struct gctx *g, const uint64_t *cand, size_t ncand, uint6
 		uint64_t v = 0;
 
 		if (bestv)
-			inv_read64(img, img->tp[t] - INV_TLS_WINDOW + 8 * best, &v);
+			inv_read64(img, tls_start(img, t) + 8 * best, &v);
 		per_thread[t] = v;
 	}
 }
@@ -558,6 +563,28 @@ static void walk_tcaches(struct gctx *g)
 	free(cand);
 }
 
+/* The first page in (pos, end) that the copy holds and that starts like an mmapped chunk, 0 if
+ * none: chunks may follow memory that is no chunk in one mapping (a thread's stack merged with
+ * them), which the snapshot read past. */
+static uint64_t next_chunk_copy(const struct inv_image *img, uint64_t pos, uint64_t end)
+{
+	uint64_t ps = img->page_size;
+
+	for (uint64_t q = (pos & ~(ps - 1)) + ps; q < end && q > pos; q += ps) {
+		const uint8_t *h = inv_ptr(img, q, 16);
+		uint64_t prev, sz;
+
+		if (!h)
+			continue;
+		memcpy(&prev, h, 8);
+		memcpy(&sz, h + 8, 8);
+		if (!prev && (sz & 7) == 2 && (sz & ~7ull) >= ps && !((sz & ~7ull) % ps) &&
+		    q + (sz & ~7ull) <= end)
+			return q;
+	}
+	return 0;
+}
+
 static void walk_mmapped(struct gctx *g)
 {
 	const struct inv_image *img = g->img;
@@ -572,8 +599,14 @@ static void walk_mmapped(struct gctx *g)
 			uint64_t chunk, size;
 
 			if (!page ||
-			    !inv_mmap_chunk_at(page, len, pos, end, img->page_size, &chunk, &size))
-				break;
+			    !inv_mmap_chunk_at(page, len, pos, end, img->page_size, &chunk, &size)) {
+				/* no chunk here: the next page copied further on may hold one
+				 * (the snapshot read past memory that is no chunk) */
+				pos = next_chunk_copy(img, pos, end);
+				if (!pos)
+					break;
+				continue;
+			}
 			inv_add_block(g->inv, chunk + 16, size - 16);
 			g->inv->mmapped_blocks++;
 			g->inv->mmapped_bytes += size;

@@ -14,7 +14,7 @@
 #include "arch.h"
 
 enum { A_X0 = 0, A_X8 = 8, A_X30 = 30, A_SP = 31, A_PC = 32, A_PSTATE = 33,
-       A_TLS = 34 /* not in the regset: arch_thread_pointer (regs.c) */ };
+       A_TLS = 34 /* not in the regset: arch_get_tls_reg (regs.c) */ };
 
 #define A_BRK0 0xd4200000u /* brk #0 */
 #define A_B 0x14000000u /* b imm26 */
@@ -588,6 +588,21 @@ static uint64_t a64_get_tls(const struct arch_regs *r)
 	return r->w64[A_TLS];
 }
 
+static uint64_t a64_core_tp(uint32_t type, const uint8_t *desc, size_t len)
+{
+	uint64_t tp = 0;
+
+	if (type == NT_ARM_TLS && len >= 8)
+		memcpy(&tp, desc, 8);
+	return tp;
+}
+
+static uint64_t a64_tls_window(uint64_t tp, uint64_t len)
+{
+	(void)len;
+	return tp;
+}
+
 const struct arch_ops arch_aarch64_ops = {
 	.name = "aarch64",
 	.elf_machine = EM_AARCH64,
@@ -627,4 +642,6 @@ const struct arch_ops arch_aarch64_ops = {
 	.entry_branch = a64_entry_branch,
 	.entry_thunk = a64_entry_thunk,
 	.get_tls = a64_get_tls,
+	.core_tp = a64_core_tp,
+	.tls_window = a64_tls_window,
 };

@@ -44,15 +44,11 @@ int arch_set_regs(pid_t tid, const struct arch_regs *r)
 	return 0;
 }
 
-/* tpidr_el0, into the slot after the regset's 34 words (arch.c's A_TLS); size is unchanged,
- * so arch_set_regs never writes it. */
+/* tpidr_el0 (tls.c), into the slot after the regset's 34 words (arch.c's A_TLS); size is
+ * unchanged, so arch_set_regs never writes it. */
 int arch_get_tls_reg(pid_t tid, struct arch_regs *r)
 {
-	struct iovec iov = { .iov_base = &r->w64[34], .iov_len = 8 };
-
-	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_ARM_TLS, &iov) < 0)
-		return -errno;
-	return 0;
+	return arch_thread_pointer(tid, &r->w64[34]);
 }
 
 int arch_unwind_reg(const struct arch_regs *r, int regnum, uint64_t *val)

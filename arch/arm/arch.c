@@ -590,6 +590,21 @@ static bool arm_after_call(const uint8_t *code, uint64_t ret, uint64_t *target)
 	return (i & 0x0ffffff0u) == 0x012fff30u; /* blx rm */
 }
 
+static uint64_t arm_core_tp(uint32_t type, const uint8_t *desc, size_t len)
+{
+	uint32_t tp = 0;
+
+	if (type == NT_ARM_TLS && len >= 4)
+		memcpy(&tp, desc, 4);
+	return tp;
+}
+
+static uint64_t arm_tls_window(uint64_t tp, uint64_t len)
+{
+	(void)len;
+	return tp;
+}
+
 const struct arch_ops arch_arm_ops = {
 	.name = "arm",
 	.elf_machine = EM_ARM,
@@ -625,4 +640,6 @@ const struct arch_ops arch_arm_ops = {
 	.syscall_setup = arm_syscall_setup,
 	.syscall_result = arm_syscall_result,
 	.syscall_restart = arm_syscall_restart,
+	.core_tp = arm_core_tp,
+	.tls_window = arm_tls_window,
 };

@@ -450,6 +450,21 @@ static bool mips_after_call(const uint8_t *code, uint64_t ret, uint64_t *target)
 	return (i & 0xfc1f003fu) == 0x00000009u;
 }
 
+/* The kernel dumps no UserLocal register in a core. */
+static uint64_t mips_core_tp(uint32_t type, const uint8_t *desc, size_t len)
+{
+	(void)type, (void)desc, (void)len;
+	return 0;
+}
+
+/* glibc sets the thread pointer TLS_TCB_OFFSET (0x7000) past the thread control block, which
+ * the static TLS blocks follow (TLS variant I). */
+static uint64_t mips_tls_window(uint64_t tp, uint64_t len)
+{
+	(void)len;
+	return tp - 0x7000;
+}
+
 const struct arch_ops arch_mips64_ops = {
 	.name = "mips64",
 	.elf_machine = EM_MIPS,
@@ -485,4 +500,6 @@ const struct arch_ops arch_mips64_ops = {
 	.syscall_setup = mips_syscall_setup,
 	.syscall_result = mips_syscall_result,
 	.syscall_restart = mips_syscall_restart,
+	.core_tp = mips_core_tp,
+	.tls_window = mips_tls_window,
 };

@@ -598,6 +598,21 @@ static bool x86_after_call(const uint8_t *code, uint64_t ret, uint64_t *target)
 	return false;
 }
 
+/* elf_prstatus: pr_reg (user_regs_struct) at 112, fs_base its 22nd word */
+static uint64_t x86_core_tp(uint32_t type, const uint8_t *desc, size_t len)
+{
+	uint64_t tp = 0;
+
+	if (type == NT_PRSTATUS && len >= 112 + 22 * 8)
+		memcpy(&tp, desc + 112 + 21 * 8, 8);
+	return tp;
+}
+
+static uint64_t x86_tls_window(uint64_t tp, uint64_t len)
+{
+	return tp - len;
+}
+
 const struct arch_ops arch_x86_64_ops = {
 	.name = "x86_64",
 	.elf_machine = EM_X86_64,
@@ -642,4 +657,6 @@ const struct arch_ops arch_x86_64_ops = {
 	.entry_branch = x86_entry_branch,
 	.entry_thunk = x86_entry_thunk,
 	.get_tls = x86_get_tls,
+	.core_tp = x86_core_tp,
+	.tls_window = x86_tls_window,
 };

@@ -28,14 +28,15 @@ from helpers import (HEAPTRACE, Busy, Fail, Run, Skip, check_consistency, code_d
 GLIBC_EXTRA_STATIC = 16  # at most this many start-up blocks of a static glibc's own
 
 
-def attach_target(name, opt, mode, opts=()):
-    """Start target name in mode, attach heaptrace -p with opts when it is ready, wait for both.
-    Returns the Run of the JSON report."""
+def attach_target(name, opt, mode, opts=(), env_add=None):
+    """Start target name in mode (with env_add in its environment), attach heaptrace -p with
+    opts when it is ready, wait for both. Returns the Run of the JSON report."""
     need_heaptrace()
     d = scratch("inv-%s-%s-%s" % (name, mode, opt))
     outfile = os.path.join(d, "report")
     expectfile = os.path.join(d, "expect")
-    env = dict(os.environ, HEAPTRACE_EXPECT=expectfile, HEAPTRACE_OUTFILE=outfile)
+    env = dict(os.environ, HEAPTRACE_EXPECT=expectfile, HEAPTRACE_OUTFILE=outfile,
+               **(env_add or {}))
     t = subprocess.Popen([target(name, opt), mode], stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=d)
     try:
@@ -79,7 +80,7 @@ def truth(r):
     return inv[0], freed[0]["count"], classes
 
 
-def heap_at_attach(r):
+def heap_at_attach(r, allocator="glibc-2."):
     h = r.report.get("heap_at_attach")
     if not isinstance(h, dict):
         r.fail("the report has no heap_at_attach object")
@@ -88,8 +89,8 @@ def heap_at_attach(r):
               "problems"):
         if k not in h:
             r.fail("heap_at_attach has no %s" % k)
-    if not str(h["allocator"]).startswith("glibc-2."):
-        r.fail("allocator %r, expected glibc-2.N" % h["allocator"])
+    if not str(h["allocator"]).startswith(allocator):
+        r.fail("allocator %r, expected %s" % (h["allocator"], allocator))
     return h
 
 
@@ -358,3 +359,100 @@ def test_inventory_types():
         r.fail("types %s, expected %s" % (sorted(got.items()), sorted(want.items())))
     if h["complete"] is not True:
         r.fail("complete %r: %s" % (h["complete"], h["problems"]))
+
+
+# ---------------------------------------------------------------------------------------------
+# musl's mallocng (tests/targets/musl_heapinv.c, and musl_static_heapinv linked -static): the
+# requested sizes are in the heap, so the inventory equals the program's own record exactly
+
+
+@variants("musl_heapinv:O0", "musl_heapinv:O2", "musl_static_heapinv:O0")
+def test_inventory_musl(v):
+    """Every live block with the size the program asked for, per size class; the blocks of a
+    mapping of their own between those mallocng always maps alone and those it may; every free
+    after the attach matched; nothing left live."""
+    name, opt = v.split(":")
+    r = attach_target(name, opt, "plain")
+    h = heap_at_attach(r, "musl-mallocng")
+    inv, freed, classes = truth(r)
+    want = {"complete": True, "problems": [], "live_blocks": inv["live_blocks"],
+            "live_bytes": inv["live_bytes"], "threads": 3}
+    errors = errors_of(h, want, want.keys())
+    got = {c["max_size"]: (c["blocks"], c["bytes"]) for c in h["size_classes"]}
+    if got != classes:
+        errors.append("size classes %s, expected %s" % (sorted(got.items()),
+                                                          sorted(classes.items())))
+    if not inv["mmap_min"] <= h["mmapped_blocks"] <= inv["mmap_max"]:
+        errors.append("mmapped_blocks %d, expected %d to %d" % (h["mmapped_blocks"],
+                                                                 inv["mmap_min"], inv["mmap_max"]))
+    errors += check_frees(r, freed)
+    summ = r.report["summary"]
+    if (summ["live_blocks"], summ["live_bytes"]) != (0, 0):
+        errors.append("live after the frees: %d blocks, %d bytes; expected none"
+                      % (summ["live_blocks"], summ["live_bytes"]))
+    if not (0 < h["free_bytes"] < h["heap_bytes"] and h["stop_ms"] > 0):
+        errors.append("free_bytes %s, heap_bytes %s, stop_ms %s: not plausible"
+                      % (h["free_bytes"], h["heap_bytes"], h["stop_ms"]))
+    if errors:
+        raise Fail(errors[0], "\n".join(errors) + "\n" + r.describe())
+    check_consistency(r, r.report)
+
+
+def test_inventory_musl_corrupt():
+    """One slot's in-band index overwritten: complete is false, a problem names the slot, that
+    block alone is missed (a block of less than 120 bytes) and its free is the only unknown."""
+    r = attach_target("musl_heapinv", "O0", "corrupt")
+    h = heap_at_attach(r, "musl-mallocng")
+    inv, freed, _ = truth(r)
+    errors = []
+    if h["complete"] is not False or not any("bad slot header" in p for p in h["problems"]):
+        errors.append("complete %r, problems %r: the corruption is not reported"
+                      % (h["complete"], h["problems"]))
+    if h["live_blocks"] != inv["live_blocks"] - 1 or not (
+            inv["live_bytes"] - 120 < h["live_bytes"] < inv["live_bytes"]):
+        errors.append("live_blocks %d, live_bytes %d; expected %d and %d less under 120 bytes"
+                      % (h["live_blocks"], h["live_bytes"], inv["live_blocks"] - 1,
+                         inv["live_bytes"]))
+    errors += check_frees(r, freed, unknown_max=1)
+    if errors:
+        raise Fail(errors[0], "\n".join(errors) + "\n" + r.describe())
+
+
+@variants("musl_heapinv", "musl_static_heapinv")
+def test_core_musl(name):
+    """A gcore of the waiting musl program gives the inventory of the attach that follows."""
+    r, c, rep = gcore_then_attach(name)
+    live = heap_at_attach(r, "musl-mallocng")
+    h = rep.get("heap_at_attach") or {}
+    keys = ["allocator", "complete", "live_blocks", "live_bytes", "free_bytes", "heap_bytes",
+            "mmapped_blocks", "mmapped_bytes", "threads", "size_classes", "problems"]
+    errors = ["--core %s = %s, -p %s" % (k, h.get(k), live.get(k))
+              for k in keys if h.get(k) != live.get(k)]
+    inv, _, _ = truth(r)
+    if h.get("live_blocks") != inv["live_blocks"] or h.get("live_bytes") != inv["live_bytes"]:
+        errors.append("--core live %s blocks, %s bytes; the program counted %d, %d"
+                      % (h.get("live_blocks"), h.get("live_bytes"), inv["live_blocks"],
+                         inv["live_bytes"]))
+    if errors:
+        raise Fail(errors[0], "\n".join(errors) + "\n" + c.describe())
+
+
+@variants("jemalloc", "tcmalloc")
+def test_inventory_other_allocator(name):
+    """A program whose malloc is jemalloc's or tcmalloc's (preloaded): the inventory says it is
+    not supported for that allocator and reads nothing (its heap is not misread as glibc's)."""
+    lib = {"jemalloc": "libjemalloc.so.2", "tcmalloc": "libtcmalloc.so.4"}[name]
+    path = next((os.path.join(d, lib) for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64",
+                                                "/usr/lib")
+                 if os.path.exists(os.path.join(d, lib))), None)
+    if not path:
+        raise Skip("%s is not installed" % lib)
+    r = attach_target("attach", "O0", "int", env_add={"LD_PRELOAD": path})
+    h = heap_at_attach(r, name)
+    if (h["complete"], h["problems"], h["live_blocks"]) != (
+            False, ["inventory not supported for %s" % name], 0):
+        r.fail("complete %r, problems %r, live_blocks %d" % (h["complete"], h["problems"],
+                                                              h["live_blocks"]))
+    if r.report["summary"]["unknown_frees"] != 1:
+        r.fail("unknown_frees %s, expected 1 (the free of a block made before the attach)"
+               % r.report["summary"]["unknown_frees"])

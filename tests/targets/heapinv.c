@@ -14,8 +14,9 @@
  *             glibc_bytes=GB
  *   class max_size=S blocks=N bytes=B        (per size class: blocks of 16 << i bytes at most)
  * where mmapped_bytes are chunk sizes (usable + 16) and glibc_* are the C library's own blocks
- * that are live too: the DTV that pthread_create allocated for each live worker (tcbhead_t.dtv
- * at the thread pointer + 8 points 16 bytes into the calloc'd block). Class records include
+ * that are live too: the DTV that pthread_create allocated for each live worker (tcbhead_t.dtv,
+ * at the thread pointer + 8 on x86_64 and at it on aarch64, points 16 bytes into the calloc'd
+ * block). Class records include
  * them. All of it without stdio or heap use.
  * "corrupt" overwrites the size word of one live block of main's with 0x4141414141414141 before
  * the attach (and puts it back after, before any free).
@@ -105,10 +106,25 @@ static void *exiting_main(void *arg)
 	return NULL;
 }
 
+/* glibc's tcbhead_t.dtv: at tp + 8 with TLS variant II (x86_64), at tp with variant I, where
+ * mips puts tp 0x7000 past the end of the 16-byte thread control block (THREAD_DTV). */
+static char *dtv_of_thread(void)
+{
+	char **tp = __builtin_thread_pointer();
+
+#if defined(__x86_64__)
+	return tp[1];
+#elif defined(__mips__)
+	return ((char **)((char *)tp - 0x7000 - 16))[0];
+#else
+	return tp[0];
+#endif
+}
+
 static void *worker_main(void *arg)
 {
 	unsigned k = (unsigned)(uintptr_t)arg;
-	char *dtv = ((char **)__builtin_thread_pointer())[1];
+	char *dtv = dtv_of_thread();
 
 	build(PER_THREAD * (1 + k), 0x2545f4914f6cdd1dull + k);
 	dtv_block[k] = dtv - 16;

@@ -2,6 +2,7 @@
 /* The x86_64 arch layer: breakpoint encoding, register slots, and displacing the first
  * instructions of glibc's and musl's malloc family (from objdump of Debian 12's amd64 glibc
  * 2.36 and musl 1.2.3). */
+#include <elf.h>
 #include <errno.h>
 #include <string.h>
 
@@ -164,4 +165,26 @@ TEST_CASE(syscall_injection_and_restart)
 	r.w64[15] = 0, r.w64[10] = (uint64_t)-4, r.w64[16] = 0x1002;
 	CHECK(!x->syscall_restart(&r));
 	CHECK_EQ(r.w64[16], 0x1002);
+}
+
+/* Every architecture: the thread pointer in a core's notes, and the static TLS next to it. */
+TEST_CASE(thread_pointer_in_cores_and_tls_windows)
+{
+	uint8_t prstatus[336] = { 0 }, tls[16] = { 0 };
+	uint64_t fs = 0x7f0000001740ull, tpidr = 0xffff00001780ull;
+	uint32_t tp32 = 0xb6ff0460;
+
+	memcpy(prstatus + 112 + 21 * 8, &fs, 8);
+	CHECK_EQ(arch_x86_64_ops.core_tp(NT_PRSTATUS, prstatus, sizeof(prstatus)), fs);
+	CHECK_EQ(arch_x86_64_ops.core_tp(NT_PRSTATUS, prstatus, 200), 0);
+	CHECK_EQ(arch_x86_64_ops.tls_window(fs, 8192), fs - 8192);
+	memcpy(tls, &tpidr, 8);
+	CHECK_EQ(arch_aarch64_ops.core_tp(NT_ARM_TLS, tls, 8), tpidr);
+	CHECK_EQ(arch_aarch64_ops.core_tp(NT_PRSTATUS, prstatus, sizeof(prstatus)), 0);
+	CHECK_EQ(arch_aarch64_ops.tls_window(tpidr, 8192), tpidr);
+	memcpy(tls, &tp32, 4);
+	CHECK_EQ(arch_arm_ops.core_tp(NT_ARM_TLS, tls, 4), tp32);
+	CHECK_EQ(arch_arm_ops.tls_window(tp32, 8192), tp32);
+	CHECK_EQ(arch_mips64_ops.core_tp(NT_PRSTATUS, prstatus, sizeof(prstatus)), 0);
+	CHECK_EQ(arch_mips64_ops.tls_window(0x120007010ull, 8192), 0x120000010ull);
 }

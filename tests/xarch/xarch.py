@@ -88,6 +88,9 @@ GUEST_T = GUEST_DIR + "/t"
 RUN_LIMIT = 150  # seconds for one command in the guest (busybox timeout), to catch hangs
 MARK = "@@XLAB"
 
+# The 64-bit architectures, whose glibc malloc layout the inventory reads (not arm's 32-bit one).
+INVENTORY_ARCHES = ("aarch64", "mips64")
+
 # Threads: small counts (TCG is slow); the same arithmetic as test_threads.threads_run.
 THREADS = (4, 500, 10)
 # SIGKILL of heaptrace: rounds, threads of steady (as test_survive: 5 rounds, 4 threads).
@@ -202,6 +205,10 @@ def plan(opts, arch):
              c.mod("test_basic").full_check("family", "O0", opts=["-v"]),
              c.arch.name in c.mod("test_retlog").LOGGING_ARCHES)),
     ]
+    if arch in INVENTORY_ARCHES:
+        # glibc's heap at the attach, every thread's tcache found from its thread pointer
+        cases.append(("inventory_exact[O0]", [GuestRun("attach", "heapinv", mode="plain")],
+                      lambda c: c.mod("test_inventory").test_inventory_exact("O0")))
     return cases
 
 
@@ -677,8 +684,8 @@ run() { # run-id argv...: the command with HEAPTRACE_EXPECT/OUTFILE in /r/run-id
 	finish $id $d
 	cd /
 }
-attach() { # run-id mode heaptrace-options...: as test_attach.attach_run
-	id=$1; mode=$2; shift 2
+attach() { # run-id program mode heaptrace-options...: as test_attach.attach_run
+	id=$1; prog=$2; mode=$3; shift 3
 	d=/r/$id; mkdir -p $d; cd $d
 	echo "$M RUN $id uptime=$(up)"
 	t0=$(up)
@@ -687,7 +694,7 @@ attach() { # run-id mode heaptrace-options...: as test_attach.attach_run
 	# interrupted by the SIGCHLD of an earlier run, and busybox sh does not retry it
 	exec 3<>$d/fifo
 	HEAPTRACE_EXPECT=$d/expect HEAPTRACE_OUTFILE=$d/report \
-		@TARGET@ $mode </dev/null >$d/fifo 2>$d/target.err &
+		$prog $mode </dev/null >$d/fifo 2>$d/target.err &
 	tpid=$!
 	line=""
 	read -t 60 line <&3
@@ -770,8 +777,7 @@ poweroff -f
 
 
 def init_script(arch, runs):
-    lines = [INIT_HEAD.replace("@LIMIT@", str(RUN_LIMIT)).replace("@HT@", GUEST_HT)
-             .replace("@TARGET@", GUEST_T + "/attach")]
+    lines = [INIT_HEAD.replace("@LIMIT@", str(RUN_LIMIT)).replace("@HT@", GUEST_HT)]
     for r in runs:
         if r.kind == "ht":
             argv = ((["env"] + ["%s=%s" % e for e in r.env] if r.env else []) + [GUEST_HT] +
@@ -783,8 +789,8 @@ def init_script(arch, runs):
         elif r.kind == "plain":
             lines.append("run %s %s\n" % (r.id, " ".join(map(shlex.quote, [r.prog] + r.args))))
         else:
-            lines.append("attach %s %s %s\n" % (r.id, r.mode, " ".join(map(shlex.quote,
-                                                                           r.ht_opts))))
+            lines.append("attach %s %s %s %s\n" % (r.id, r.prog, r.mode,
+                                                    " ".join(map(shlex.quote, r.ht_opts))))
     lines.append(INIT_TAIL)
     return "".join(lines)
 
@@ -889,6 +895,8 @@ class Context:
             m.target = self.target
             if hasattr(m, "attach_run"):
                 m.attach_run = self.attach_run
+            if hasattr(m, "attach_target"):
+                m.attach_target = self.attach_target
             for k, v in ABI.get(self.arch.name, {}).get(name, {}).items():
                 setattr(m, k, v)
             self.mods[name] = m
@@ -945,14 +953,21 @@ class Context:
             run.fail("heaptrace did not finish within %ss in the guest" % RUN_LIMIT)
         return run
 
-    def attach_run(self, opt, mode, opts):
+    def attach_target(self, name, opt, mode, opts=(), env_add=None):
+        """test_inventory.attach_target's outcome, from the guest."""
+        if env_add:
+            raise self.h.Fail("harness: no guest run with an environment for %s" % name)
+        return self.attach_run(opt, mode, list(opts), name=name)[0]
+
+    def attach_run(self, opt, mode, opts, name="attach"):
         """test_attach.attach_run's outcome, from the guest (same conditions, same messages)."""
         h = self.h
         ta = self.mod("test_attach")
-        r = self.by_key.get(("attach", self.target("attach", opt), (), tuple(opts), mode,
+        r = self.by_key.get(("attach", self.target(name, opt), (), tuple(opts), mode,
                              self.entry, ()))
         if r is None:
-            raise h.Fail("harness: no guest run for attach %s %s %s" % (opt, mode, opts))
+            raise h.Fail("harness: no guest run for attach %s %s %s %s" % (name, opt, mode,
+                                                                          opts))
         o, d = self.files_of(r)
         if o.ready is None:
             raise h.Fail("run %s did not finish in the guest" % r.id, self.console_tail)
