@@ -51,6 +51,15 @@ PKGS        += capstone
 CAPSTONE_DEF := -DHAVE_CAPSTONE
 endif
 endif
+# --format=pprof (src/pprof.c): profile.proto encoded by libprotobuf-c, from the code protoc-c
+# makes out of third_party/pprof/profile.proto, and gzipped by zlib; without them (a cross
+# sysroot without libprotobuf-c) heaptrace says it was built without pprof output.
+PROTOC_C    ?= protoc-c
+ifneq ($(shell $(PKG_ENV) $(PKG_CONFIG) --exists libprotobuf-c zlib && command -v $(PROTOC_C)),)
+PKGS        += libprotobuf-c zlib
+PPROF_DEF   := -DHAVE_PPROF -I$(BUILD)/gen
+PPROF_OBJS  := $(BUILD)/gen/profile.pb-c.o
+endif
 PKG_CFLAGS  := $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS    := $(shell $(PKG_ENV) $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 ifneq ($(STATIC),)
@@ -59,7 +68,8 @@ ifneq ($(STATIC),)
 UNW_ARCH    := $(patsubst mips64,mips,$(ARCH))
 PKG_LIBS    := $(shell $(PKG_ENV) $(PKG_CONFIG) --libs-only-L $(PKGS) 2>/dev/null) \
                -Wl,--start-group -lunwind-ptrace -lunwind-generic -lunwind-$(UNW_ARCH) -lunwind \
-               -ldw -lelf -Wl,--end-group -lzstd -lz -llzma -lbz2 -lpthread -ldl
+               -ldw -lelf -Wl,--end-group $(if $(PPROF_DEF),-lprotobuf-c) -lzstd -lz -llzma \
+               -lbz2 -lpthread -ldl
 HT_LDFLAGS  += -static -Wl,--eh-frame-hdr
 endif
 HT_LDFLAGS  += $(SYSROOT_FLAGS) $(SAN_FLAGS)
@@ -69,11 +79,12 @@ HT_LDFLAGS  += $(SYSROOT_FLAGS) $(SAN_FLAGS)
 CFLAGS      ?= -O2 -g
 HT_CFLAGS   := -Wall -Wextra -std=gnu11 -Iinclude -iquote arch/$(ARCH) $(PKG_CFLAGS) \
                -DHEAPTRACE_DEPTH=$(DEPTH) -DHEAPTRACE_VERSION=\"$(VERSION)\" -MMD -MP $(CAPSTONE_DEF) \
+               $(PPROF_DEF) \
                $(SYSROOT_FLAGS) $(SAN_FLAGS)
 LDLIBS      := $(PKG_LIBS) -lstdc++ -pthread
 
 SRCS        := $(wildcard src/*.c) $(wildcard arch/$(ARCH)/*.c)
-OBJS        := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/htmlpage.o
+OBJS        := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/htmlpage.o $(PPROF_OBJS)
 
 # --format=html's page (src/html.c): html/'s files and the vendored library, compiled in as
 # byte arrays html_<file name>[] (NUL-terminated), so heaptrace builds with no npm and the
@@ -128,6 +139,15 @@ $(BUILD)/guard.checked: $(BUILD)/src/guardcode.o $(STUB_OBJS)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HT_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h: third_party/pprof/profile.proto
+	@mkdir -p $(BUILD)/gen
+	$(PROTOC_C) --c_out=$(BUILD)/gen --proto_path=third_party/pprof $<
+
+$(BUILD)/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c $(FLAGS_FILE)
+	$(CC) $(HT_CFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/src/pprof.o: $(if $(PPROF_DEF),$(BUILD)/gen/profile.pb-c.h)
 
 $(BUILD)/htmlpage.c: $(HTML_PARTS)
 	@mkdir -p $(dir $@)

@@ -23,6 +23,13 @@ struct report_opts {
 	bool show_how; /* text: how each frame was found (-v) */
 };
 
+/* A function inlined at a frame's pc, and where in it the pc (or the next inlined call) is. */
+struct sym_inline {
+	const char *function;
+	const char *file; /* base name */
+	int line; /* -1 when unknown */
+};
+
 /* One symbolised frame. NULL / 0 / -1 fields are unknown. Strings stay owned by the resolver. */
 struct sym_frame {
 	const char *function;
@@ -30,6 +37,10 @@ struct sym_frame {
 	const char *module;
 	const char *file; /* base name of the source file */
 	int line; /* -1 when unknown */
+	/* the calls inlined at pc, innermost first: inlined[0] holds pc, each is called from the
+	 * next, and the last from function at file:line (which is then that call's line) */
+	unsigned ninlined;
+	const struct sym_inline *inlined;
 };
 
 /* Symbolise pcs[index] of a backtrace (index 0 is the allocation function's entry;

@@ -88,7 +88,7 @@ static const struct opt_desc {
 
 /* The options of `heaptrace report FILE`, in the same form. */
 static const struct opt_desc report_table[] = {
-	{ "format", OPT_FORMAT, "FMT", "text (default), json, folded, html, heaptrack" },
+	{ "format", OPT_FORMAT, "FMT", "text (default), json, folded, html, heaptrack, pprof" },
 	{ "outfile", OPT_OUTFILE, "FILE", "write the report to FILE instead of stdout" },
 	{ "sort", 's', "KEY", "size (default), count, peak-size, peak-count, age" },
 	{ "top", OPT_TOP, "NUM", "backtraces shown by the text report (default 10)" },
@@ -661,7 +661,8 @@ static int report_main(int argc, char **argv)
 			break;
 		case OPT_FORMAT:
 			o.heaptrack = !strcmp(optarg, "heaptrack");
-			if (o.heaptrack)
+			o.pprof = !strcmp(optarg, "pprof");
+			if (o.heaptrack || o.pprof)
 				break;
 			ret = report_option(c, &o.report);
 			if (ret)

@@ -23,6 +23,7 @@
 #include "log.h"
 #include "maps.h"
 #include "offline.h"
+#include "pprof.h"
 #include "record.h"
 #include "symbols.h"
 #include "table.h"
@@ -813,6 +814,42 @@ static int html_page(const struct offline_opts *o, struct side *sd, const struct
 	return ret;
 }
 
+/* The table of the moment asked for as a pprof profile; the modules as its mappings. */
+static int pprof_file(const struct offline_opts *o, struct side *sd)
+{
+	const struct replay *rp = sd->rp;
+	struct pprof_module *mods = xcalloc(rp->mods.n ? rp->mods.n : 1, sizeof(*mods));
+	char (*hex)[129] = xcalloc(rp->mods.n ? rp->mods.n : 1, sizeof(*hex));
+	struct pprof_info pi = {
+		.mods = mods,
+		.nmods = rp->mods.n,
+		.resolve = resolve_named,
+		.resolve_ctx = &sd->res,
+		.duration_ns = rp->now_ns - rp->start_ns,
+		.comment = rp->command,
+	};
+	int ret;
+
+	for (size_t i = 0; i < rp->mods.n; i++) {
+		const struct module *m = &rp->mods.v[i];
+
+		for (size_t k = 0; k < rp->idlen[i]; k++)
+			sprintf(hex[i] + 2 * k, "%02x", rp->ids[i][k]);
+		mods[i] = (struct pprof_module){ .path = m->path, .start = m->start,
+						 .limit = m->end, .file_offset = m->start - m->base,
+						 .build_id = rp->idlen[i] ? hex[i] : NULL };
+	}
+	ret = pprof_write(o->out, &rp->t, &pi);
+	if (ret == -ENOTSUP)
+		pr_err("this heaptrace was built without pprof output (libprotobuf-c, protoc-c "
+		       "and zlib)");
+	else if (ret)
+		pr_err("writing the report: %s", strerror(-ret));
+	free(hex);
+	free(mods);
+	return ret;
+}
+
 int offline_report(const struct offline_opts *o)
 {
 	bool html = o->report.format == FMT_HTML;
@@ -823,8 +860,8 @@ int offline_report(const struct offline_opts *o)
 
 	if (ret)
 		return ret;
-	if (o->heaptrack) {
-		ret = heaptrack_file(o, &sd);
+	if (o->heaptrack || o->pprof) {
+		ret = o->pprof ? pprof_file(o, &sd) : heaptrack_file(o, &sd);
 		side_close(&sd);
 		return ret;
 	}
