@@ -849,6 +849,8 @@ int main(int argc, char **argv)
 		o.pin = false;
 	if (o.count && !o.interval)
 		return usage_error("%s", "--count needs --interval");
+	o.report.depth_limit = o.depth;
+	o.report.label_process = o.follow_fork;
 	if (record && !strcmp(record, "-") && !o.pid && !core)
 		return usage_error("%s", "--record=- needs --pid (a launched program writes to the "
 					 "same standard output)");

@@ -68,6 +68,7 @@ struct replay {
 	int pid;
 	uint64_t start_ns, now_ns;
 	unsigned machine;
+	unsigned depth; /* --depth of the run, 0: unknown */
 	char command[RECORD_MAX_STRING + 1];
 	bool started, ended, exited, has_statm;
 	enum offline_at at; /* where to stop */
@@ -282,6 +283,7 @@ static bool read_start(struct reader *r, struct replay *rp)
 	if (!get_u(r, &pid) || !get_u(r, &start) || !get_u(r, &word) || !get_u(r, &machine) ||
 	    !get_u(r, &depth) || !get_bytes(r, rp->command, sizeof(rp->command), NULL))
 		return false;
+	rp->depth = depth <= RECORD_MAX_DEPTH ? (unsigned)depth : 0;
 	if (pid > INT32_MAX)
 		return corrupt(r, "a process id out of range");
 	rp->pid = (int)pid;
@@ -627,8 +629,10 @@ static void resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_fra
 	if (res->rp->machine == EM_ARM)
 		pc &= ~(uint64_t)1; /* the Thumb bit */
 	sym_resolve(res->sym, pc, index > 0, out);
-	if (!out->module && (m = modlist_find(&res->rp->mods, pc)))
+	if (!out->module && (m = modlist_find(&res->rp->mods, pc))) {
 		out->module = m->path;
+		out->module_offset = pc - m->base;
+	}
 }
 
 /* Frame 0 gets the public name (malloc, not __libc_malloc), as in the live report. */
@@ -853,9 +857,11 @@ static int pprof_file(const struct offline_opts *o, struct side *sd)
 int offline_report(const struct offline_opts *o)
 {
 	bool html = o->report.format == FMT_HTML;
+	struct report_opts ro = o->report;
 	struct report_info ri;
 	struct replay *rp;
 	struct side sd;
+	char kind[48];
 	int ret = side_open(o, &sd);
 
 	if (ret)
@@ -866,11 +872,19 @@ int offline_report(const struct offline_opts *o)
 		return ret;
 	}
 	rp = sd.rp;
+	ro.depth_limit = rp->depth;
+	if (o->at == AT_END)
+		snprintf(kind, sizeof(kind), "final");
+	else if (o->at == AT_PEAK)
+		snprintf(kind, sizeof(kind), "at its peak");
+	else
+		snprintf(kind, sizeof(kind), "at %" PRIu64 " ms", o->at_ms);
 	ri = (struct report_info){
 		.pid = rp->pid,
 		.command = rp->command,
 		.exited = rp->ended && rp->exited,
 		.exit_status = rp->exit_status,
+		.kind = kind,
 		.has_statm = rp->ended && rp->has_statm,
 		.statm_vss = rp->statm[0],
 		.statm_rss = rp->statm[1],
@@ -886,7 +900,7 @@ int offline_report(const struct offline_opts *o)
 	if (html)
 		ret = html_page(o, &sd, &ri);
 	else
-		ret = report_write(o->out, &rp->t, &o->report, &ri);
+		ret = report_write(o->out, &rp->t, &ro, &ri);
 	if (ret && ret != -EINVAL)
 		pr_err("writing the report: %s", strerror(-ret));
 	side_close(&sd);

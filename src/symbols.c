@@ -400,6 +400,7 @@ static void lookup(struct symbolizer *s, uint64_t pc, bool is_return, struct sym
 	GElf_Sym sym;
 	GElf_Off off;
 	const char *name, *mname, *file;
+	Dwarf_Addr mstart = 0;
 	Dwfl_Line *line;
 	int lineno;
 
@@ -407,8 +408,9 @@ static void lookup(struct symbolizer *s, uint64_t pc, bool is_return, struct sym
 	f->line = -1;
 	if (!s->dwfl || !(mod = dwfl_addrmodule(s->dwfl, at)))
 		return;
-	mname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	mname = dwfl_module_info(mod, NULL, &mstart, NULL, NULL, NULL, NULL, NULL);
 	f->module = mname;
+	f->module_offset = pc - mstart;
 	name = dwfl_module_addrinfo(mod, at, &off, &sym, NULL, NULL, NULL);
 	if (name) {
 		int status = -1;

@@ -12,7 +12,22 @@ import shutil
 
 from helpers import OPTS, Fail, expect_rc, run, variants
 import helpers
-from test_record import offline, recorded, report
+from test_record import recorded  # it runs helpers.heaptrace: right in every mode
+
+# test_record's report() holds the HEAPTRACE of the first mode run.py imported it in
+
+
+def report(log, *opts):
+    """heaptrace report LOG OPTS: the Proc."""
+    return run([helpers.HEAPTRACE, "report", log] + list(opts))
+
+
+def offline(r, log, *opts):
+    """heaptrace report LOG OPTS: its standard output, or Fail."""
+    p = report(log, *opts)
+    if p.rc != 0 or p.timed_out:
+        raise Fail("heaptrace report exited %s" % p.rc, p.describe() + "\n" + r.describe())
+    return p.stdout
 
 GOPATH_SRC = "/usr/share/gocode"
 
