@@ -179,23 +179,25 @@ $(BUILD)/unit/fixture_alloc.so: tests/unit/fixture_alloc.c
 	@mkdir -p $(dir $@)
 	$(CC) -shared -fPIC -O1 -fno-builtin -o $@ $<
 
-$(BUILD)/unit/test_symbols: tests/unit/test_symbols.c src/symbols.c $(PURE) $(UNIT_DEPS) \
+$(BUILD)/unit/test_symbols: tests/unit/test_symbols.c src/symbols.c src/inlines.c $(PURE) $(UNIT_DEPS) \
 		$(BUILD)/unit/fixture_alloc.so
 	@mkdir -p $(dir $@)
 	$(CC) -Wall -Wextra -std=gnu11 -g -O0 $(SAN_FLAGS) -Iinclude -Itests/unit $(PKG_CFLAGS) \
-		-DFIXTURE=\"$(abspath $(BUILD)/unit/fixture_alloc.so)\" -o $@ $< src/symbols.c $(PURE) $(LDLIBS) -ldl
+		-DFIXTURE=\"$(abspath $(BUILD)/unit/fixture_alloc.so)\" -o $@ $< src/symbols.c src/inlines.c \
+		$(PURE) $(LDLIBS) -ldl
 
 $(BUILD)/unit/fixture_entry.so: tests/unit/fixture_entry.c
 	@mkdir -p $(dir $@)
 	$(CC) -shared -fPIC -O1 -o $@ $<
 
 # The entry check decodes with Capstone where heaptrace does (x86_64 with it installed).
-$(BUILD)/unit/test_entrycheck: tests/unit/test_entrycheck.c src/entrycheck.c src/symbols.c $(PURE) \
+$(BUILD)/unit/test_entrycheck: tests/unit/test_entrycheck.c src/entrycheck.c src/symbols.c \
+		src/inlines.c $(PURE) \
 		$(UNIT_DEPS) $(BUILD)/unit/fixture_entry.so
 	@mkdir -p $(dir $@)
 	$(CC) -Wall -Wextra -std=gnu11 -g -O0 $(SAN_FLAGS) -Iinclude -Itests/unit $(PKG_CFLAGS) \
 		$(CAPSTONE_DEF) -DFIXTURE=\"$(abspath $(BUILD)/unit/fixture_entry.so)\" -o $@ $< \
-		src/entrycheck.c src/symbols.c $(PURE) $(UNIT_ARCHES) $(LDLIBS) -ldl
+		src/entrycheck.c src/symbols.c src/inlines.c $(PURE) $(UNIT_ARCHES) $(LDLIBS) -ldl
 
 # The entry stubs' code runs in the test itself (where the arch has it).
 $(BUILD)/unit/test_stubs: tests/unit/test_stubs.c $(wildcard arch/$(ARCH)/stubcode.c) $(PURE) \

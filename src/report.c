@@ -290,6 +290,19 @@ static void text_frames(FILE *f, const struct table *t, const struct bt *b,
 
 		resolve(ri, t, b, d, &sf);
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, frames_addr(pcs[d]));
+		/* code inlined at the pc, innermost first, numbered as the frame it is in */
+		for (unsigned k = 0; k < sf.ninlined; k++) {
+			const struct sym_inline *in = &sf.inlined[k];
+
+			fprintf(f, "   [%14s] ", buf);
+			text_name(f, in->function ? in->function : "??");
+			if (in->file && in->line > 0) {
+				fputs(" (", f);
+				text_name(f, in->file);
+				fprintf(f, ":%d)", in->line);
+			}
+			fputs(" [inlined]\n", f);
+		}
 		fprintf(f, "%2u [%14s] ", d, buf);
 		if (sf.function) {
 			text_name(f, sf.function);
@@ -467,6 +480,11 @@ static void write_folded(FILE *f, const struct table *t, const struct report_opt
 			resolve(ri, t, b, d, &sf);
 			if (sf.function) {
 				folded_name(f, sf.function);
+				for (unsigned k = sf.ninlined; k-- > 0;) {
+					fputc(';', f);
+					folded_name(f, sf.inlined[k].function ?
+								sf.inlined[k].function : "??");
+				}
 			} else if (sf.module) {
 				base = strrchr(sf.module, '/');
 				fputc('[', f);
@@ -579,6 +597,18 @@ static void json_frames(FILE *f, const struct table *t, const struct bt *b,
 				d ? frames_how_name(frames_how_of(pcs[d])) : "entry");
 		if (pcs[d] & FRAMES_STOPPED && !table_bt_before_attach(t, b))
 			fputs(",\"stopped\":true", f);
+		for (unsigned k = 0; k < sf.ninlined; k++) {
+			fputs(k ? ",{\"function\":" : ",\"inlined\":[{\"function\":", f);
+			report_json_str(f, sf.inlined[k].function);
+			fputs(",\"file\":", f);
+			report_json_str(f, sf.inlined[k].file);
+			if (sf.inlined[k].line > 0)
+				fprintf(f, ",\"line\":%d}", sf.inlined[k].line);
+			else
+				fputs(",\"line\":null}", f);
+			if (k + 1 == sf.ninlined)
+				fputc(']', f);
+		}
 		fputc('}', f);
 	}
 }

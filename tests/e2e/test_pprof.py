@@ -84,7 +84,11 @@ def per_function(backtraces, key):
     """Cumulative key per function over backtraces, each function once per backtrace."""
     cum = collections.Counter()
     for b in backtraces:
-        for name in {frame_name(fr) for fr in b["frames"]}:
+        names = {frame_name(fr) for fr in b["frames"]}
+        # pprof marks the functions of inlined lines "(inline)"
+        names |= {(i["function"] or "??") + " (inline)" for fr in b["frames"]
+                  for i in fr.get("inlined", [])}
+        for name in names:
             cum[name] += b[key]
     return {k: v for k, v in cum.items() if v}
 
