@@ -22,6 +22,7 @@
 #include "html.h"
 #include "log.h"
 #include "maps.h"
+#include "massif.h"
 #include "offline.h"
 #include "pprof.h"
 #include "record.h"
@@ -854,6 +855,25 @@ static int pprof_file(const struct offline_opts *o, struct side *sd)
 	return ret;
 }
 
+/* The whole run as massif's file: the timeline, the heap at its peak and at the end. */
+static int massif_file(const struct offline_opts *o, struct side *sd)
+{
+	const struct replay *rp = sd->rp;
+	const struct table_summary *s = &rp->t.sum;
+	struct massif_info mi = {
+		.command = rp->command,
+		.end_ns = rp->now_ns - rp->start_ns,
+		.peak_ns = s->peak_ns > rp->start_ns ? s->peak_ns - rp->start_ns : 0,
+		.resolve = resolve_named,
+		.resolve_ctx = &sd->res,
+	};
+	int ret = massif_write(o->out, &rp->t, &rp->tl, &mi);
+
+	if (ret)
+		pr_err("writing the report: %s", strerror(-ret));
+	return ret;
+}
+
 int offline_report(const struct offline_opts *o)
 {
 	bool html = o->report.format == FMT_HTML;
@@ -866,8 +886,10 @@ int offline_report(const struct offline_opts *o)
 
 	if (ret)
 		return ret;
-	if (o->heaptrack || o->pprof) {
-		ret = o->pprof ? pprof_file(o, &sd) : heaptrack_file(o, &sd);
+	if (o->heaptrack || o->pprof || o->massif) {
+		ret = o->pprof	? pprof_file(o, &sd) :
+		      o->massif ? massif_file(o, &sd) :
+				  heaptrack_file(o, &sd);
 		side_close(&sd);
 		return ret;
 	}
