@@ -29,6 +29,8 @@ struct offline_opts {
 	uint64_t at_ms;
 	bool timeline; /* add the heap over time (timeline.h) */
 	bool heaptrack; /* write heaptrack's data file instead (heaptrack.h); needs a file */
+	bool pprof; /* write a pprof profile instead (pprof.h), of the moment of at */
+	bool massif; /* write valgrind massif's file instead (massif.h), of the whole run */
 	struct report_opts report;
 	FILE *out;
 	struct html_series *series; /* inside offline.c: follows the replay (html.h) */

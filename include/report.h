@@ -21,6 +21,17 @@ struct report_opts {
 	uint64_t min_size; /* only blocks with min_size <= size <= max_size */
 	uint64_t max_size; /* UINT64_MAX = no limit */
 	bool show_how; /* text: how each frame was found (-v) */
+	/* --depth: a backtrace of this many frames may have been cut there, and is marked so
+	 * ("[...]" in text and folded, "truncated" in JSON); 0: unknown, nothing is marked */
+	unsigned depth_limit;
+	bool label_process; /* folded: each stack under a root frame naming its process (-f) */
+};
+
+/* A function inlined at a frame's pc, and where in it the pc (or the next inlined call) is. */
+struct sym_inline {
+	const char *function;
+	const char *file; /* base name */
+	int line; /* -1 when unknown */
 };
 
 /* One symbolised frame. NULL / 0 / -1 fields are unknown. Strings stay owned by the resolver. */
@@ -30,6 +41,11 @@ struct sym_frame {
 	const char *module;
 	const char *file; /* base name of the source file */
 	int line; /* -1 when unknown */
+	/* the calls inlined at pc, innermost first: inlined[0] holds pc, each is called from the
+	 * next, and the last from function at file:line (which is then that call's line) */
+	unsigned ninlined;
+	const struct sym_inline *inlined;
+	uint64_t module_offset; /* pc - where module is mapped (valid when module != NULL) */
 };
 
 /* Symbolise pcs[index] of a backtrace (index 0 is the allocation function's entry;
@@ -45,6 +61,8 @@ struct report_info {
 	uint64_t statm_vss, statm_rss, statm_shared; /* bytes */
 	uint64_t now_ns; /* time of the report, for ages */
 	uint64_t elapsed_ns; /* since tracing started */
+	const char *kind; /* which report: "final", "periodic #3", "SIGUSR1"; text: in its header
+			   * line, NULL: none */
 	const struct inventory *inv; /* the heap at the attach, NULL if none */
 	report_resolve_fn resolve;
 	void *resolve_ctx;

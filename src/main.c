@@ -89,7 +89,7 @@ static const struct opt_desc {
 
 /* The options of `heaptrace report FILE`, in the same form. */
 static const struct opt_desc report_table[] = {
-	{ "format", OPT_FORMAT, "FMT", "text (default), json, folded, html, heaptrack" },
+	{ "format", OPT_FORMAT, "FMT", "text (default), json, folded, html, heaptrack, pprof, massif" },
 	{ "outfile", OPT_OUTFILE, "FILE", "write the report to FILE instead of stdout" },
 	{ "sort", 's', "KEY", "size (default), count, peak-size, peak-count, age" },
 	{ "top", OPT_TOP, "NUM", "backtraces shown by the text report (default 10)" },
@@ -664,7 +664,9 @@ static int report_main(int argc, char **argv)
 			break;
 		case OPT_FORMAT:
 			o.heaptrack = !strcmp(optarg, "heaptrack");
-			if (o.heaptrack)
+			o.pprof = !strcmp(optarg, "pprof");
+			o.massif = !strcmp(optarg, "massif");
+			if (o.heaptrack || o.pprof || o.massif)
 				break;
 			ret = report_option(c, &o.report);
 			if (ret)
@@ -699,6 +701,8 @@ static int report_main(int argc, char **argv)
 	if (o.report.min_size > o.report.max_size)
 		return usage_error("%s", "--min-size is larger than --max-size");
 	o.path = argv[optind];
+	if (o.massif && o.at != AT_END)
+		return usage_error("%s", "--format=massif shows the whole run: no --at");
 	if ((o.at != AT_END || o.heaptrack) && !strcmp(o.path, "-"))
 		return usage_error("%s", "--at and --format=heaptrack read the log twice: give a "
 					 "file, not -");
@@ -857,6 +861,8 @@ int main(int argc, char **argv)
 	if (o.live && (o.count || core))
 		return usage_error("%s", o.count ? "--count limits periodic reports, not --live" :
 						   "--live watches a running program, not a core file");
+	o.report.depth_limit = o.depth;
+	o.report.label_process = o.follow_fork;
 	if (record && !strcmp(record, "-") && !o.pid && !core)
 		return usage_error("%s", "--record=- needs --pid (a launched program writes to the "
 					 "same standard output)");

@@ -22,8 +22,10 @@
 #include "html.h"
 #include "log.h"
 #include "maps.h"
+#include "massif.h"
 #include "offline.h"
 #include "progress.h"
+#include "pprof.h"
 #include "record.h"
 #include "symbols.h"
 #include "table.h"
@@ -70,6 +72,7 @@ struct replay {
 	int pid;
 	uint64_t start_ns, now_ns;
 	unsigned machine;
+	unsigned depth; /* --depth of the run, 0: unknown */
 	char command[RECORD_MAX_STRING + 1];
 	bool started, ended, exited, has_statm;
 	enum offline_at at; /* where to stop */
@@ -286,6 +289,7 @@ static bool read_start(struct reader *r, struct replay *rp)
 	if (!get_u(r, &pid) || !get_u(r, &start) || !get_u(r, &word) || !get_u(r, &machine) ||
 	    !get_u(r, &depth) || !get_bytes(r, rp->command, sizeof(rp->command), NULL))
 		return false;
+	rp->depth = depth <= RECORD_MAX_DEPTH ? (unsigned)depth : 0;
 	if (pid > INT32_MAX)
 		return corrupt(r, "a process id out of range");
 	rp->pid = (int)pid;
@@ -638,8 +642,10 @@ static void resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_fra
 	if (res->rp->machine == EM_ARM)
 		pc &= ~(uint64_t)1; /* the Thumb bit */
 	sym_resolve(res->sym, pc, index > 0, out);
-	if (!out->module && (m = modlist_find(&res->rp->mods, pc)))
+	if (!out->module && (m = modlist_find(&res->rp->mods, pc))) {
 		out->module = m->path;
+		out->module_offset = pc - m->base;
+	}
 }
 
 /* Frame 0 gets the public name (malloc, not __libc_malloc), as in the live report. */
@@ -825,27 +831,94 @@ static int html_page(const struct offline_opts *o, struct side *sd, const struct
 	return ret;
 }
 
+/* The table of the moment asked for as a pprof profile; the modules as its mappings. */
+static int pprof_file(const struct offline_opts *o, struct side *sd)
+{
+	const struct replay *rp = sd->rp;
+	struct pprof_module *mods = xcalloc(rp->mods.n ? rp->mods.n : 1, sizeof(*mods));
+	char (*hex)[129] = xcalloc(rp->mods.n ? rp->mods.n : 1, sizeof(*hex));
+	struct pprof_info pi = {
+		.mods = mods,
+		.nmods = rp->mods.n,
+		.resolve = resolve_named,
+		.resolve_ctx = &sd->res,
+		.duration_ns = rp->now_ns - rp->start_ns,
+		.comment = rp->command,
+	};
+	int ret;
+
+	for (size_t i = 0; i < rp->mods.n; i++) {
+		const struct module *m = &rp->mods.v[i];
+
+		for (size_t k = 0; k < rp->idlen[i]; k++)
+			sprintf(hex[i] + 2 * k, "%02x", rp->ids[i][k]);
+		mods[i] = (struct pprof_module){ .path = m->path, .start = m->start,
+						 .limit = m->end, .file_offset = m->start - m->base,
+						 .build_id = rp->idlen[i] ? hex[i] : NULL };
+	}
+	ret = pprof_write(o->out, &rp->t, &pi);
+	if (ret == -ENOTSUP)
+		pr_err("this heaptrace was built without pprof output (libprotobuf-c, protoc-c "
+		       "and zlib)");
+	else if (ret)
+		pr_err("writing the report: %s", strerror(-ret));
+	free(hex);
+	free(mods);
+	return ret;
+}
+
+/* The whole run as massif's file: the timeline, the heap at its peak and at the end. */
+static int massif_file(const struct offline_opts *o, struct side *sd)
+{
+	const struct replay *rp = sd->rp;
+	const struct table_summary *s = &rp->t.sum;
+	struct massif_info mi = {
+		.command = rp->command,
+		.end_ns = rp->now_ns - rp->start_ns,
+		.peak_ns = s->peak_ns > rp->start_ns ? s->peak_ns - rp->start_ns : 0,
+		.resolve = resolve_named,
+		.resolve_ctx = &sd->res,
+	};
+	int ret = massif_write(o->out, &rp->t, &rp->tl, &mi);
+
+	if (ret)
+		pr_err("writing the report: %s", strerror(-ret));
+	return ret;
+}
+
 int offline_report(const struct offline_opts *o)
 {
 	bool html = o->report.format == FMT_HTML;
+	struct report_opts ro = o->report;
 	struct report_info ri;
 	struct replay *rp;
 	struct side sd;
+	char kind[48];
 	int ret = side_open(o, &sd);
 
 	if (ret)
 		return ret;
-	if (o->heaptrack) {
-		ret = heaptrack_file(o, &sd);
+	if (o->heaptrack || o->pprof || o->massif) {
+		ret = o->pprof	? pprof_file(o, &sd) :
+		      o->massif ? massif_file(o, &sd) :
+				  heaptrack_file(o, &sd);
 		side_close(&sd);
 		return ret;
 	}
 	rp = sd.rp;
+	ro.depth_limit = rp->depth;
+	if (o->at == AT_END)
+		snprintf(kind, sizeof(kind), "final");
+	else if (o->at == AT_PEAK)
+		snprintf(kind, sizeof(kind), "at its peak");
+	else
+		snprintf(kind, sizeof(kind), "at %" PRIu64 " ms", o->at_ms);
 	ri = (struct report_info){
 		.pid = rp->pid,
 		.command = rp->command,
 		.exited = rp->ended && rp->exited,
 		.exit_status = rp->exit_status,
+		.kind = kind,
 		.has_statm = rp->ended && rp->has_statm,
 		.statm_vss = rp->statm[0],
 		.statm_rss = rp->statm[1],
@@ -861,7 +934,7 @@ int offline_report(const struct offline_opts *o)
 	if (html)
 		ret = html_page(o, &sd, &ri);
 	else
-		ret = report_write(o->out, &rp->t, &o->report, &ri);
+		ret = report_write(o->out, &rp->t, &ro, &ri);
 	if (ret && ret != -EINVAL)
 		pr_err("writing the report: %s", strerror(-ret));
 	side_close(&sd);

@@ -21,6 +21,7 @@
 #include "process.h"
 #include "record.h"
 #include "report.h"
+#include "session.h"
 #include "symbols.h"
 #include "util.h"
 
@@ -247,7 +248,9 @@ static void put_start(const struct proc *p)
 	put_u(p ? p->start_ns : 0);
 	put_u(arch->word_size);
 	put_u(arch->elf_machine);
-	put_u(0); /* depth: informative, the B records carry their own */
+	/* --depth (0 in older logs): informative, the B records carry their own, and report
+	 * marks the backtraces it may have cut */
+	put_u(session.opts ? session.opts->depth : 0);
 	put_str(p && p->command ? p->command : "?");
 	rec.last_ns = p ? p->start_ns : 0;
 }

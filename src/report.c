@@ -129,6 +129,47 @@ static void resolve(const struct report_info *ri, const struct table *t, const s
 		ri->resolve(ri->resolve_ctx, frames_addr(pc), idx, sf);
 }
 
+/* Was b cut at --depth? It was if it has that many frames and its last is neither where
+ * the unwinder stopped for lack of information nor a function every stack of a thread starts
+ * in (a stack of exactly --depth frames is whole). The blocks found at the attach have no
+ * call chain to cut. */
+static bool truncated(const struct table *t, const struct bt *b, const struct report_opts *o,
+		      const struct report_info *ri)
+{
+	static const char *const outermost[] = { "_start", "__start", "clone", "__clone",
+						 "clone3", "__clone3" };
+	uint64_t last;
+	struct sym_frame sf;
+
+	if (!o->depth_limit || b->depth < o->depth_limit || table_bt_before_attach(t, b))
+		return false;
+	last = table_bt_pcs(t, b)[b->depth - 1];
+	if (last & FRAMES_STOPPED)
+		return false;
+	resolve(ri, t, b, b->depth - 1, &sf);
+	for (unsigned i = 0; sf.function && i < ARRAY_SIZE(outermost); i++)
+		if (!strcmp(sf.function, outermost[i]))
+			return false;
+	return true;
+}
+
+/* The program's name: the base name of the command's first word. */
+static void comm_of(const char *command, char *buf, size_t len)
+{
+	const char *end = command ? strchr(command, ' ') : NULL, *base;
+	size_t n;
+
+	if (!command) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	n = end ? (size_t)(end - command) : strlen(command);
+	for (base = command + n; base > command && base[-1] != '/'; base--)
+		;
+	n -= (size_t)(base - command);
+	snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), base);
+}
+
 /* v in decimal units, as classic heaptrace: unit[0] below 1000, then unit[1..3] with three
  * decimals; the thresholds keep "1000.000 MB" from appearing. */
 static const char *fmt_scaled(char *buf, size_t len, uint64_t v, const char *const unit[4])
@@ -249,11 +290,27 @@ static void text_frames(FILE *f, const struct table *t, const struct bt *b,
 
 		resolve(ri, t, b, d, &sf);
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, frames_addr(pcs[d]));
+		/* code inlined at the pc, innermost first, numbered as the frame it is in */
+		for (unsigned k = 0; k < sf.ninlined; k++) {
+			const struct sym_inline *in = &sf.inlined[k];
+
+			fprintf(f, "   [%14s] ", buf);
+			text_name(f, in->function ? in->function : "??");
+			if (in->file && in->line > 0) {
+				fputs(" (", f);
+				text_name(f, in->file);
+				fprintf(f, ":%d)", in->line);
+			}
+			fputs(" [inlined]\n", f);
+		}
 		fprintf(f, "%2u [%14s] ", d, buf);
 		if (sf.function) {
 			text_name(f, sf.function);
 			if (!table_bt_before_attach(t, b))
 				fprintf(f, " +0x%" PRIx64, sf.offset);
+		} else if (sf.module) { /* where to look: the module and the offset in it */
+			text_name(f, sf.module);
+			fprintf(f, " +0x%" PRIx64, sf.module_offset);
 		} else {
 			fputs("??", f);
 		}
@@ -266,6 +323,8 @@ static void text_frames(FILE *f, const struct table *t, const struct bt *b,
 			fprintf(f, " [%s]", frames_how_name(frames_how_of(pcs[d])));
 		fputc('\n', f);
 	}
+	if (truncated(t, b, o, ri))
+		fprintf(f, "%2u [%14s] [...] (cut at --depth=%u)\n", b->depth, "", o->depth_limit);
 }
 
 /* The backtraces live when the heap peaked, largest first; their number in *n (caller frees). */
@@ -322,11 +381,27 @@ static void text_peak(FILE *f, const struct table *t, const struct report_opts *
 	free(e);
 }
 
+/* "[heaptrace] report for pid 1234 (prog), 3.214 s after start: final" */
+static void text_header(FILE *f, const struct report_info *ri)
+{
+	char comm[64];
+
+	if (!ri->kind)
+		return;
+	comm_of(ri->command, comm, sizeof(comm));
+	fprintf(f, "[heaptrace] report for pid %d (", ri->pid);
+	text_name(f, comm);
+	fprintf(f, "), %.3f s after start: %s\n", ri->elapsed_ns / 1e9, ri->kind);
+}
+
 static void write_text(FILE *f, const struct table *t, const struct report_opts *o,
 		       const struct report_info *ri, const struct entry *e, uint32_t n)
 {
 	char b1[32], b2[32], b3[32];
+	bool notable = n || t->sum.peak_live_bytes >= REPORT_NOTABLE_PEAK;
 
+	if (notable || ri->inv)
+		text_header(f, ri);
 	if (ri->inv)
 		text_inventory(f, t, ri->inv);
 	if (!n) {
@@ -357,6 +432,11 @@ static void write_text(FILE *f, const struct table *t, const struct report_opts 
 	fprintf(f, "[heaptrace] heap traced num of backtrace : %" PRIu64 "\n", live_bts(t));
 	fprintf(f, "[heaptrace] heap traced allocation size  : %s\n",
 		fmt_size(b1, sizeof(b1), t->sum.live_bytes));
+	fprintf(f, "[heaptrace] calls (alloc/free/unknown)   : %" PRIu64 " / %" PRIu64 " / %" PRIu64
+		   "\n", t->sum.alloc_calls, t->sum.free_calls, t->sum.unknown_frees);
+	fprintf(f, "[heaptrace] peak (size/blocks/time)      : %s / %" PRIu64 " / %s\n",
+		fmt_size(b1, sizeof(b1), t->sum.peak_live_bytes), t->sum.peak_at_blocks,
+		fmt_age(b2, sizeof(b2), peak_elapsed(t, ri)));
 	if (ri->has_statm)
 		fprintf(f, "[heaptrace] statm info (VSS/RSS/shared)  : %s / %s / %s\n",
 			fmt_size(b1, sizeof(b1), ri->statm_vss),
@@ -377,12 +457,22 @@ static void folded_name(FILE *f, const char *s)
 		fputc(*s == ';' || *s == '\n' || *s == '\r' ? '_' : *s, f);
 }
 
-static void write_folded(FILE *f, const struct table *t, const struct report_info *ri,
-			 const struct entry *e, uint32_t n)
+static void write_folded(FILE *f, const struct table *t, const struct report_opts *o,
+			 const struct report_info *ri, const struct entry *e, uint32_t n)
 {
+	char comm[64];
+
+	comm_of(ri->command, comm, sizeof(comm));
 	for (uint32_t i = 0; i < n; i++) {
 		const struct bt *b = &t->bts[e[i].bt];
 
+		if (o->label_process) {
+			fputc('[', f);
+			folded_name(f, comm);
+			fprintf(f, " pid %d];", ri->pid);
+		}
+		if (truncated(t, b, o, ri))
+			fputs("[...];", f);
 		for (uint32_t d = b->depth; d-- > 0;) {
 			struct sym_frame sf;
 			const char *base;
@@ -390,6 +480,11 @@ static void write_folded(FILE *f, const struct table *t, const struct report_inf
 			resolve(ri, t, b, d, &sf);
 			if (sf.function) {
 				folded_name(f, sf.function);
+				for (unsigned k = sf.ninlined; k-- > 0;) {
+					fputc(';', f);
+					folded_name(f, sf.inlined[k].function ?
+								sf.inlined[k].function : "??");
+				}
 			} else if (sf.module) {
 				base = strrchr(sf.module, '/');
 				fputc('[', f);
@@ -502,12 +597,32 @@ static void json_frames(FILE *f, const struct table *t, const struct bt *b,
 				d ? frames_how_name(frames_how_of(pcs[d])) : "entry");
 		if (pcs[d] & FRAMES_STOPPED && !table_bt_before_attach(t, b))
 			fputs(",\"stopped\":true", f);
+		for (unsigned k = 0; k < sf.ninlined; k++) {
+			fputs(k ? ",{\"function\":" : ",\"inlined\":[{\"function\":", f);
+			report_json_str(f, sf.inlined[k].function);
+			fputs(",\"file\":", f);
+			report_json_str(f, sf.inlined[k].file);
+			if (sf.inlined[k].line > 0)
+				fprintf(f, ",\"line\":%d}", sf.inlined[k].line);
+			else
+				fputs(",\"line\":null}", f);
+			if (k + 1 == sf.ninlined)
+				fputc(']', f);
+		}
 		fputc('}', f);
 	}
 }
 
+/* The end of a backtrace's frames and object: whether --depth cut it. */
+static void json_bt_end(FILE *f, const struct table *t, const struct bt *b,
+			const struct report_opts *o, const struct report_info *ri)
+{
+	fprintf(f, "],\"truncated\":%s}", truncated(t, b, o, ri) ? "true" : "false");
+}
+
 /* ,"peak":{...}: the heap when live_bytes first reached its maximum, every backtrace. */
-static void json_peak(FILE *f, const struct table *t, const struct report_info *ri)
+static void json_peak(FILE *f, const struct table *t, const struct report_opts *o,
+		      const struct report_info *ri)
 {
 	uint32_t n;
 	struct entry *e = peak_bts(t, &n);
@@ -520,14 +635,15 @@ static void json_peak(FILE *f, const struct table *t, const struct report_info *
 		fprintf(f, "%s{\"count\":%" PRIu64 ",\"size\":%" PRIu64 ",\"frames\":[",
 			i ? "," : "", e[i].count, e[i].size);
 		json_frames(f, t, &t->bts[e[i].bt], ri);
-		fputs("]}", f);
+		json_bt_end(f, t, &t->bts[e[i].bt], o, ri);
 	}
 	fputs("]}", f);
 	free(e);
 }
 
 /* ,"temporary":[...]: the backtraces with temporary allocations, most first. */
-static void json_temporary(FILE *f, const struct table *t, const struct report_info *ri)
+static void json_temporary(FILE *f, const struct table *t, const struct report_opts *o,
+			   const struct report_info *ri)
 {
 	struct entry *e = xmalloc((t->nbts ? t->nbts : 1) * sizeof(*e));
 	uint32_t n = 0;
@@ -547,14 +663,15 @@ static void json_temporary(FILE *f, const struct table *t, const struct report_i
 			   ",\"total_size\":%" PRIu64 ",\"frames\":[",
 			i ? "," : "", b->temporary, b->total_count, b->total_size);
 		json_frames(f, t, b, ri);
-		fputs("]}", f);
+		json_bt_end(f, t, b, o, ri);
 	}
 	fputs("]", f);
 	free(e);
 }
 
 /* Compact JSON (no spaces after ':' or ','), one object on one line: JSON Lines. */
-static void write_json(FILE *f, const struct table *t, const struct report_info *ri,
+static void write_json(FILE *f, const struct table *t, const struct report_opts *o,
+		       const struct report_info *ri,
 		       const struct entry *e, uint32_t n)
 {
 	const struct table_summary *s = &t->sum;
@@ -599,11 +716,11 @@ static void write_json(FILE *f, const struct table *t, const struct report_info 
 			since(ri->now_ns, b->first_ns), b->total_count, b->total_size,
 			b->total_count, b->temporary);
 		json_frames(f, t, b, ri);
-		fputs("]}", f);
+		json_bt_end(f, t, b, o, ri);
 	}
 	fputs("]", f);
-	json_peak(f, t, ri);
-	json_temporary(f, t, ri);
+	json_peak(f, t, o, ri);
+	json_temporary(f, t, o, ri);
 	if (ri->extra_json)
 		ri->extra_json(f, ri->extra_ctx);
 	fputs("}\n", f);
@@ -617,10 +734,10 @@ int report_write(FILE *f, const struct table *t, const struct report_opts *o,
 
 	switch (o->format) {
 	case FMT_JSON:
-		write_json(f, t, ri, e, n);
+		write_json(f, t, o, ri, e, n);
 		break;
 	case FMT_FOLDED:
-		write_folded(f, t, ri, e, n);
+		write_folded(f, t, o, ri, e, n);
 		break;
 	default:
 		write_text(f, t, o, ri, e, n);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #define PR_DOMAIN "symbols"
+#include "inlines.h"
 #include "log.h"
 #include "symbols.h"
 #include "util.h"
@@ -294,6 +295,11 @@ static char *own(struct symbolizer *s, char *str)
 	return str;
 }
 
+static char *keep_str(void *ctx, char *str)
+{
+	return own(ctx, str);
+}
+
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
@@ -400,6 +406,7 @@ static void lookup(struct symbolizer *s, uint64_t pc, bool is_return, struct sym
 	GElf_Sym sym;
 	GElf_Off off;
 	const char *name, *mname, *file;
+	Dwarf_Addr mstart = 0;
 	Dwfl_Line *line;
 	int lineno;
 
@@ -407,8 +414,9 @@ static void lookup(struct symbolizer *s, uint64_t pc, bool is_return, struct sym
 	f->line = -1;
 	if (!s->dwfl || !(mod = dwfl_addrmodule(s->dwfl, at)))
 		return;
-	mname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	mname = dwfl_module_info(mod, NULL, &mstart, NULL, NULL, NULL, NULL, NULL);
 	f->module = mname;
+	f->module_offset = pc - mstart;
 	name = dwfl_module_addrinfo(mod, at, &off, &sym, NULL, NULL, NULL);
 	if (name) {
 		int status = -1;
@@ -434,6 +442,8 @@ static void lookup(struct symbolizer *s, uint64_t pc, bool is_return, struct sym
 		f->file = slash ? slash + 1 : file;
 		f->line = lineno;
 	}
+	/* code inlined here: its functions, and the function's own line (the call site) */
+	f->ninlined = inlines_at(mod, at, &f->file, &f->line, &f->inlined, keep_str, s);
 }
 
 const char *sym_function(struct symbolizer *s, uint64_t pc, bool is_return, uint64_t *start)

@@ -37,6 +37,7 @@
 
 struct session session = { .launched_status = -1 };
 static bool report_failed;
+static const char *report_kind; /* the reports being written now; NULL: the final ones */
 
 void tracer_resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_frame *out)
 {
@@ -82,6 +83,7 @@ void tracer_report(struct proc *p, int sort)
 		.command = p->command ? p->command : "?",
 		.exited = p->exited,
 		.exit_status = p->exit_status,
+		.kind = report_kind ? report_kind : "final",
 		.now_ns = now_ns(),
 		.inv = p->inv,
 		.resolve = tracer_resolve_frame,
@@ -114,11 +116,14 @@ void tracer_report(struct proc *p, int sort)
 	sym_close(rc.sym);
 }
 
-static void report_all(int sort)
+/* kind: which report this is (report_info.kind), NULL for the final one */
+static void report_all(int sort, const char *kind)
 {
+	report_kind = kind;
 	for (struct proc *p = procs; p; p = p->next)
 		if (p->counting)
 			tracer_report(p, sort);
+	report_kind = NULL;
 }
 
 static void print_cost(void)
@@ -215,7 +220,10 @@ static int loop(uint64_t deadline)
 		if (deadline && now >= deadline)
 			return 0;
 		if (next_report && now >= next_report) {
-			report_all(-1);
+			char kind[32];
+
+			snprintf(kind, sizeof(kind), "periodic #%u", reports + 1);
+			report_all(-1, kind);
 			reports++;
 			next_report = o->count && reports >= o->count ? 0 : now + secs_ns(o->interval);
 		}
@@ -237,7 +245,8 @@ static int loop(uint64_t deadline)
 			continue;
 		}
 		if (ev.sig == SIGUSR1 || ev.sig == SIGUSR2)
-			report_all(ev.sig == SIGUSR1 ? SORT_SIZE : SORT_COUNT);
+			report_all(ev.sig == SIGUSR1 ? SORT_SIZE : SORT_COUNT,
+				   ev.sig == SIGUSR1 ? "SIGUSR1" : "SIGUSR2");
 		else if (events_sig_ends(ev.sig))
 			return ev.sig;
 	}
@@ -296,7 +305,7 @@ int tracer_run(const struct tracer_opts *o)
 		if (sig)
 			pr_info("%s: detaching", strsignal(sig));
 		detach_all();
-		report_all(-1);
+		report_all(-1, NULL);
 		while (procs)
 			proc_free(procs);
 	}

@@ -8,6 +8,10 @@ pkg-config --exists libunwind-ptrace 2>/dev/null || need="$need libunwind-dev"
 [ "$(uname -m)" = x86_64 ] && ! pkg-config --exists capstone 2>/dev/null && need="$need libcapstone-dev"
 pkg-config --exists libdw libelf 2>/dev/null || need="$need libdw-dev libelf-dev"
 pkg-config --exists libzstd 2>/dev/null || need="$need libzstd-dev"
+# --format=pprof: libprotobuf-c encodes profile.proto from code protoc-c generates, zlib gzips
+pkg-config --exists libprotobuf-c 2>/dev/null || need="$need libprotobuf-c-dev"
+command -v protoc-c >/dev/null 2>&1 || need="$need protobuf-c-compiler"
+pkg-config --exists zlib 2>/dev/null || need="$need zlib1g-dev"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v gcc >/dev/null 2>&1 || need="$need gcc"
 command -v g++ >/dev/null 2>&1 || need="$need g++"
@@ -29,6 +33,12 @@ command -v npm >/dev/null 2>&1 || need="$need npm"
 # --live's terminal view (ncursesw), and the terminal its tests drive (tests/e2e/test_live.py)
 pkg-config --exists ncursesw 2>/dev/null || need="$need libncurses-dev"
 command -v tmux >/dev/null 2>&1 || need="$need tmux"
+# the pprof test builds Google's pprof from Debian's Go sources, offline (GOPATH mode)
+command -v go >/dev/null 2>&1 || need="$need golang-go"
+[ -d /usr/share/gocode/src/github.com/google/pprof ] || need="$need golang-github-google-pprof-dev"
+[ -d /usr/share/gocode/src/github.com/chzyer/readline ] || need="$need golang-github-chzyer-readline-dev"
+[ -d /usr/share/gocode/src/github.com/ianlancetaylor/demangle ] ||
+	need="$need golang-github-ianlancetaylor-demangle-dev"
 [ -z "$need" ] && exit 0
 echo "heaptrace: installing build dependencies:$need"
 if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi

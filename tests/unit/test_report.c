@@ -29,10 +29,12 @@ static void fake_resolve(void *ctx, uint64_t pc, unsigned index, struct sym_fram
 	out->module = "/usr/bin/prog";
 	switch (pc) {
 	case PC_MALLOC:
-		*out = (struct sym_frame){ "malloc", 0x1b, "/lib/libc.so.6", NULL, -1 };
+		*out = (struct sym_frame){ .function = "malloc", .offset = 0x1b,
+					   .module = "/lib/libc.so.6", .line = -1 };
 		break;
 	case PC_MAKE_NODE:
-		*out = (struct sym_frame){ "make_node", 0x14, "/usr/bin/prog", "list.c", 42 };
+		*out = (struct sym_frame){ .function = "make_node", .offset = 0x14,
+					   .module = "/usr/bin/prog", .file = "list.c", .line = 42 };
 		break;
 	case PC_FN_X:
 		out->function = "fn_x";
@@ -44,10 +46,12 @@ static void fake_resolve(void *ctx, uint64_t pc, unsigned index, struct sym_fram
 		out->function = "fn_z";
 		break;
 	case PC_MAIN:
-		*out = (struct sym_frame){ "main", 0x20, "/usr/bin/prog", "prog.c", 10 };
+		*out = (struct sym_frame){ .function = "main", .offset = 0x20,
+					   .module = "/usr/bin/prog", .file = "prog.c", .line = 10 };
 		break;
 	case PC_LIBFOO:
 		out->module = "/usr/lib/libfoo.so";
+		out->module_offset = 0x2f1c0;
 		break;
 	case PC_WEIRD:
 		out->function = "f\"q\\b;c d\n";
@@ -152,6 +156,8 @@ static const char *json_value(const char *s)
 	}
 	if (!strncmp(s, "null", 4) || !strncmp(s, "true", 4))
 		return s + 4;
+	if (!strncmp(s, "false", 5))
+		return s + 5;
 	if (*s == '-')
 		s++;
 	if (!isdigit((unsigned char)*s))
@@ -267,11 +273,13 @@ TEST_CASE(text_exact_layout)
 		    "[age: 6.236 ms]\n"
 		    " 0 [        0x1000] malloc +0x1b\n"
 		    " 1 [        0x2000] make_node +0x14 (list.c:42)\n"
-		    " 2 [        0x4000] ??\n"
+		    " 2 [        0x4000] /usr/lib/libfoo.so +0x2f1c0\n"
 		    " 3 [        0x6000] ??\n"
 		    "\n"
 		    "[heaptrace] heap traced num of backtrace : 1\n"
 		    "[heaptrace] heap traced allocation size  : 22.704 KB\n"
+		    "[heaptrace] calls (alloc/free/unknown)   : 2 / 1 / 0\n"
+		    "[heaptrace] peak (size/blocks/time)      : 31.680 KB / 2 / 0 ns\n"
 		    "[heaptrace] statm info (VSS/RSS/shared)  : "
 		    "134.201 MB / 40.960 KB / 0 bytes\n");
 	CHECK_EQ(resolver_calls, 4);
@@ -280,6 +288,69 @@ TEST_CASE(text_exact_layout)
 	ri.has_statm = false;
 	out = run(&t, &o, &ri);
 	CHECK(strstr(out, "statm") == NULL);
+	free(out);
+	table_destroy(&t);
+}
+
+/* Each text report starts with a line naming its process and which report it is. */
+TEST_CASE(text_header_line)
+{
+#define HEADER "[heaptrace] report for pid 1234 (prog), 3.214 s after start: periodic #3\n" \
+	       "=== backtrace #1 ==="
+	static const uint64_t pcs[] = { PC_MALLOC, PC_MAKE_NODE };
+	struct table t;
+	struct report_opts o = opts(FMT_TEXT, SORT_SIZE);
+	struct report_info ri = info(5000);
+	char *out;
+
+	table_init(&t);
+	table_alloc(&t, 0x100, 10, table_intern(&t, pcs, 2), 10);
+	ri.command = "/usr/bin/prog --flag x";
+	ri.elapsed_ns = 3214000000ull;
+	ri.kind = "periodic #3";
+	out = run(&t, &o, &ri);
+	CHECK(!strncmp(out, HEADER, strlen(HEADER)));
+	free(out);
+	table_free(&t, 0x100); /* nothing live, nothing notable: nothing at all */
+	out = run(&t, &o, &ri);
+	CHECK_STREQ(out, "");
+	free(out);
+	table_destroy(&t);
+}
+
+/* A backtrace as deep as --depth may have been cut: "[...]" outermost in text and folded,
+ * "truncated" in JSON; a shorter one is not. */
+TEST_CASE(depth_cut_marked)
+{
+	static const uint64_t deep[] = { PC_MALLOC, PC_FN_X, PC_MAIN };
+	static const uint64_t shallow[] = { PC_MALLOC, PC_FN_Y };
+	struct table t;
+	struct report_opts o = opts(FMT_FOLDED, SORT_SIZE);
+	struct report_info ri = info(5000);
+	char *out;
+
+	table_init(&t);
+	table_alloc(&t, 0x100, 20, table_intern(&t, deep, 3), 10);
+	table_alloc(&t, 0x200, 10, table_intern(&t, shallow, 2), 10);
+	o.depth_limit = 3;
+	out = run(&t, &o, &ri);
+	CHECK_STREQ(out, "[...];main;fn_x;malloc 20\nfn_y;malloc 10\n");
+	free(out);
+	o.label_process = true;
+	out = run(&t, &o, &ri);
+	CHECK_STREQ(out, "[prog pid 1234];[...];main;fn_x;malloc 20\n"
+			 "[prog pid 1234];fn_y;malloc 10\n");
+	free(out);
+	o.format = FMT_TEXT;
+	out = run(&t, &o, &ri);
+	CHECK(strstr(out, " 2 [        0x3000] main +0x20 (prog.c:10)\n"
+			  " 3 [              ] [...] (cut at --depth=3)\n\n"));
+	CHECK(strstr(strstr(out, "fn_y"), "[...]") == NULL); /* the shorter one is whole */
+	free(out);
+	o.format = FMT_JSON;
+	out = run(&t, &o, &ri);
+	CHECK(strstr(out, "\"line\":10,\"how\":\"cfi\"}],\"truncated\":true}"));
+	CHECK(strstr(out, "\"how\":\"cfi\"}],\"truncated\":false}"));
 	free(out);
 	table_destroy(&t);
 }
@@ -533,12 +604,13 @@ TEST_CASE(json_output)
 	CHECK(strstr(out, "{\"address\":\"0x6000\",\"function\":null,\"offset\":null,"
 			  "\"module\":null,\"file\":null,\"line\":null,\"how\":\"scan\"}"));
 	CHECK(strstr(out, "\"function\":\"make_node\",\"offset\":20,\"module\":\"/usr/bin/prog\","
-			  "\"file\":\"list.c\",\"line\":42,\"how\":\"scan\",\"stopped\":true}]}],\"peak\":{\"live_bytes\":400,"
+			  "\"file\":\"list.c\",\"line\":42,\"how\":\"scan\",\"stopped\":true}],"
+			  "\"truncated\":false}],\"peak\":{\"live_bytes\":400,"
 			  "\"live_blocks\":1,"));
 	CHECK(strstr(out, "\"peak\":{\"live_bytes\":400,\"live_blocks\":1,\"elapsed_ns\":0,"
 			  "\"backtraces\":[{\"count\":1,\"size\":400,\"frames\":[{\"address\":"
 			  "\"0x1000\",\"function\":\"malloc\""));
-	CHECK(strstr(out, "}]}]},\"temporary\":[]}\n"));
+	CHECK(strstr(out, "}],\"truncated\":false}]},\"temporary\":[]}\n"));
 	free(out);
 
 	/* An exited process, statm, and a command that needs escaping. */
