@@ -29,6 +29,7 @@ struct offline_opts {
 	uint64_t at_ms;
 	bool timeline; /* add the heap over time (timeline.h) */
 	bool heaptrack; /* write heaptrack's data file instead (heaptrack.h); needs a file */
+	bool calls; /* print every call up to the moment first (calltrace.h) */
 	struct report_opts report;
 	FILE *out;
 	struct html_series *series; /* inside offline.c: follows the replay (html.h) */

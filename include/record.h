@@ -17,7 +17,8 @@
  *   M  start end base bias_known bias build_id path        a mapped ELF file
  *   B  hook depth pc...                hook: 1 + hooks.h id of frame 0, or 0; pcs as s-deltas
  *   A  dt tid bt size ptr              an allocation; dt (s): ns since the previous A/F/E time
- *   F  dt tid ptr                      a free (of a block known to the table or not)
+ *   F  dt tid ptr                      a free (of a block known to the table or not), at the
+ *                                      time the call was made
  *   T  dt tid ptr                      a realloc's entry took its live block ptr out (table_take)
  *   P  tid                             ... and it went back (the call failed or was abandoned)
  *   R  dt tid known                    ... and the realloc released it (known: it was taken)
@@ -41,8 +42,16 @@
 
 struct proc;
 
-/* true while a log is being written: the hooks below cost one test when it is not. */
+/* true while a log is being written or calls are traced: the hooks below cost one test when
+ * neither. */
 extern bool record_on;
+
+/* --trace-calls: every process's events go to ct too, as they are accounted (calltrace.h). */
+struct calltrace;
+void record_trace_calls(struct calltrace *ct);
+
+/* Print what ct holds back (a realloc waiting for its new block): before a report. */
+void record_trace_flush(void);
 
 /* Start the log at path ("-": standard output). Return 0 or -errno (nothing was started). */
 int record_open(const char *path);
@@ -56,12 +65,12 @@ int record_close(void);
 
 void record_alloc_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t size, uint32_t bt,
 		       uint64_t ns);
-void record_free_slow(struct proc *p, pid_t tid, uint64_t ptr);
+void record_free_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns);
 
 /* The blocks p's table holds now were live before the attach (the inventory just seeded
  * them): they start the log. */
 void record_seeded(struct proc *p);
-void record_realloc_slow(struct proc *p, pid_t tid, char what, uint64_t arg);
+void record_realloc_slow(struct proc *p, pid_t tid, char what, uint64_t arg, uint64_t ns);
 
 /* The table of p gained block ptr from backtrace bt (its index in p->table) at time ns. The log
  * follows the first process that allocates; others (-f children) are not in it. */
@@ -72,33 +81,35 @@ static inline void record_alloc(struct proc *p, pid_t tid, uint64_t ptr, uint64_
 		record_alloc_slow(p, tid, ptr, size, bt, ns);
 }
 
-/* ptr was released by a free or a successful realloc (known to the table or not). */
-static inline void record_free(struct proc *p, pid_t tid, uint64_t ptr)
+/* ptr was released by a free or a successful realloc (known to the table or not), in a call
+ * made at ns (with entry stubs, heaptrace sees it later); 0: when heaptrace saw it. */
+static inline void record_free(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns)
 {
 	if (record_on && ptr)
-		record_free_slow(p, tid, ptr);
+		record_free_slow(p, tid, ptr, ns);
 }
 
 /*
  * A realloc's old block, as calls.c moves it (table.h: table_take, table_put_back,
  * table_count_release), so a replay sees the heap as the tracer did at every moment.
  */
-static inline void record_take(struct proc *p, pid_t tid, uint64_t ptr)
+static inline void record_take(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns)
 {
 	if (record_on)
-		record_realloc_slow(p, tid, 'T', ptr);
+		record_realloc_slow(p, tid, 'T', ptr, ns);
 }
 
 static inline void record_put_back(struct proc *p, pid_t tid)
 {
 	if (record_on)
-		record_realloc_slow(p, tid, 'P', 0);
+		record_realloc_slow(p, tid, 'P', 0, 0);
 }
 
-static inline void record_release(struct proc *p, pid_t tid, bool known)
+/* ns: when the realloc was called, as its new block's time */
+static inline void record_release(struct proc *p, pid_t tid, bool known, uint64_t ns)
 {
 	if (record_on)
-		record_realloc_slow(p, tid, 'R', known);
+		record_realloc_slow(p, tid, 'R', known, ns);
 }
 
 #endif

@@ -21,6 +21,11 @@ struct report_opts {
 	uint64_t min_size; /* only blocks with min_size <= size <= max_size */
 	uint64_t max_size; /* UINT64_MAX = no limit */
 	bool show_how; /* text: how each frame was found (-v) */
+	/* lifetime filters: only the blocks never freed by the end of tracing (before the end a
+	 * live run cannot know them: see report_info.keep for a log); or, instead of the live
+	 * blocks, the temporary allocations of each backtrace (count and bytes) */
+	bool only_leaked, temporary;
+	bool blocks; /* list each live block (address, size, age) under its backtrace */
 };
 
 /* One symbolised frame. NULL / 0 / -1 fields are unknown. Strings stay owned by the resolver. */
@@ -53,7 +58,14 @@ struct report_info {
 	void (*extra_json)(FILE *f, void *ctx);
 	void (*extra_text)(FILE *f, void *ctx);
 	void *extra_ctx;
+	/* a filter of blocks besides the options' (report --only-leaked at a moment), or NULL */
+	bool (*keep)(void *ctx, const struct block *blk);
+	void *keep_ctx;
 };
+
+/* Does blk pass the filters of o and ri (sizes, age, keep)? */
+bool report_keeps_block(const struct table *t, const struct block *blk,
+			const struct report_opts *o, const struct report_info *ri);
 
 /* Parse a --sort key; return 0 or -EINVAL. */
 int report_parse_sort(const char *s, enum report_sort *out);

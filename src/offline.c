@@ -17,9 +17,11 @@
 #include <zstd.h>
 
 #define PR_DOMAIN "offline"
+#include "calltrace.h"
 #include "heaptrack.h"
 #include "hooks.h"
 #include "html.h"
+#include "lifetime.h"
 #include "log.h"
 #include "maps.h"
 #include "offline.h"
@@ -61,6 +63,7 @@ struct replay {
 	struct held {
 		uint64_t tid;
 		struct block blk;
+		uint64_t id; /* lifetime.h */
 	} *held; /* realloc's old blocks taken out and not yet released or put back, per thread */
 	size_t nheld, held_cap;
 	size_t ids_cap;
@@ -75,6 +78,8 @@ struct replay {
 	struct timeline tl;
 	struct htk *htk; /* --format=heaptrack: the events go there too */
 	struct html_series *series; /* --format=html: the top backtraces over time */
+	struct lifetime *lt; /* --only-leaked at a moment: the blocks' ids, or NULL */
+	struct calltrace *ct; /* --calls: the calls are printed, or NULL */
 	int exit_status;
 	uint64_t statm[3];
 };
@@ -200,6 +205,10 @@ static bool get_time(struct reader *r, struct replay *rp)
 static void replay_forget(struct replay *rp)
 {
 	rp->nheld = 0;
+	if (rp->lt)
+		lifetime_clear(rp->lt);
+	if (rp->ct)
+		calltrace_flush(rp->ct);
 	table_reset(&rp->t);
 	modlist_clear(&rp->mods);
 }
@@ -324,7 +333,8 @@ static void drop_held(struct replay *rp, struct held *h)
 static void park_held(struct replay *rp)
 {
 	while (rp->nheld) {
-		table_put_back(&rp->t, &rp->held[0].blk);
+		if (table_put_back(&rp->t, &rp->held[0].blk) && rp->lt)
+			lifetime_put(rp->lt, rp->held[0].blk.ptr, rp->held[0].id);
 		drop_held(rp, &rp->held[0]);
 	}
 }
@@ -351,21 +361,29 @@ static bool read_realloc(struct reader *r, struct replay *rp, uint8_t type)
 			rp->held_cap = rp->held_cap ? rp->held_cap * 2 : 16;
 			rp->held = xrealloc(rp->held, rp->held_cap * sizeof(*rp->held));
 		}
-		rp->held[rp->nheld++] = (struct held){ tid, blk };
+		rp->held[rp->nheld++] =
+			(struct held){ tid, blk, rp->lt ? lifetime_remove(rp->lt, arg) : 0 };
+		if (rp->ct)
+			calltrace_take(rp->ct, rp->pid, (uint32_t)tid, arg);
 		return true;
 	}
 	if (type == 'P' || arg) {
 		if (!h)
 			return corrupt(r, "a realloc's end without its start");
-		if (type == 'P')
-			table_put_back(&rp->t, &h->blk);
-		else if (rp->htk)
+		if (type == 'P' && table_put_back(&rp->t, &h->blk) && rp->lt)
+			lifetime_put(rp->lt, h->blk.ptr, h->id);
+		else if (type == 'R' && rp->htk)
 			htk_free(rp->htk, (rp->now_ns - rp->start_ns) / 1000000, h->blk.size,
 				 h->blk.bt);
 		drop_held(rp, h);
 	}
 	if (type == 'R')
 		table_count_release(&rp->t, arg != 0);
+	if (rp->ct && type == 'P')
+		calltrace_put_back(rp->ct, rp->pid, (uint32_t)tid, rp->now_ns - rp->start_ns);
+	else if (rp->ct)
+		calltrace_release(rp->ct, rp->pid, (uint32_t)tid, rp->now_ns - rp->start_ns,
+				  arg != 0);
 	return true;
 }
 
@@ -381,6 +399,17 @@ static void htk_events(struct replay *rp, uint64_t ptr, bool alloc, uint64_t siz
 	if (alloc)
 		htk_alloc(rp->htk, ms, size, bt, table_bt_pcs(&rp->t, &rp->t.bts[bt]),
 			  rp->t.bts[bt].depth);
+}
+
+/* The allocation function of backtrace bt (hooks.h), -1 if the log does not say. */
+static int bt_hook(const struct replay *rp, uint32_t bt)
+{
+	uint64_t pc = table_bt_pcs(&rp->t, &rp->t.bts[bt])[0];
+
+	for (unsigned i = 0; i < rp->nhookpcs; i++)
+		if (rp->hookpcs[i].pc == pc)
+			return (int)rp->hookpcs[i].hook;
+	return -1;
 }
 
 /* One record; false at the end of the data or on an error (r->state). */
@@ -420,6 +449,11 @@ static bool read_record(struct reader *r, struct replay *rp)
 			htk_events(rp, ptr, true, size, (uint32_t)bt);
 		table_alloc(&rp->t, ptr, size, (uint32_t)bt, rp->now_ns);
 		table_thread_alloc(&rp->t, (uint32_t)tid, ptr);
+		if (rp->lt)
+			lifetime_add(rp->lt, ptr);
+		if (rp->ct)
+			calltrace_alloc(rp->ct, rp->pid, (uint32_t)tid, rp->now_ns - rp->start_ns,
+					bt_hook(rp, (uint32_t)bt), size, ptr);
 		if (rp->at == AT_PEAK && rp->t.sum.peak_live_bytes >= rp->at_peak) {
 			r->state = RD_STOPPED;
 			return false;
@@ -431,6 +465,8 @@ static bool read_record(struct reader *r, struct replay *rp)
 		if (bt >= rp->t.nbts)
 			return corrupt(r, "a block from a backtrace not written before");
 		table_seed(&rp->t, ptr, size, (uint32_t)bt, rp->now_ns);
+		if (rp->lt)
+			lifetime_add(rp->lt, ptr);
 		return true;
 	case 'F':
 		if (!get_time(r, rp) || !get_u(r, &tid) || !get_u(r, &ptr))
@@ -439,6 +475,11 @@ static bool read_record(struct reader *r, struct replay *rp)
 		if (rp->htk)
 			htk_events(rp, ptr, false, 0, 0);
 		table_free(&rp->t, ptr);
+		if (rp->lt)
+			lifetime_remove(rp->lt, ptr);
+		if (rp->ct)
+			calltrace_free(rp->ct, rp->pid, (uint32_t)tid, rp->now_ns - rp->start_ns,
+				       ptr);
 		return true;
 	case 'T':
 	case 'P':
@@ -659,7 +700,8 @@ static void replay_free(struct replay *rp);
 /* Replay the log of o into a new replay, up to the moment rp_at says. Return it, or NULL
  * (said). */
 static struct replay *replay_file(const struct offline_opts *o, enum offline_at at,
-				  uint64_t at_ns, uint64_t at_peak, struct htk *htk)
+				  uint64_t at_ns, uint64_t at_peak, struct htk *htk,
+				  struct lifetime *lt, struct calltrace *ct)
 {
 	struct reader r = { .name = o->path, .fd = -1 };
 	struct replay *rp;
@@ -688,10 +730,14 @@ static struct replay *replay_file(const struct offline_opts *o, enum offline_at 
 	rp->at_peak = at_peak;
 	rp->htk = htk;
 	rp->series = o->series;
+	rp->lt = lt;
+	rp->ct = ct;
 	if (replay_log(&r, rp)) {
 		replay_free(rp);
 		rp = NULL;
 	}
+	if (ct)
+		calltrace_flush(ct);
 	if (r.fd != STDIN_FILENO)
 		close(r.fd);
 	ZSTD_freeDCtx(r.z);
@@ -726,27 +772,51 @@ struct side {
 	struct offline_resolve res;
 	char **files;
 	char *dpath;
+	bool leaked; /* lt marks the blocks never freed (--only-leaked at a moment) */
+	struct lifetime lt;
+	struct calltrace ct;
 };
 
 /* Return 0 or -EINVAL (said). */
 static int side_open(const struct offline_opts *o, struct side *sd)
 {
-	struct replay *rp = replay_file(o, AT_END, 0, 0, NULL);
+	struct replay *rp;
+	bool calls_now = o->calls && o->at == AT_END;
 
 	memset(sd, 0, sizeof(*sd));
-	if (!rp)
+	sd->leaked = o->report.only_leaked && o->at != AT_END;
+	lifetime_init(&sd->lt);
+	calltrace_init(&sd->ct, o->out, o->report.format == FMT_JSON);
+	rp = replay_file(o, AT_END, 0, 0, NULL, sd->leaked ? &sd->lt : NULL,
+			 calls_now ? &sd->ct : NULL);
+	if (!rp) {
+		lifetime_destroy(&sd->lt);
+		calltrace_destroy(&sd->ct);
 		return -EINVAL;
+	}
 	if (o->at != AT_END) {
 		/* the whole log was read and checked: now up to the moment asked for */
 		uint64_t peak = rp->t.sum.peak_live_bytes;
+		struct lifetime end;
 
+		lifetime_init(&end);
+		if (sd->leaked) { /* the ids live at the end, for the same ids at the moment */
+			lifetime_end_to(&sd->lt, &end);
+			lifetime_destroy(&sd->lt);
+			sd->lt = end;
+		}
 		replay_free(rp);
 		if (o->at == AT_PEAK && !peak)
-			rp = replay_file(o, AT_END, 0, 0, NULL);
+			rp = replay_file(o, AT_END, 0, 0, NULL, sd->leaked ? &sd->lt : NULL,
+					 o->calls ? &sd->ct : NULL);
 		else
-			rp = replay_file(o, o->at, o->at_ms * 1000000, peak, NULL);
-		if (!rp)
+			rp = replay_file(o, o->at, o->at_ms * 1000000, peak, NULL,
+					 sd->leaked ? &sd->lt : NULL, o->calls ? &sd->ct : NULL);
+		if (!rp) {
+			lifetime_destroy(&sd->lt);
+			calltrace_destroy(&sd->ct);
 			return -EINVAL;
+		}
 	}
 	sd->rp = rp;
 	sd->files = xcalloc(rp->mods.n ? rp->mods.n : 1, sizeof(*sd->files));
@@ -768,6 +838,8 @@ static void side_close(struct side *sd)
 	free(sd->files);
 	free(sd->dpath);
 	replay_free(sd->rp);
+	lifetime_destroy(&sd->lt);
+	calltrace_destroy(&sd->ct);
 	sd->rp = NULL;
 }
 
@@ -775,7 +847,7 @@ static void side_close(struct side *sd)
 static int heaptrack_file(const struct offline_opts *o, struct side *sd)
 {
 	struct htk *h = htk_open(o->out, sd->rp->command, resolve_named, &sd->res);
-	struct replay *rp = replay_file(o, AT_END, 0, 0, h);
+	struct replay *rp = replay_file(o, AT_END, 0, 0, h, NULL, NULL);
 	uint64_t end_ms = rp ? (rp->now_ns - rp->start_ns) / 1000000 : 0;
 	int ret = htk_close(h, end_ms);
 
@@ -802,7 +874,7 @@ static int html_page(const struct offline_opts *o, struct side *sd, const struct
 	html_series_init(&s, &sd->rp->t, &sd->rp->tl);
 	so.series = &s;
 	rp = replay_file(&so, o->at == AT_PEAK && !peak ? AT_END : o->at, o->at_ms * 1000000,
-			 peak, NULL);
+			 peak, NULL, NULL, NULL);
 	if (!rp) {
 		html_series_free(&s);
 		return -EINVAL;
@@ -811,6 +883,12 @@ static int html_page(const struct offline_opts *o, struct side *sd, const struct
 	replay_free(rp);
 	html_series_free(&s);
 	return ret;
+}
+
+/* --only-leaked at a moment: the block is live at the end too. */
+static bool keep_leaked(void *ctx, const struct block *blk)
+{
+	return lifetime_leaked(ctx, blk->ptr);
 }
 
 int offline_report(const struct offline_opts *o)
@@ -845,6 +923,8 @@ int offline_report(const struct offline_opts *o)
 		.extra_json = o->timeline || html ? extra_json : NULL,
 		.extra_text = o->timeline ? extra_text : NULL,
 		.extra_ctx = rp,
+		.keep = sd.leaked ? keep_leaked : NULL,
+		.keep_ctx = &sd.lt,
 	};
 	if (html)
 		ret = html_page(o, &sd, &ri);

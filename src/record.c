@@ -17,6 +17,7 @@
 #include <zstd.h>
 
 #define PR_DOMAIN "record"
+#include "calltrace.h"
 #include "log.h"
 #include "process.h"
 #include "record.h"
@@ -30,6 +31,7 @@
 #define FLUSH_SECS 1 /* a quiet program's events still leave within about a second */
 
 bool record_on;
+static struct calltrace *trace; /* --trace-calls */
 
 static struct recorder {
 	int fd;
@@ -283,7 +285,7 @@ static void put_backtraces(const struct proc *p, uint32_t upto)
 		unsigned hook = 0;
 		uint64_t prev = 0;
 
-		for (int h = 0; h < HOOK_COUNT; h++)
+		for (int h = 0; h < HOOK_COUNT && !hook; h++) /* the first, as the live report */
 			if (p->hook_addr[h] && p->hook_addr[h] == arch->code_addr(pcs[0]))
 				hook = h + 1;
 		room();
@@ -295,6 +297,34 @@ static void put_backtraces(const struct proc *p, uint32_t upto)
 			prev = pcs[d];
 		}
 	}
+}
+
+void record_trace_calls(struct calltrace *ct)
+{
+	trace = ct;
+	record_on = true;
+}
+
+void record_trace_flush(void)
+{
+	if (trace)
+		calltrace_flush(trace);
+}
+
+/* The allocation function frame 0 of p's backtrace bt is (hooks.h), -1 if none. */
+static int bt_hook(const struct proc *p, uint32_t bt)
+{
+	uint64_t pc = arch->code_addr(table_bt_pcs(&p->table, &p->table.bts[bt])[0]);
+
+	for (int h = 0; h < HOOK_COUNT; h++)
+		if (p->hook_addr[h] && p->hook_addr[h] == pc)
+			return h;
+	return -1;
+}
+
+static uint64_t since_start(const struct proc *p, uint64_t ns)
+{
+	return ns > p->start_ns ? ns - p->start_ns : 0;
 }
 
 /* Is p the process in the log? The first one to allocate becomes it. */
@@ -326,7 +356,10 @@ static bool follow(const struct proc *p)
 void record_alloc_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t size, uint32_t bt,
 		       uint64_t ns)
 {
-	if (!ptr || !follow(p))
+	if (trace && ptr)
+		calltrace_alloc(trace, p->pid, (uint32_t)tid, since_start(p, ns), bt_hook(p, bt),
+				size, ptr);
+	if (rec.fd < 0 || !ptr || !follow(p))
 		return;
 	if (bt >= rec.nbts || p->mods.n > rec.nmods)
 		put_backtraces(p, bt);
@@ -343,7 +376,7 @@ void record_seeded(struct proc *p)
 {
 	const struct table *t = &p->table;
 
-	if (!record_on || !follow(p))
+	if (rec.fd < 0 || !follow(p))
 		return;
 	if (t->nbts)
 		put_backtraces(p, t->nbts - 1);
@@ -361,25 +394,37 @@ void record_seeded(struct proc *p)
 	}
 }
 
-void record_free_slow(struct proc *p, pid_t tid, uint64_t ptr)
+void record_free_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns)
 {
-	if (!follow(p))
+	if (!ns) /* an entry stub's free record has no time stamp: when heaptrace saw it */
+		ns = now_ns();
+	if (trace)
+		calltrace_free(trace, p->pid, (uint32_t)tid, since_start(p, ns), ptr);
+	if (rec.fd < 0 || !follow(p))
 		return;
 	room();
 	rec.buf[rec.len++] = 'F';
-	put_time(now_ns());
+	put_time(ns);
 	put_u((uint64_t)tid);
 	put_u(ptr);
 }
 
-void record_realloc_slow(struct proc *p, pid_t tid, char what, uint64_t arg)
+void record_realloc_slow(struct proc *p, pid_t tid, char what, uint64_t arg, uint64_t ns)
 {
-	if (!follow(p))
+	if (what == 'P') /* a failed call: its time is not in the log */
+		ns = now_ns();
+	if (trace && what == 'T')
+		calltrace_take(trace, p->pid, (uint32_t)tid, arg);
+	else if (trace && what == 'P')
+		calltrace_put_back(trace, p->pid, (uint32_t)tid, since_start(p, ns));
+	else if (trace)
+		calltrace_release(trace, p->pid, (uint32_t)tid, since_start(p, ns), arg != 0);
+	if (rec.fd < 0 || !follow(p))
 		return;
 	room();
 	rec.buf[rec.len++] = what;
 	if (what != 'P')
-		put_time(now_ns());
+		put_time(ns);
 	put_u((uint64_t)tid);
 	if (what != 'P')
 		put_u(arg);
@@ -404,7 +449,8 @@ static void put_end(const struct proc *p, const struct report_info *ri)
 
 void record_end(struct proc *p, const struct report_info *ri)
 {
-	if (!record_on || !follow(p))
+	record_trace_flush();
+	if (rec.fd < 0 || !follow(p))
 		return;
 	put_end(p, ri);
 }
@@ -413,7 +459,8 @@ int record_close(void)
 {
 	int ret;
 
-	if (!record_on)
+	record_trace_flush();
+	if (rec.fd < 0)
 		return 0;
 	if (!rec.ended) {
 		/* nothing was traced (or tracing could not start): still a valid, empty log */
@@ -427,7 +474,7 @@ int record_close(void)
 	pthread_cond_signal(&rec.more);
 	pthread_mutex_unlock(&rec.lock);
 	pthread_join(rec.thread, NULL);
-	record_on = false;
+	record_on = trace != NULL;
 	free(rec.buf);
 	rec.buf = NULL;
 	ret = rec.err;

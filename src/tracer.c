@@ -81,6 +81,17 @@ void tracer_report(struct proc *p, int sort)
 	};
 	int ret;
 
+	if (ro.only_leaked && !p->exited && !p->detached) {
+		/* which live blocks will never be freed is known at the end only */
+		static bool said;
+
+		if (!said)
+			pr_warn("--only-leaked: the reports before the end are not printed (the "
+				"blocks never freed are known at the end only)");
+		said = true;
+		return;
+	}
+	record_trace_flush(); /* the calls before the report come before it */
 	if (!p->exited) /* after a detach too: the program runs on, this is its memory now */
 		proc_read_statm(p);
 	ri.has_statm = p->has_statm;
