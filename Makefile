@@ -51,6 +51,13 @@ PKGS        += capstone
 CAPSTONE_DEF := -DHAVE_CAPSTONE
 endif
 endif
+# libdebuginfod for report --debuginfod (src/dbgserver.c); not in static builds (it needs libcurl).
+ifeq ($(STATIC),)
+ifneq ($(shell $(PKG_ENV) $(PKG_CONFIG) --exists libdebuginfod && echo yes),)
+PKGS        += libdebuginfod
+DEBUGINFOD_DEF := -DHAVE_DEBUGINFOD
+endif
+endif
 PKG_CFLAGS  := $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS    := $(shell $(PKG_ENV) $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 ifneq ($(STATIC),)
@@ -68,7 +75,7 @@ HT_LDFLAGS  += $(SYSROOT_FLAGS) $(SAN_FLAGS)
 # HT_LDFLAGS are what the build needs and come first.
 CFLAGS      ?= -O2 -g
 HT_CFLAGS   := -Wall -Wextra -std=gnu11 -Iinclude -iquote arch/$(ARCH) $(PKG_CFLAGS) \
-               -DHEAPTRACE_DEPTH=$(DEPTH) -DHEAPTRACE_VERSION=\"$(VERSION)\" -MMD -MP $(CAPSTONE_DEF) \
+               -DHEAPTRACE_DEPTH=$(DEPTH) -DHEAPTRACE_VERSION=\"$(VERSION)\" -MMD -MP $(CAPSTONE_DEF) $(DEBUGINFOD_DEF) \
                $(SYSROOT_FLAGS) $(SAN_FLAGS)
 LDLIBS      := $(PKG_LIBS) -lstdc++ -pthread
 

@@ -25,6 +25,7 @@
 #include "arch.h"
 #include "calltrace.h"
 #include "core.h"
+#include "dbgserver.h"
 #include "events.h"
 #include "log.h"
 #include "offline.h"
@@ -576,19 +577,18 @@ static int check_lifetime(const struct report_opts *r)
 	return 0;
 }
 
-/*
- * libdwfl asks the debuginfod servers named in DEBUGINFOD_URLS for every module without
- * local debug information, for up to DEBUGINFOD_TIMEOUT (90 s) each: a server that never
- * answers held a report for minutes. Asked only with --debuginfod, then with a shorter
- * time-out unless the user set one. (Changed in heaptrace's own environment only once no
- * program is started from it any more.)
- */
-static void debuginfod_env(bool wanted)
+/* The debuginfod servers: asked only with --debuginfod (dbgserver.h). Return 0 or the usage
+ * error's exit status. */
+static int debuginfod_setup(bool wanted)
 {
-	if (!wanted)
-		unsetenv("DEBUGINFOD_URLS");
-	else
-		setenv("DEBUGINFOD_TIMEOUT", "10", 0);
+	int ret = dbgserver_setup(wanted);
+
+	if (ret == -ENOSYS)
+		return usage_error("%s", "--debuginfod: this heaptrace was built without "
+					 "libdebuginfod");
+	if (ret)
+		return usage_error("%s", "--debuginfod: DEBUGINFOD_URLS names no server");
+	return 0;
 }
 
 /* report and diff stop at SIGINT, SIGTERM, SIGHUP and SIGQUIT as other commands do (tracing
@@ -696,7 +696,9 @@ static int diff_main(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		return usage_error("%s", "diff: give two logs, A and B (LOG or LOG@WHEN)");
-	debuginfod_env(debuginfod);
+	ret = debuginfod_setup(debuginfod);
+	if (ret)
+		return ret;
 	b = a;
 	if (!parse_side(argv[optind], &a) || !parse_side(argv[optind + 1], &b))
 		return usage_error("%s", "diff: a moment of - (standard input) cannot be read");
@@ -779,7 +781,9 @@ static int report_main(int argc, char **argv)
 	if (o.heaptrack && (o.report.only_leaked || o.report.temporary || o.report.blocks))
 		return usage_error("%s", "--format=heaptrack writes the whole run: no --only-leaked, "
 					 "--temporary or --blocks");
-	debuginfod_env(debuginfod);
+	ret = debuginfod_setup(debuginfod);
+	if (ret)
+		return ret;
 	o.path = argv[optind];
 	if ((o.at != AT_END || o.heaptrack) && !strcmp(o.path, "-"))
 		return usage_error("%s", "--at and --format=heaptrack read the log twice: give a "

@@ -18,6 +18,7 @@
 
 #define PR_DOMAIN "offline"
 #include "calltrace.h"
+#include "dbgserver.h"
 #include "heaptrack.h"
 #include "hooks.h"
 #include "html.h"
@@ -621,7 +622,7 @@ static bool same_file(const char *path, const uint8_t *id, size_t idlen)
 
 /* The recorded file of module i on this machine, or NULL: the sysroot's copy, a debug file
  * by build-id, or the same path here; a recorded build-id must match. */
-static char *find_file(const struct offline_opts *o, const struct replay *rp, size_t i)
+static char *find_local(const struct offline_opts *o, const struct replay *rp, size_t i)
 {
 	const char *path = rp->mods.v[i].path;
 	const uint8_t *id = rp->ids[i];
@@ -652,6 +653,20 @@ static char *find_file(const struct offline_opts *o, const struct replay *rp, si
 		free(dirs);
 	}
 	return same_file(path, id, idlen) ? xstrdup(path) : NULL;
+}
+
+/* find_local's file, or with --debuginfod, when that has no DWARF, the servers' debug file. */
+static char *find_file(const struct offline_opts *o, const struct replay *rp, size_t i)
+{
+	char *local = find_local(o, rp, i), *remote;
+
+	if (!dbgserver_enabled() || rp->idlen[i] < 2 || (local && dbgserver_has_dwarf(local)))
+		return local;
+	remote = dbgserver_find(rp->ids[i], rp->idlen[i]);
+	if (!remote)
+		return local;
+	free(local);
+	return remote;
 }
 
 struct offline_resolve {

@@ -8,6 +8,8 @@ pkg-config --exists libunwind-ptrace 2>/dev/null || need="$need libunwind-dev"
 [ "$(uname -m)" = x86_64 ] && ! pkg-config --exists capstone 2>/dev/null && need="$need libcapstone-dev"
 pkg-config --exists libdw libelf 2>/dev/null || need="$need libdw-dev libelf-dev"
 pkg-config --exists libzstd 2>/dev/null || need="$need libzstd-dev"
+# report --debuginfod (src/dbgserver.c)
+pkg-config --exists libdebuginfod 2>/dev/null || need="$need libdebuginfod-dev"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v gcc >/dev/null 2>&1 || need="$need gcc"
 command -v g++ >/dev/null 2>&1 || need="$need g++"
