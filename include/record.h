@@ -9,7 +9,8 @@
  * u32, a flags u32 that is 0), then one zstd stream of records. A record is a type byte and
  * fields; every number is an unsigned LEB128 varint, "s" a zigzag-encoded signed one, a string
  * or a byte array a varint length and the bytes. Indices are implicit: the n-th M record is
- * module n, the n-th B record backtrace n (both from 0, again from 0 after an X).
+ * module n, the n-th B record backtrace n (both from 0, again from 0 after an X), of the
+ * process the records are of; the n-th S or N record is process n.
  *
  *   S  pid start_ns word_size elf_machine depth command   first record
  *   X  start_ns command                 the process ran execve: forget heap, modules, backtraces;
@@ -23,9 +24,15 @@
  *   P  tid                             ... and it went back (the call failed or was abandoned)
  *   R  dt tid known                    ... and the realloc released it (known: it was taken)
  *   I  dt bt size ptr                  a block live before the attach (heap-at-attach inventory)
- *   E  dt exited exit_status(s) has_statm vss rss shared command    last record
+ *   E  dt exited exit_status(s) has_statm vss rss shared command    the process's last record
+ *   N  parent pid start_ns command     version 2: process parent forked process pid (-f); its heap,
+ *                                      modules and backtraces start as copies of the parent's
+ *   W  process                         version 2: the records from here on are of that process
+ *                                      (the S process until the first W); times stay one clock
  *
- * A reader refuses a version above its own; new record types come with a new version.
+ * The log is complete when every process in it has its E record.
+ * A reader refuses a version above its own; new record types come with a new version (a version
+ * 1 log is a version 2 log of one process).
  * The writer runs on the tracer's thread only to append records to a chunk in memory; a thread
  * of its own compresses and writes full chunks. At most RECORD_QUEUE chunks wait: past that
  * the tracer waits for the disk or the pipe (bounded memory, no event is lost).
@@ -35,7 +42,7 @@
 #include <sys/types.h>
 
 #define RECORD_MAGIC "HTRACLOG"
-#define RECORD_VERSION 1u
+#define RECORD_VERSION 2u
 #define RECORD_HEADER_SIZE 16
 #define RECORD_MAX_STRING 4096
 #define RECORD_MAX_DEPTH 256
@@ -56,6 +63,10 @@ void record_trace_flush(void);
 /* Start the log at path ("-": standard output). Return 0 or -errno (nothing was started). */
 int record_open(const char *path);
 
+/* child was forked from parent and is traced too (-f): it is in the log from here on, if the
+ * parent is. */
+void record_fork(const struct proc *child, const struct proc *parent);
+
 /* The final figures of p were reported (report_info's end of run): end its log there. */
 struct report_info;
 void record_end(struct proc *p, const struct report_info *ri);
@@ -73,7 +84,7 @@ void record_seeded(struct proc *p);
 void record_realloc_slow(struct proc *p, pid_t tid, char what, uint64_t arg, uint64_t ns);
 
 /* The table of p gained block ptr from backtrace bt (its index in p->table) at time ns. The log
- * follows the first process that allocates; others (-f children) are not in it. */
+ * follows the first process that allocates and the children record_fork announced. */
 static inline void record_alloc(struct proc *p, pid_t tid, uint64_t ptr, uint64_t size,
 				uint32_t bt, uint64_t ns)
 {

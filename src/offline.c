@@ -83,6 +83,12 @@ struct replay {
 	struct calltrace *ct; /* --calls: the calls are printed, or NULL */
 	int exit_status;
 	uint64_t statm[3];
+	/* the log's processes (S, then N records), procs[0] this one; kept in the first */
+	struct replay **procs;
+	size_t nprocs, cur; /* cur: the process the records are of now (W) */
+	struct replay *root; /* the one with procs */
+	uint64_t end_seq; /* 1 + how many processes ended before this one, 0 if it did not */
+	uint64_t nended; /* in the root */
 };
 
 static bool fill(struct reader *r)
@@ -413,14 +419,87 @@ static int bt_hook(const struct replay *rp, uint32_t bt)
 	return -1;
 }
 
-/* One record; false at the end of the data or on an error (r->state). */
-static bool read_record(struct reader *r, struct replay *rp)
+static void replay_free(struct replay *rp);
+
+/* N: a process forked from procs[parent] (-f), with copies of its heap, modules and
+ * backtraces; its times go on from the parent's. */
+static bool read_fork(struct reader *r, struct replay *root, struct replay *cur)
 {
-	uint64_t tid, bt, size, ptr;
+	uint64_t parent, pid, start;
+	struct replay *pp, *c;
+
+	if (!get_u(r, &parent) || !get_u(r, &pid) || !get_u(r, &start))
+		return false;
+	if (parent >= root->nprocs)
+		return corrupt(r, "a fork of a process not in the log");
+	if (pid > INT32_MAX)
+		return corrupt(r, "a process id out of range");
+	if (root->nprocs >= 4096)
+		return corrupt(r, "more than 4096 processes");
+	pp = root->procs[parent];
+	c = xcalloc(1, sizeof(*c));
+	table_init(&c->t);
+	timeline_init(&c->tl);
+	root->procs = xrealloc(root->procs, (root->nprocs + 1) * sizeof(*root->procs));
+	root->procs[root->nprocs++] = c;
+	if (!get_bytes(r, c->command, sizeof(c->command), NULL))
+		return false;
+	table_destroy(&c->t);
+	table_copy(&c->t, &pp->t);
+	modlist_copy(&c->mods, &pp->mods);
+	c->ids_cap = pp->mods.n;
+	c->ids = xmalloc((c->ids_cap ? c->ids_cap : 1) * sizeof(*c->ids));
+	c->idlen = xmalloc(c->ids_cap ? c->ids_cap : 1);
+	if (pp->mods.n) {
+		memcpy(c->ids, pp->ids, pp->mods.n * sizeof(*c->ids));
+		memcpy(c->idlen, pp->idlen, pp->mods.n);
+	}
+	c->mods.cap = c->mods.n;
+	memcpy(c->hookpcs, pp->hookpcs, sizeof(c->hookpcs));
+	c->nhookpcs = pp->nhookpcs;
+	c->pid = (int)pid;
+	c->start_ns = start;
+	c->now_ns = cur->now_ns;
+	c->machine = pp->machine;
+	c->started = true;
+	/* a moment counts from the first process's start; a peak is the first process's */
+	c->at = root->at == AT_TIME ? AT_TIME : AT_END;
+	c->at_ns = root->start_ns + root->at_ns > start ? root->start_ns + root->at_ns - start : 0;
+	c->ct = root->ct;
+	c->root = root;
+	return true;
+}
+
+/* One record of process rp; false at the end of the data or on an error (r->state). */
+static bool read_record(struct reader *r, struct replay *rp, uint8_t type);
+
+/* One record of any process; false at the end of the data or on an error (r->state). */
+static bool read_any(struct reader *r, struct replay *root)
+{
+	struct replay *rp = root->procs[root->cur];
+	uint64_t idx;
 	uint8_t type;
 
 	if (!get_byte(r, &type))
 		return false;
+	if (type == 'W') {
+		if (!get_u(r, &idx))
+			return false;
+		if (idx >= root->nprocs)
+			return corrupt(r, "records of a process not in the log");
+		root->procs[idx]->now_ns = rp->now_ns; /* one clock */
+		root->cur = (size_t)idx;
+		return true;
+	}
+	if (type == 'N')
+		return read_fork(r, root, rp);
+	return read_record(r, rp, type);
+}
+
+static bool read_record(struct reader *r, struct replay *rp, uint8_t type)
+{
+	uint64_t tid, bt, size, ptr;
+
 	if (rp->ended)
 		return corrupt(r, "data after the end record");
 	if (!rp->started && type != 'S')
@@ -489,6 +568,7 @@ static bool read_record(struct reader *r, struct replay *rp)
 	case 'E':
 		if (!read_end(r, rp))
 			return false;
+		rp->end_seq = ++rp->root->nended;
 		park_held(rp);
 		return true;
 	default:
@@ -497,18 +577,29 @@ static bool read_record(struct reader *r, struct replay *rp)
 }
 
 /* One record, and the heap's place in the timeline after it. */
-static bool replay_record(struct reader *r, struct replay *rp)
+static bool replay_record(struct reader *r, struct replay *root)
 {
+	struct replay *rp = root->procs[root->cur];
 	uint64_t bytes = rp->t.sum.live_bytes, blocks = rp->t.sum.live_blocks;
 
-	if (!read_record(r, rp))
+	if (!read_any(r, root))
 		return false;
-	if (bytes == rp->t.sum.live_bytes && blocks == rp->t.sum.live_blocks)
+	if (rp != root->procs[root->cur] ||
+	    (bytes == rp->t.sum.live_bytes && blocks == rp->t.sum.live_blocks))
 		return true;
 	timeline_note(&rp->tl, rp->now_ns - rp->start_ns, rp->t.sum.live_bytes,
 		      rp->t.sum.live_blocks);
 	if (rp->series)
 		html_series_note(rp->series, &rp->t, rp->now_ns - rp->start_ns);
+	return true;
+}
+
+/* Has every process of the log ended? */
+static bool all_ended(const struct replay *root)
+{
+	for (size_t i = 0; i < root->nprocs; i++)
+		if (!root->procs[i]->ended)
+			return false;
 	return true;
 }
 
@@ -563,11 +654,20 @@ static int replay_log(struct reader *r, struct replay *rp)
 	r->zret = 1; /* no frame yet */
 	while (replay_record(r, rp))
 		;
-	if (r->state == RD_EOF && !rp->ended)
+	if (r->state == RD_EOF && !all_ended(rp))
 		r->state = RD_TRUNCATED;
 	switch (r->state) {
 	case RD_STOPPED:
-		park_held(rp);
+		for (size_t i = 0; i < rp->nprocs; i++) {
+			struct replay *p = rp->procs[i];
+
+			park_held(p);
+			/* every process is seen at the moment the reading stopped */
+			if (p->at == AT_TIME && p->now_ns < p->start_ns + p->at_ns)
+				p->now_ns = p->start_ns + p->at_ns;
+			else if (p->at != AT_TIME && p->now_ns < rp->procs[rp->cur]->now_ns)
+				p->now_ns = rp->procs[rp->cur]->now_ns;
+		}
 		/* fall through */
 	case RD_EOF:
 		return 0;
@@ -740,6 +840,10 @@ static struct replay *replay_file(const struct offline_opts *o, enum offline_at 
 	rp = xcalloc(1, sizeof(*rp));
 	table_init(&rp->t);
 	timeline_init(&rp->tl);
+	rp->procs = xmalloc(sizeof(*rp->procs));
+	rp->procs[0] = rp;
+	rp->nprocs = 1;
+	rp->root = rp;
 	rp->at = at;
 	rp->at_ns = at_ns;
 	rp->at_peak = at_peak;
@@ -763,6 +867,10 @@ static struct replay *replay_file(const struct offline_opts *o, enum offline_at 
 
 static void replay_free(struct replay *rp)
 {
+	for (size_t i = 1; i < rp->nprocs; i++)
+		replay_free(rp->procs[i]);
+	if (rp->nprocs)
+		free(rp->procs);
 	table_destroy(&rp->t);
 	modlist_clear(&rp->mods);
 	free(rp->ids);
@@ -906,23 +1014,12 @@ static bool keep_leaked(void *ctx, const struct block *blk)
 	return lifetime_leaked(ctx, blk->ptr);
 }
 
-int offline_report(const struct offline_opts *o)
+/* Report one process of the log with resolver res. Return 0 or -errno. */
+static int report_proc(const struct offline_opts *o, struct side *sd, struct replay *rp,
+		       struct offline_resolve *res)
 {
 	bool html = o->report.format == FMT_HTML;
-	struct report_info ri;
-	struct replay *rp;
-	struct side sd;
-	int ret = side_open(o, &sd);
-
-	if (ret)
-		return ret;
-	if (o->heaptrack) {
-		ret = heaptrack_file(o, &sd);
-		side_close(&sd);
-		return ret;
-	}
-	rp = sd.rp;
-	ri = (struct report_info){
+	struct report_info ri = {
 		.pid = rp->pid,
 		.command = rp->command,
 		.exited = rp->ended && rp->exited,
@@ -934,19 +1031,81 @@ int offline_report(const struct offline_opts *o)
 		.now_ns = rp->now_ns,
 		.elapsed_ns = rp->now_ns - rp->start_ns,
 		.resolve = resolve_named,
-		.resolve_ctx = &sd.res,
+		.resolve_ctx = res,
 		.extra_json = o->timeline || html ? extra_json : NULL,
 		.extra_text = o->timeline ? extra_text : NULL,
 		.extra_ctx = rp,
-		.keep = sd.leaked ? keep_leaked : NULL,
-		.keep_ctx = &sd.lt,
+		.keep = sd->leaked ? keep_leaked : NULL,
+		.keep_ctx = &sd->lt,
 	};
+
 	if (html)
-		ret = html_page(o, &sd, &ri);
-	else
-		ret = report_write(o->out, &rp->t, &o->report, &ri);
+		return html_page(o, sd, &ri);
+	return report_write(o->out, &rp->t, &o->report, &ri);
+}
+
+/* Processes in the order they ended (as the live final reports came), those that did not
+ * after them in log order. */
+static int by_end(const void *a, const void *b)
+{
+	const struct replay *x = *(struct replay *const *)a, *y = *(struct replay *const *)b;
+	uint64_t kx = x->end_seq ? x->end_seq : UINT64_MAX, ky = y->end_seq ? y->end_seq : UINT64_MAX;
+
+	return kx < ky ? -1 : kx > ky;
+}
+
+/* A child's report, with a symbolizer of its own modules (an exec changed them). */
+static int report_child(const struct offline_opts *o, struct side *sd, struct replay *rp)
+{
+	char **files = xcalloc(rp->mods.n ? rp->mods.n : 1, sizeof(*files));
+	struct offline_resolve res = { .rp = rp };
+	int ret;
+
+	for (size_t i = 0; i < rp->mods.n; i++)
+		files[i] = find_file(o, rp, i);
+	res.sym = sym_open_files(&rp->mods, files, sd->dpath);
+	ret = report_proc(o, sd, rp, &res);
+	sym_close(res.sym);
+	for (size_t i = 0; i < rp->mods.n; i++)
+		free(files[i]);
+	free(files);
+	return ret;
+}
+
+int offline_report(const struct offline_opts *o)
+{
+	struct replay **order;
+	struct side sd;
+	size_t n;
+	int ret = side_open(o, &sd);
+
+	if (ret)
+		return ret;
+	if (o->heaptrack) {
+		ret = heaptrack_file(o, &sd);
+		side_close(&sd);
+		return ret;
+	}
+	n = sd.rp->nprocs;
+	if (sd.leaked && n > 1) {
+		pr_err("%s: --only-leaked at a moment reads logs of one process only (this one has "
+		       "%zu)", o->path, n);
+		side_close(&sd);
+		return -EINVAL;
+	}
+	if (o->report.format == FMT_HTML)
+		n = 1; /* one page: the first process */
+	/* one report per process, as a live -f run writes them */
+	order = xmalloc(n * sizeof(*order));
+	memcpy(order, sd.rp->procs, n * sizeof(*order));
+	if (n > 1)
+		qsort(order, n, sizeof(*order), by_end);
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = order[i] == sd.rp ? report_proc(o, &sd, sd.rp, &sd.res) :
+					  report_child(o, &sd, order[i]);
 	if (ret && ret != -EINVAL)
 		pr_err("writing the report: %s", strerror(-ret));
+	free(order);
 	side_close(&sd);
 	return ret;
 }

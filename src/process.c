@@ -12,6 +12,7 @@
 #include "fallback.h"
 #include "inventory.h"
 #include "process.h"
+#include "record.h"
 #include "stubs.h"
 #include "unwind.h"
 #include "util.h"
@@ -239,6 +240,7 @@ struct proc *proc_fork(const struct proc *pp, pid_t pid, bool shares_mm, bool co
 	if (counting) {
 		table_destroy(&p->table);
 		table_copy(&p->table, &pp->table);
+		record_fork(p, pp);
 	}
 	return p;
 }

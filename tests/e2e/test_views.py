@@ -19,7 +19,7 @@ import subprocess
 import time
 
 from helpers import (HEAPTRACE, OPTS, Fail, check_sites, expect_rc, heaptrace, need_heaptrace,
-                     one_error_line, run, scratch, site_records, target, variants)
+                     one_error_line, records, run, scratch, site_records, target, variants)
 
 PEAK_SIZE, KEEP_SIZE, TEMP_SIZE = 262144, 100, 64
 
@@ -319,3 +319,34 @@ def test_debuginfod_only_when_asked():
             raise Fail("report --debuginfod ended with %s after SIGTERM" % rc)
     finally:
         srv.close()
+
+
+def test_record_follow_fork():
+    """-f with --record: every followed process is in the log (forker.c: the parent, the fork
+    child, and the three children that run a shell or /bin/true), and report writes each
+    one's report as the live run did, in the same order, every figure the same; report
+    --calls lists the calls of more than one process."""
+    for mode_fmt in ("json", "text"):
+        r, log = recorded("forker", fmt=mode_fmt, opts=["--follow-fork"])
+        off = report(r, log, "--format=%s" % mode_fmt)
+        if off != r.out:
+            r.fail("the reports from the -f log differ from the live ones:\n%s" % off[:3000])
+    r, log = recorded("forker", opts=["--follow-fork"])
+    if len(r.reports) != 5 or len({rep["pid"] for rep in r.reports}) != 5:
+        r.fail("%d reports of %d processes, expected 5" % (len(r.reports),
+                                                             len({x["pid"] for x in r.reports})))
+    calls, reps = calls_of(report(r, log, "--calls", "--format=json"))
+    if reps != r.reports:
+        r.fail("report --calls changed the reports")
+    # the fork child's 100 blocks made and freed, and its leak, are its own calls
+    child = [x for x in reps if any(f["function"] == "child_leak" for b in x["backtraces"]
+                                    for f in b["frames"])]
+    if len(child) != 1:
+        r.fail("%d reports with child_leak, expected 1" % len(child))
+    check_sites(r, child[0], records(r, "site", "child"))
+    mine = [c for c in calls if c["pid"] == child[0]["pid"]]
+    if sum(c["call"] == "free" for c in mine) < 100 or not any(
+            c["size"] == 2222 for c in mine) or any(c["tid"] != c["pid"] for c in mine):
+        r.fail("the fork child's calls are not its own: %d calls" % len(mine))
+    one_error_line(run([HEAPTRACE, "report", log, "--only-leaked", "--at=peak"]), 2,
+                   ["one process"])
