@@ -27,6 +27,7 @@
 #include "core.h"
 #include "dbgserver.h"
 #include "events.h"
+#include "hints.h"
 #include "log.h"
 #include "offline.h"
 #include "record.h"
@@ -995,6 +996,8 @@ int main(int argc, char **argv)
 		calltrace_init(&trace, o.out, o.report.format == FMT_JSON);
 		record_trace_calls(&trace);
 	}
+	if (o.path)
+		hints_launch(o.path);
 	if (core)
 		ret = core_report(core, exe, o.out, &o.report) ? EXIT_START : 0;
 	else

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "fallback.h"
+#include "hints.h"
 #include "inventory.h"
 #include "process.h"
 #include "record.h"
@@ -241,6 +242,8 @@ struct proc *proc_fork(const struct proc *pp, pid_t pid, bool shares_mm, bool co
 		table_destroy(&p->table);
 		table_copy(&p->table, &pp->table);
 		record_fork(p, pp);
+	} else {
+		hints_untraced_child();
 	}
 	return p;
 }

@@ -21,6 +21,7 @@
 #include "detach.h"
 #include "dispatch.h"
 #include "events.h"
+#include "hints.h"
 #include "hooks.h"
 #include "html.h"
 #include "launch.h"
@@ -111,8 +112,10 @@ void tracer_report(struct proc *p, int sort)
 	calls_park(p);
 	ret = ro.format == FMT_HTML ? html_write(session.opts->out, &p->table, &ri, NULL) :
 				      report_write(session.opts->out, &p->table, &ro, &ri);
-	if (p->exited || p->detached) /* its final figures: the log ends with them */
+	if (p->exited || p->detached) { /* its final figures: the log ends with them */
 		record_end(p, &ri);
+		hints_python(p);
+	}
 	calls_unpark(p);
 	pr_info("report of process %d: %u backtraces in %.1f ms", p->pid, p->table.nbts,
 		(now_ns() - ri.now_ns) / 1e6);
@@ -299,6 +302,7 @@ int tracer_run(const struct tracer_opts *o)
 	}
 	if (log_level)
 		print_cost();
+	hints_print();
 	status = o->pid ? 0 : wait_launched();
 	if (report_failed)
 		return EXIT_START;
