@@ -68,6 +68,13 @@ PKGS        += libprotobuf-c zlib
 PPROF_DEF   := -DHAVE_PPROF -I$(BUILD)/gen
 PPROF_OBJS  := $(BUILD)/gen/profile.pb-c.o
 endif
+# libdebuginfod for report --debuginfod (src/dbgserver.c); not in static builds (it needs libcurl).
+ifeq ($(STATIC),)
+ifneq ($(shell $(PKG_ENV) $(PKG_CONFIG) --exists libdebuginfod && echo yes),)
+PKGS        += libdebuginfod
+DEBUGINFOD_DEF := -DHAVE_DEBUGINFOD
+endif
+endif
 PKG_CFLAGS  := $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS    := $(shell $(PKG_ENV) $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 ifneq ($(STATIC),)
@@ -86,7 +93,7 @@ HT_LDFLAGS  += $(SYSROOT_FLAGS) $(SAN_FLAGS)
 # HT_LDFLAGS are what the build needs and come first.
 CFLAGS      ?= -O2 -g
 HT_CFLAGS   := -Wall -Wextra -std=gnu11 -Iinclude -iquote arch/$(ARCH) $(PKG_CFLAGS) \
-               -DHEAPTRACE_DEPTH=$(DEPTH) -DHEAPTRACE_VERSION=\"$(VERSION)\" -MMD -MP $(CAPSTONE_DEF) \
+               -DHEAPTRACE_DEPTH=$(DEPTH) -DHEAPTRACE_VERSION=\"$(VERSION)\" -MMD -MP $(CAPSTONE_DEF) $(DEBUGINFOD_DEF) \
                $(NCURSES_DEF) $(PPROF_DEF) \
                $(SYSROOT_FLAGS) $(SAN_FLAGS)
 LDLIBS      := $(PKG_LIBS) -lstdc++ -pthread
@@ -114,7 +121,7 @@ $(OBJS): $(FLAGS_FILE)
 # Pure modules the unit tests link (no ptrace, no libunwind/libdw).
 PURE        := src/table.c src/report.c src/hooks.c src/maps.c src/util.c src/log.c \
 	       src/retlog.c src/seccomp.c src/inventory.c src/invglibc.c src/invmusl.c src/frames.c \
-	       src/timeline.c
+	       src/timeline.c src/blockview.c
 UNIT_ARCHES := $(wildcard arch/*/arch.c)
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRCS))

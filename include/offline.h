@@ -31,6 +31,7 @@ struct offline_opts {
 	bool heaptrack; /* write heaptrack's data file instead (heaptrack.h); needs a file */
 	bool pprof; /* write a pprof profile instead (pprof.h), of the moment of at */
 	bool massif; /* write valgrind massif's file instead (massif.h), of the whole run */
+	bool calls; /* print every call up to the moment first (calltrace.h) */
 	struct report_opts report;
 	FILE *out;
 	struct html_series *series; /* inside offline.c: follows the replay (html.h) */

@@ -9,22 +9,30 @@
  * u32, a flags u32 that is 0), then one zstd stream of records. A record is a type byte and
  * fields; every number is an unsigned LEB128 varint, "s" a zigzag-encoded signed one, a string
  * or a byte array a varint length and the bytes. Indices are implicit: the n-th M record is
- * module n, the n-th B record backtrace n (both from 0, again from 0 after an X).
+ * module n, the n-th B record backtrace n (both from 0, again from 0 after an X), of the
+ * process the records are of; the n-th S or N record is process n.
  *
- *   S  pid start_ns word_size elf_machine depth command   first record
+ *   S  pid start_ns word_size elf_machine depth command   first record (depth: --depth, version 2)
  *   X  start_ns command                 the process ran execve: forget heap, modules, backtraces;
  *                                      times count from start_ns now
  *   M  start end base bias_known bias build_id path        a mapped ELF file
  *   B  hook depth pc...                hook: 1 + hooks.h id of frame 0, or 0; pcs as s-deltas
  *   A  dt tid bt size ptr              an allocation; dt (s): ns since the previous A/F/E time
- *   F  dt tid ptr                      a free (of a block known to the table or not)
+ *   F  dt tid ptr                      a free (of a block known to the table or not), at the
+ *                                      time the call was made
  *   T  dt tid ptr                      a realloc's entry took its live block ptr out (table_take)
  *   P  tid                             ... and it went back (the call failed or was abandoned)
  *   R  dt tid known                    ... and the realloc released it (known: it was taken)
  *   I  dt bt size ptr                  a block live before the attach (heap-at-attach inventory)
- *   E  dt exited exit_status(s) has_statm vss rss shared command    last record
+ *   E  dt exited exit_status(s) has_statm vss rss shared command    the process's last record
+ *   N  parent pid start_ns command     version 2: process parent forked process pid (-f); its heap,
+ *                                      modules and backtraces start as copies of the parent's
+ *   W  process                         version 2: the records from here on are of that process
+ *                                      (the S process until the first W); times stay one clock
  *
- * A reader refuses a version above its own; new record types come with a new version.
+ * The log is complete when every process in it has its E record.
+ * A reader refuses a version above its own; new record types come with a new version (a version
+ * 1 log is a version 2 log of one process).
  * The writer runs on the tracer's thread only to append records to a chunk in memory; a thread
  * of its own compresses and writes full chunks. At most RECORD_QUEUE chunks wait: past that
  * the tracer waits for the disk or the pipe (bounded memory, no event is lost).
@@ -34,18 +42,30 @@
 #include <sys/types.h>
 
 #define RECORD_MAGIC "HTRACLOG"
-#define RECORD_VERSION 1u
+#define RECORD_VERSION 2u
 #define RECORD_HEADER_SIZE 16
 #define RECORD_MAX_STRING 4096
 #define RECORD_MAX_DEPTH 256
 
 struct proc;
 
-/* true while a log is being written: the hooks below cost one test when it is not. */
+/* true while a log is being written or calls are traced: the hooks below cost one test when
+ * neither. */
 extern bool record_on;
+
+/* --trace-calls: every process's events go to ct too, as they are accounted (calltrace.h). */
+struct calltrace;
+void record_trace_calls(struct calltrace *ct);
+
+/* Print what ct holds back (a realloc waiting for its new block): before a report. */
+void record_trace_flush(void);
 
 /* Start the log at path ("-": standard output). Return 0 or -errno (nothing was started). */
 int record_open(const char *path);
+
+/* child was forked from parent and is traced too (-f): it is in the log from here on, if the
+ * parent is. */
+void record_fork(const struct proc *child, const struct proc *parent);
 
 /* The final figures of p were reported (report_info's end of run): end its log there. */
 struct report_info;
@@ -56,15 +76,15 @@ int record_close(void);
 
 void record_alloc_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t size, uint32_t bt,
 		       uint64_t ns);
-void record_free_slow(struct proc *p, pid_t tid, uint64_t ptr);
+void record_free_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns);
 
 /* The blocks p's table holds now were live before the attach (the inventory just seeded
  * them): they start the log. */
 void record_seeded(struct proc *p);
-void record_realloc_slow(struct proc *p, pid_t tid, char what, uint64_t arg);
+void record_realloc_slow(struct proc *p, pid_t tid, char what, uint64_t arg, uint64_t ns);
 
 /* The table of p gained block ptr from backtrace bt (its index in p->table) at time ns. The log
- * follows the first process that allocates; others (-f children) are not in it. */
+ * follows the first process that allocates and the children record_fork announced. */
 static inline void record_alloc(struct proc *p, pid_t tid, uint64_t ptr, uint64_t size,
 				uint32_t bt, uint64_t ns)
 {
@@ -72,33 +92,35 @@ static inline void record_alloc(struct proc *p, pid_t tid, uint64_t ptr, uint64_
 		record_alloc_slow(p, tid, ptr, size, bt, ns);
 }
 
-/* ptr was released by a free or a successful realloc (known to the table or not). */
-static inline void record_free(struct proc *p, pid_t tid, uint64_t ptr)
+/* ptr was released by a free or a successful realloc (known to the table or not), in a call
+ * made at ns (with entry stubs, heaptrace sees it later); 0: when heaptrace saw it. */
+static inline void record_free(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns)
 {
 	if (record_on && ptr)
-		record_free_slow(p, tid, ptr);
+		record_free_slow(p, tid, ptr, ns);
 }
 
 /*
  * A realloc's old block, as calls.c moves it (table.h: table_take, table_put_back,
  * table_count_release), so a replay sees the heap as the tracer did at every moment.
  */
-static inline void record_take(struct proc *p, pid_t tid, uint64_t ptr)
+static inline void record_take(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns)
 {
 	if (record_on)
-		record_realloc_slow(p, tid, 'T', ptr);
+		record_realloc_slow(p, tid, 'T', ptr, ns);
 }
 
 static inline void record_put_back(struct proc *p, pid_t tid)
 {
 	if (record_on)
-		record_realloc_slow(p, tid, 'P', 0);
+		record_realloc_slow(p, tid, 'P', 0, 0);
 }
 
-static inline void record_release(struct proc *p, pid_t tid, bool known)
+/* ns: when the realloc was called, as its new block's time */
+static inline void record_release(struct proc *p, pid_t tid, bool known, uint64_t ns)
 {
 	if (record_on)
-		record_realloc_slow(p, tid, 'R', known);
+		record_realloc_slow(p, tid, 'R', known, ns);
 }
 
 #endif

@@ -25,6 +25,11 @@ struct report_opts {
 	 * ("[...]" in text and folded, "truncated" in JSON); 0: unknown, nothing is marked */
 	unsigned depth_limit;
 	bool label_process; /* folded: each stack under a root frame naming its process (-f) */
+	/* lifetime filters: only the blocks never freed by the end of tracing (before the end a
+	 * live run cannot know them: see report_info.keep for a log); or, instead of the live
+	 * blocks, the temporary allocations of each backtrace (count and bytes) */
+	bool only_leaked, temporary;
+	bool blocks; /* list each live block (address, size, age) under its backtrace */
 };
 
 /* A function inlined at a frame's pc, and where in it the pc (or the next inlined call) is. */
@@ -71,7 +76,14 @@ struct report_info {
 	void (*extra_json)(FILE *f, void *ctx);
 	void (*extra_text)(FILE *f, void *ctx);
 	void *extra_ctx;
+	/* a filter of blocks besides the options' (report --only-leaked at a moment), or NULL */
+	bool (*keep)(void *ctx, const struct block *blk);
+	void *keep_ctx;
 };
+
+/* Does blk pass the filters of o and ri (sizes, age, keep)? */
+bool report_keeps_block(const struct table *t, const struct block *blk,
+			const struct report_opts *o, const struct report_info *ri);
 
 /* Parse a --sort key; return 0 or -EINVAL. */
 int report_parse_sort(const char *s, enum report_sort *out);

@@ -21,6 +21,7 @@ struct bt {
 	uint64_t total_count, total_size; /* every allocation ever made from here */
 	uint64_t first_ns; /* time of the first allocation */
 	uint64_t temporary; /* blocks freed by their thread before its next allocation */
+	uint64_t temporary_size; /* their bytes */
 	/* count and size when the whole heap peaked, if changed since (snap_epoch ==
 	 * table.peak_epoch); else they are count and size: read them with table_bt_at_peak */
 	uint64_t snap_count, snap_size;

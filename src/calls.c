@@ -92,7 +92,7 @@ static void account(struct thread *t, const struct frame *f, uint64_t retval)
 	if (hook_table[f->call.id].kind == HK_REALLOC || hook_table[f->call.id].kind == HK_RESIZE) {
 		if (e.freed) {
 			table_count_release(tb, f->took_old);
-			record_release(t->p, t->tid, f->took_old);
+			record_release(t->p, t->tid, f->took_old, f->entry_ns);
 		} else if (f->took_old) {
 			table_put_back(tb, &f->old);
 			record_put_back(t->p, t->tid);
@@ -100,7 +100,7 @@ static void account(struct thread *t, const struct frame *f, uint64_t retval)
 	} else if (e.freed) {
 		table_thread_free(tb, t->tid, e.freed);
 		table_free(tb, e.freed);
-		record_free(t->p, t->tid, e.freed);
+		record_free(t->p, t->tid, e.freed, f->entry_ns);
 	}
 	if (e.allocated) {
 		uint32_t bt = table_intern(tb, f->pcs, f->npcs);
@@ -251,7 +251,7 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	if (d->kind == HK_FREE) {
 		uint64_t ptr = arch->get_arg(regs, d->ptr);
 
-		record_free(p, t->tid, ptr);
+		record_free(p, t->tid, ptr, now_ns());
 		table_thread_free(&p->table, t->tid, ptr);
 		if (!table_free(&p->table, ptr) && ptr && log_level >= 2) {
 			uint64_t caller = 0;
@@ -283,7 +283,7 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	    table_find(&p->table, f->call.args[d->ptr])) {
 		table_thread_free(&p->table, t->tid, f->call.args[d->ptr]);
 		f->took_old = table_take(&p->table, f->call.args[d->ptr], &f->old);
-		record_take(p, t->tid, f->old.ptr);
+		record_take(p, t->tid, f->old.ptr, now_ns());
 	}
 	f->pcs[0] = arch->get_pc(regs);
 	f->npcs = 1;
@@ -353,7 +353,7 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 	if (d->kind == HK_FREE) {
 		uint64_t ptr = r->args[d->ptr];
 
-		record_free(p, t->tid, ptr);
+		record_free(p, t->tid, ptr, r->ns);
 		table_thread_free(&p->table, t->tid, ptr);
 		if (!table_free(&p->table, ptr) && ptr)
 			pr_dbg(2, "thread %d: %s(%#llx) of a block never seen", t->tid, d->name,
@@ -380,7 +380,7 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 	    table_find(&p->table, r->args[d->ptr])) {
 		table_thread_free(&p->table, t->tid, r->args[d->ptr]);
 		f->took_old = table_take(&p->table, r->args[d->ptr], &f->old);
-		record_take(p, t->tid, f->old.ptr);
+		record_take(p, t->tid, f->old.ptr, r->ns);
 	}
 	f->pcs[0] = p->hook_addr[r->hook];
 	f->npcs = 1;

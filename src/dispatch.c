@@ -24,6 +24,7 @@
 #include "calls.h"
 #include "cpu.h"
 #include "dispatch.h"
+#include "hints.h"
 #include "guard.h"
 #include "image.h"
 #include "log.h"
@@ -268,6 +269,8 @@ void dispatch_exit(struct thread *t, int status)
 	stubs_drain_final(p);
 	p->exited = true;
 	p->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (WIFSIGNALED(status) && p->counting)
+		hints_killed(p, WTERMSIG(status));
 	if (p->launched)
 		session.launched_status = p->exit_status;
 	proc_thread_free(t);

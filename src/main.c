@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +23,11 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "calltrace.h"
 #include "core.h"
+#include "dbgserver.h"
 #include "events.h"
+#include "hints.h"
 #include "log.h"
 #include "offline.h"
 #include "record.h"
@@ -44,7 +48,8 @@ enum {
 	OPT_DURATION = 256, OPT_TOP, OPT_OUTFILE, OPT_FLAME, OPT_FORMAT, OPT_INTERVAL, OPT_COUNT,
 	OPT_OLDER, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_VERSION, OPT_SAMPLE, OPT_NO_PIN, OPT_MODE,
 	OPT_STACK_COPY, OPT_NO_INVENTORY, OPT_CORE, OPT_EXE, OPT_SYMBOLS, OPT_DEBUG_DIR, OPT_RECORD,
-	OPT_SYSROOT, OPT_DEBUGINFO, OPT_AT, OPT_TIMELINE, OPT_LIVE,
+	OPT_SYSROOT, OPT_DEBUGINFO, OPT_AT, OPT_TIMELINE, OPT_LIVE, OPT_ONLY_LEAKED, OPT_TEMPORARY,
+	OPT_BLOCKS, OPT_TRACE_CALLS, OPT_CALLS, OPT_DEBUGINFOD,
 };
 
 /* One table: struct option, the short-option string and --help all come from it. */
@@ -69,6 +74,10 @@ static const struct opt_desc {
 	{ "older", OPT_OLDER, "MS", "report only allocations at least MS milliseconds old" },
 	{ "min-size", OPT_MIN_SIZE, "N", "report only allocations of at least N bytes" },
 	{ "max-size", OPT_MAX_SIZE, "N", "report only allocations of at most N bytes" },
+	{ "only-leaked", OPT_ONLY_LEAKED, NULL, "report only blocks never freed (final report)" },
+	{ "temporary", OPT_TEMPORARY, NULL, "report temporary allocations, not live blocks" },
+	{ "blocks", OPT_BLOCKS, NULL, "list each live block under its backtrace" },
+	{ "trace-calls", OPT_TRACE_CALLS, NULL, "print each call as it is traced" },
 	{ "sample", OPT_SAMPLE, "N", "unwind every N-th allocation only; counts stay exact" },
 	{ "mode", OPT_MODE, "MODE", "stubs (default: no stop per call where safe) or breakpoint" },
 	{ "stack-copy", OPT_STACK_COPY, "BYTES", "stack bytes an entry stub copies per allocation "
@@ -96,10 +105,15 @@ static const struct opt_desc report_table[] = {
 	{ "older", OPT_OLDER, "MS", "report only allocations at least MS milliseconds old" },
 	{ "min-size", OPT_MIN_SIZE, "N", "report only allocations of at least N bytes" },
 	{ "max-size", OPT_MAX_SIZE, "N", "report only allocations of at most N bytes" },
+	{ "only-leaked", OPT_ONLY_LEAKED, NULL, "report only blocks never freed by the end" },
+	{ "temporary", OPT_TEMPORARY, NULL, "report temporary allocations, not live blocks" },
+	{ "blocks", OPT_BLOCKS, NULL, "list each live block under its backtrace" },
+	{ "calls", OPT_CALLS, NULL, "print every call up to the moment, then the report" },
 	{ "at", OPT_AT, "WHEN", "the heap at: end (default), peak, or MS after the start" },
 	{ "timeline", OPT_TIMELINE, NULL, "add the heap over time (a table, or JSON timeline)" },
 	{ "sysroot", OPT_SYSROOT, "DIR", "the recorded machine's files are under DIR" },
 	{ "debuginfo-path", OPT_DEBUGINFO, "DIRS", "more directories of debug files (a:b)" },
+	{ "debuginfod", OPT_DEBUGINFOD, NULL, "also ask the debuginfod servers of DEBUGINFOD_URLS" },
 	{ "verbose", 'v', NULL, "more diagnostics (repeat for debug output)" },
 	{ "help", 'h', NULL, "show this help and exit" },
 };
@@ -111,6 +125,7 @@ static const struct opt_desc diff_table[] = {
 	{ "top", OPT_TOP, "NUM", "backtraces shown by the text report (default 10)" },
 	{ "sysroot", OPT_SYSROOT, "DIR", "the recorded machine's files are under DIR" },
 	{ "debuginfo-path", OPT_DEBUGINFO, "DIRS", "more directories of debug files (a:b)" },
+	{ "debuginfod", OPT_DEBUGINFOD, NULL, "also ask the debuginfod servers of DEBUGINFOD_URLS" },
 	{ "verbose", 'v', NULL, "more diagnostics (repeat for debug output)" },
 	{ "help", 'h', NULL, "show this help and exit" },
 };
@@ -535,6 +550,15 @@ static int report_option(int c, struct report_opts *r)
 		if (!parse_u64(optarg, &r->max_size))
 			return usage_error("invalid --max-size '%s'", optarg);
 		return 0;
+	case OPT_ONLY_LEAKED:
+		r->only_leaked = true;
+		return 0;
+	case OPT_TEMPORARY:
+		r->temporary = true;
+		return 0;
+	case OPT_BLOCKS:
+		r->blocks = true;
+		return 0;
 	case 'v':
 		log_level++;
 		r->show_how = true; /* how each frame was found (frames.h) */
@@ -542,6 +566,47 @@ static int report_option(int c, struct report_opts *r)
 	default:
 		return -1;
 	}
+}
+
+/* The lifetime filters against the others; 0 or the usage error's exit status. */
+static int check_lifetime(const struct report_opts *r)
+{
+	if (r->min_size > r->max_size)
+		return usage_error("%s", "--min-size is larger than --max-size");
+	if (r->temporary && (r->only_leaked || r->blocks || r->older_ns || r->min_size ||
+			     r->max_size != UINT64_MAX))
+		return usage_error("%s", "--temporary reports blocks already freed: --only-leaked, "
+					 "--blocks, --older, --min-size and --max-size do not go "
+					 "with it");
+	return 0;
+}
+
+/* The debuginfod servers: asked only with --debuginfod (dbgserver.h). Return 0 or the usage
+ * error's exit status. */
+static int debuginfod_setup(bool wanted)
+{
+	int ret = dbgserver_setup(wanted);
+
+	if (ret == -ENOSYS)
+		return usage_error("%s", "--debuginfod: this heaptrace was built without "
+					 "libdebuginfod");
+	if (ret)
+		return usage_error("%s", "--debuginfod: DEBUGINFOD_URLS names no server");
+	return 0;
+}
+
+/* report and diff stop at SIGINT, SIGTERM, SIGHUP and SIGQUIT as other commands do (tracing
+ * takes them: events.c blocks them all first). */
+static void offline_signals(void)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGINT);
+	sigaddset(&s, SIGTERM);
+	sigaddset(&s, SIGHUP);
+	sigaddset(&s, SIGQUIT);
+	sigprocmask(SIG_UNBLOCK, &s, NULL);
 }
 
 /* LOG or LOG@WHEN into o's path and moment (arg is kept: the path may point into it). */
@@ -609,12 +674,17 @@ static int diff_main(int argc, char **argv)
 	struct offline_opts a = { .report = { .format = FMT_TEXT, .top = 10 } }, b;
 	const char *outfile = NULL;
 	int c, ret;
+	bool debuginfod = false;
 
+	offline_signals();
 	getopt_tables(diff_table, ARRAY_SIZE(diff_table), longopts, shortopts);
 	while ((c = getopt_long(argc, argv, shortopts + 1, longopts, NULL)) != -1) {
 		if (!offline_option(c, &a, &outfile))
 			continue;
 		switch (c) {
+		case OPT_DEBUGINFOD:
+			debuginfod = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -630,6 +700,9 @@ static int diff_main(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		return usage_error("%s", "diff: give two logs, A and B (LOG or LOG@WHEN)");
+	ret = debuginfod_setup(debuginfod);
+	if (ret)
+		return ret;
 	b = a;
 	if (!parse_side(argv[optind], &a) || !parse_side(argv[optind + 1], &b))
 		return usage_error("%s", "diff: a moment of - (standard input) cannot be read");
@@ -652,7 +725,9 @@ static int report_main(int argc, char **argv)
 	};
 	const char *outfile = NULL;
 	int c, ret;
+	bool debuginfod = false;
 
+	offline_signals();
 	getopt_tables(report_table, ARRAY_SIZE(report_table), longopts, shortopts);
 	/* options may follow FILE: GNU order, no '+' */
 	while ((c = getopt_long(argc, argv, shortopts + 1, longopts, NULL)) != -1) {
@@ -661,6 +736,12 @@ static int report_main(int argc, char **argv)
 		switch (c) {
 		case OPT_TIMELINE:
 			o.timeline = true;
+			break;
+		case OPT_CALLS:
+			o.calls = true;
+			break;
+		case OPT_DEBUGINFOD:
+			debuginfod = true;
 			break;
 		case OPT_FORMAT:
 			o.heaptrack = !strcmp(optarg, "heaptrack");
@@ -698,8 +779,17 @@ static int report_main(int argc, char **argv)
 		return usage_error("%s", "report: no log file given");
 	if (optind + 1 < argc)
 		return usage_error("report: one log file only ('%s' is another)", argv[optind + 1]);
-	if (o.report.min_size > o.report.max_size)
-		return usage_error("%s", "--min-size is larger than --max-size");
+	ret = check_lifetime(&o.report);
+	if (ret)
+		return ret;
+	if (o.calls && (o.heaptrack || o.report.format == FMT_FOLDED))
+		return usage_error("%s", "--calls prints text or json");
+	if (o.heaptrack && (o.report.only_leaked || o.report.temporary || o.report.blocks))
+		return usage_error("%s", "--format=heaptrack writes the whole run: no --only-leaked, "
+					 "--temporary or --blocks");
+	ret = debuginfod_setup(debuginfod);
+	if (ret)
+		return ret;
 	o.path = argv[optind];
 	if (o.massif && o.at != AT_END)
 		return usage_error("%s", "--format=massif shows the whole run: no --at");
@@ -726,6 +816,8 @@ int main(int argc, char **argv)
 		.report = { .format = FMT_TEXT, .sort = SORT_SIZE, .top = 10, .max_size = UINT64_MAX },
 	};
 	const char *outfile = NULL, *core = NULL, *exe = NULL, *record = NULL;
+	struct calltrace trace;
+	bool trace_calls = false;
 	uint64_t v;
 	int c, ret;
 
@@ -758,6 +850,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_RECORD:
 			record = optarg;
+			break;
+		case OPT_TRACE_CALLS:
+			trace_calls = true;
 			break;
 		case OPT_FLAME:
 			o.report.format = FMT_FOLDED;
@@ -843,8 +938,9 @@ int main(int argc, char **argv)
 		return !strcmp(sub[0], "report") ? report_main(argc - (int)(sub - argv), sub) :
 						   diff_main(argc - (int)(sub - argv), sub);
 	}
-	if (o.report.min_size > o.report.max_size)
-		return usage_error("%s", "--min-size is larger than --max-size");
+	ret = check_lifetime(&o.report);
+	if (ret)
+		return ret;
 	if (o.pid && optind < argc)
 		return usage_error("%s", "give either --pid or a program, not both");
 	if (core && (o.pid || optind < argc))
@@ -872,6 +968,9 @@ int main(int argc, char **argv)
 		return usage_error("%s", "--record needs a file name");
 	if (record && core)
 		return usage_error("%s", "--record logs a traced run, not a core file");
+	if (trace_calls && (core || o.report.format == FMT_FOLDED))
+		return usage_error("%s", "--trace-calls prints the calls of a traced run, in text or "
+					 "json");
 
 	if (!o.pid && !core) {
 		int err;
@@ -910,10 +1009,20 @@ int main(int argc, char **argv)
 		free((char *)o.path);
 		return EXIT_START;
 	}
+	if (trace_calls) {
+		calltrace_init(&trace, o.out, o.report.format == FMT_JSON);
+		record_trace_calls(&trace);
+	}
+	if (o.path)
+		hints_launch(o.path);
 	if (core)
 		ret = core_report(core, exe, o.out, &o.report) ? EXIT_START : 0;
 	else
 		ret = tracer_run(&o);
+	if (trace_calls) {
+		record_trace_flush();
+		calltrace_destroy(&trace);
+	}
 	free((char *)o.path);
 	if (record) {
 		int err = record_close();

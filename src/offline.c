@@ -17,9 +17,12 @@
 #include <zstd.h>
 
 #define PR_DOMAIN "offline"
+#include "calltrace.h"
+#include "dbgserver.h"
 #include "heaptrack.h"
 #include "hooks.h"
 #include "html.h"
+#include "lifetime.h"
 #include "log.h"
 #include "maps.h"
 #include "massif.h"
@@ -50,6 +53,7 @@ struct reader {
 	const char *why;
 	struct progress pg; /* bytes of the file read, of its size */
 	uint64_t nread;
+	uint32_t version; /* the log's format version */
 };
 
 /* The recorded process as the log says it. */
@@ -66,6 +70,7 @@ struct replay {
 	struct held {
 		uint64_t tid;
 		struct block blk;
+		uint64_t id; /* lifetime.h */
 	} *held; /* realloc's old blocks taken out and not yet released or put back, per thread */
 	size_t nheld, held_cap;
 	size_t ids_cap;
@@ -81,8 +86,16 @@ struct replay {
 	struct timeline tl;
 	struct htk *htk; /* --format=heaptrack: the events go there too */
 	struct html_series *series; /* --format=html: the top backtraces over time */
+	struct lifetime *lt; /* --only-leaked at a moment: the blocks' ids, or NULL */
+	struct calltrace *ct; /* --calls: the calls are printed, or NULL */
 	int exit_status;
 	uint64_t statm[3];
+	/* the log's processes (S, then N records), procs[0] this one; kept in the first */
+	struct replay **procs;
+	size_t nprocs, cur; /* cur: the process the records are of now (W) */
+	struct replay *root; /* the one with procs */
+	uint64_t end_seq; /* 1 + how many processes ended before this one, 0 if it did not */
+	uint64_t nended; /* in the root */
 };
 
 static bool fill(struct reader *r)
@@ -208,6 +221,10 @@ static bool get_time(struct reader *r, struct replay *rp)
 static void replay_forget(struct replay *rp)
 {
 	rp->nheld = 0;
+	if (rp->lt)
+		lifetime_clear(rp->lt);
+	if (rp->ct)
+		calltrace_flush(rp->ct);
 	table_reset(&rp->t);
 	modlist_clear(&rp->mods);
 }
@@ -284,10 +301,11 @@ static bool read_backtrace(struct reader *r, struct replay *rp)
 
 static bool read_start(struct reader *r, struct replay *rp)
 {
-	uint64_t pid, start, word, machine, depth;
+	uint64_t pid, start, word, machine, depth = 0;
 
 	if (!get_u(r, &pid) || !get_u(r, &start) || !get_u(r, &word) || !get_u(r, &machine) ||
-	    !get_u(r, &depth) || !get_bytes(r, rp->command, sizeof(rp->command), NULL))
+	    (r->version >= 2 && !get_u(r, &depth)) ||
+	    !get_bytes(r, rp->command, sizeof(rp->command), NULL))
 		return false;
 	rp->depth = depth <= RECORD_MAX_DEPTH ? (unsigned)depth : 0;
 	if (pid > INT32_MAX)
@@ -333,7 +351,8 @@ static void drop_held(struct replay *rp, struct held *h)
 static void park_held(struct replay *rp)
 {
 	while (rp->nheld) {
-		table_put_back(&rp->t, &rp->held[0].blk);
+		if (table_put_back(&rp->t, &rp->held[0].blk) && rp->lt)
+			lifetime_put(rp->lt, rp->held[0].blk.ptr, rp->held[0].id);
 		drop_held(rp, &rp->held[0]);
 	}
 }
@@ -360,21 +379,29 @@ static bool read_realloc(struct reader *r, struct replay *rp, uint8_t type)
 			rp->held_cap = rp->held_cap ? rp->held_cap * 2 : 16;
 			rp->held = xrealloc(rp->held, rp->held_cap * sizeof(*rp->held));
 		}
-		rp->held[rp->nheld++] = (struct held){ tid, blk };
+		rp->held[rp->nheld++] =
+			(struct held){ tid, blk, rp->lt ? lifetime_remove(rp->lt, arg) : 0 };
+		if (rp->ct)
+			calltrace_take(rp->ct, rp->pid, (uint32_t)tid, arg);
 		return true;
 	}
 	if (type == 'P' || arg) {
 		if (!h)
 			return corrupt(r, "a realloc's end without its start");
-		if (type == 'P')
-			table_put_back(&rp->t, &h->blk);
-		else if (rp->htk)
+		if (type == 'P' && table_put_back(&rp->t, &h->blk) && rp->lt)
+			lifetime_put(rp->lt, h->blk.ptr, h->id);
+		else if (type == 'R' && rp->htk)
 			htk_free(rp->htk, (rp->now_ns - rp->start_ns) / 1000000, h->blk.size,
 				 h->blk.bt);
 		drop_held(rp, h);
 	}
 	if (type == 'R')
 		table_count_release(&rp->t, arg != 0);
+	if (rp->ct && type == 'P')
+		calltrace_put_back(rp->ct, rp->pid, (uint32_t)tid, rp->now_ns - rp->start_ns);
+	else if (rp->ct)
+		calltrace_release(rp->ct, rp->pid, (uint32_t)tid, rp->now_ns - rp->start_ns,
+				  arg != 0);
 	return true;
 }
 
@@ -392,14 +419,99 @@ static void htk_events(struct replay *rp, uint64_t ptr, bool alloc, uint64_t siz
 			  rp->t.bts[bt].depth);
 }
 
-/* One record; false at the end of the data or on an error (r->state). */
-static bool read_record(struct reader *r, struct replay *rp)
+/* The allocation function of backtrace bt (hooks.h), -1 if the log does not say. */
+static int bt_hook(const struct replay *rp, uint32_t bt)
 {
-	uint64_t tid, bt, size, ptr;
+	uint64_t pc = table_bt_pcs(&rp->t, &rp->t.bts[bt])[0];
+
+	for (unsigned i = 0; i < rp->nhookpcs; i++)
+		if (rp->hookpcs[i].pc == pc)
+			return (int)rp->hookpcs[i].hook;
+	return -1;
+}
+
+static void replay_free(struct replay *rp);
+
+/* N: a process forked from procs[parent] (-f), with copies of its heap, modules and
+ * backtraces; its times go on from the parent's. */
+static bool read_fork(struct reader *r, struct replay *root, struct replay *cur)
+{
+	uint64_t parent, pid, start;
+	struct replay *pp, *c;
+
+	if (!get_u(r, &parent) || !get_u(r, &pid) || !get_u(r, &start))
+		return false;
+	if (parent >= root->nprocs)
+		return corrupt(r, "a fork of a process not in the log");
+	if (pid > INT32_MAX)
+		return corrupt(r, "a process id out of range");
+	if (root->nprocs >= 4096)
+		return corrupt(r, "more than 4096 processes");
+	pp = root->procs[parent];
+	c = xcalloc(1, sizeof(*c));
+	table_init(&c->t);
+	timeline_init(&c->tl);
+	root->procs = xrealloc(root->procs, (root->nprocs + 1) * sizeof(*root->procs));
+	root->procs[root->nprocs++] = c;
+	if (!get_bytes(r, c->command, sizeof(c->command), NULL))
+		return false;
+	c->depth = pp->depth;
+	table_destroy(&c->t);
+	table_copy(&c->t, &pp->t);
+	modlist_copy(&c->mods, &pp->mods);
+	c->ids_cap = pp->mods.n;
+	c->ids = xmalloc((c->ids_cap ? c->ids_cap : 1) * sizeof(*c->ids));
+	c->idlen = xmalloc(c->ids_cap ? c->ids_cap : 1);
+	if (pp->mods.n) {
+		memcpy(c->ids, pp->ids, pp->mods.n * sizeof(*c->ids));
+		memcpy(c->idlen, pp->idlen, pp->mods.n);
+	}
+	c->mods.cap = c->mods.n;
+	memcpy(c->hookpcs, pp->hookpcs, sizeof(c->hookpcs));
+	c->nhookpcs = pp->nhookpcs;
+	c->pid = (int)pid;
+	c->start_ns = start;
+	c->now_ns = cur->now_ns;
+	c->machine = pp->machine;
+	c->started = true;
+	/* a moment counts from the first process's start; a peak is the first process's */
+	c->at = root->at == AT_TIME ? AT_TIME : AT_END;
+	c->at_ns = root->start_ns + root->at_ns > start ? root->start_ns + root->at_ns - start : 0;
+	c->ct = root->ct;
+	c->root = root;
+	return true;
+}
+
+/* One record of process rp; false at the end of the data or on an error (r->state). */
+static bool read_record(struct reader *r, struct replay *rp, uint8_t type);
+
+/* One record of any process; false at the end of the data or on an error (r->state). */
+static bool read_any(struct reader *r, struct replay *root)
+{
+	struct replay *rp = root->procs[root->cur];
+	uint64_t idx;
 	uint8_t type;
 
 	if (!get_byte(r, &type))
 		return false;
+	if (type == 'W') {
+		if (!get_u(r, &idx))
+			return false;
+		if (idx >= root->nprocs)
+			return corrupt(r, "records of a process not in the log");
+		root->procs[idx]->now_ns = rp->now_ns; /* one clock */
+		root->cur = (size_t)idx;
+		return true;
+	}
+	if (type == 'N')
+		return read_fork(r, root, rp);
+	return read_record(r, rp, type);
+}
+
+static bool read_record(struct reader *r, struct replay *rp, uint8_t type)
+{
+	uint64_t tid, bt, size, ptr;
+
 	if (rp->ended)
 		return corrupt(r, "data after the end record");
 	if (!rp->started && type != 'S')
@@ -429,6 +541,11 @@ static bool read_record(struct reader *r, struct replay *rp)
 			htk_events(rp, ptr, true, size, (uint32_t)bt);
 		table_alloc(&rp->t, ptr, size, (uint32_t)bt, rp->now_ns);
 		table_thread_alloc(&rp->t, (uint32_t)tid, ptr);
+		if (rp->lt)
+			lifetime_add(rp->lt, ptr);
+		if (rp->ct)
+			calltrace_alloc(rp->ct, rp->pid, (uint32_t)tid, rp->now_ns - rp->start_ns,
+					bt_hook(rp, (uint32_t)bt), size, ptr);
 		if (rp->at == AT_PEAK && rp->t.sum.peak_live_bytes >= rp->at_peak) {
 			r->state = RD_STOPPED;
 			return false;
@@ -440,6 +557,8 @@ static bool read_record(struct reader *r, struct replay *rp)
 		if (bt >= rp->t.nbts)
 			return corrupt(r, "a block from a backtrace not written before");
 		table_seed(&rp->t, ptr, size, (uint32_t)bt, rp->now_ns);
+		if (rp->lt)
+			lifetime_add(rp->lt, ptr);
 		return true;
 	case 'F':
 		if (!get_time(r, rp) || !get_u(r, &tid) || !get_u(r, &ptr))
@@ -448,6 +567,11 @@ static bool read_record(struct reader *r, struct replay *rp)
 		if (rp->htk)
 			htk_events(rp, ptr, false, 0, 0);
 		table_free(&rp->t, ptr);
+		if (rp->lt)
+			lifetime_remove(rp->lt, ptr);
+		if (rp->ct)
+			calltrace_free(rp->ct, rp->pid, (uint32_t)tid, rp->now_ns - rp->start_ns,
+				       ptr);
 		return true;
 	case 'T':
 	case 'P':
@@ -456,6 +580,7 @@ static bool read_record(struct reader *r, struct replay *rp)
 	case 'E':
 		if (!read_end(r, rp))
 			return false;
+		rp->end_seq = ++rp->root->nended;
 		park_held(rp);
 		return true;
 	default:
@@ -464,18 +589,29 @@ static bool read_record(struct reader *r, struct replay *rp)
 }
 
 /* One record, and the heap's place in the timeline after it. */
-static bool replay_record(struct reader *r, struct replay *rp)
+static bool replay_record(struct reader *r, struct replay *root)
 {
+	struct replay *rp = root->procs[root->cur];
 	uint64_t bytes = rp->t.sum.live_bytes, blocks = rp->t.sum.live_blocks;
 
-	if (!read_record(r, rp))
+	if (!read_any(r, root))
 		return false;
-	if (bytes == rp->t.sum.live_bytes && blocks == rp->t.sum.live_blocks)
+	if (rp != root->procs[root->cur] ||
+	    (bytes == rp->t.sum.live_bytes && blocks == rp->t.sum.live_blocks))
 		return true;
 	timeline_note(&rp->tl, rp->now_ns - rp->start_ns, rp->t.sum.live_bytes,
 		      rp->t.sum.live_blocks);
 	if (rp->series)
 		html_series_note(rp->series, &rp->t, rp->now_ns - rp->start_ns);
+	return true;
+}
+
+/* Has every process of the log ended? */
+static bool all_ended(const struct replay *root)
+{
+	for (size_t i = 0; i < root->nprocs; i++)
+		if (!root->procs[i]->ended)
+			return false;
 	return true;
 }
 
@@ -513,6 +649,7 @@ static int read_header(struct reader *r)
 		       r->name, version, RECORD_VERSION);
 		return -EINVAL;
 	}
+	r->version = version;
 	return 0;
 }
 
@@ -537,11 +674,20 @@ static int replay_log(struct reader *r, struct replay *rp)
 	while (replay_record(r, rp))
 		;
 	progress_end(&r->pg);
-	if (r->state == RD_EOF && !rp->ended)
+	if (r->state == RD_EOF && !all_ended(rp))
 		r->state = RD_TRUNCATED;
 	switch (r->state) {
 	case RD_STOPPED:
-		park_held(rp);
+		for (size_t i = 0; i < rp->nprocs; i++) {
+			struct replay *p = rp->procs[i];
+
+			park_held(p);
+			/* every process is seen at the moment the reading stopped */
+			if (p->at == AT_TIME && p->now_ns < p->start_ns + p->at_ns)
+				p->now_ns = p->start_ns + p->at_ns;
+			else if (p->at != AT_TIME && p->now_ns < rp->procs[rp->cur]->now_ns)
+				p->now_ns = rp->procs[rp->cur]->now_ns;
+		}
 		/* fall through */
 	case RD_EOF:
 		return 0;
@@ -596,7 +742,7 @@ static bool same_file(const char *path, const uint8_t *id, size_t idlen)
 
 /* The recorded file of module i on this machine, or NULL: the sysroot's copy, a debug file
  * by build-id, or the same path here; a recorded build-id must match. */
-static char *find_file(const struct offline_opts *o, const struct replay *rp, size_t i)
+static char *find_local(const struct offline_opts *o, const struct replay *rp, size_t i)
 {
 	const char *path = rp->mods.v[i].path;
 	const uint8_t *id = rp->ids[i];
@@ -627,6 +773,20 @@ static char *find_file(const struct offline_opts *o, const struct replay *rp, si
 		free(dirs);
 	}
 	return same_file(path, id, idlen) ? xstrdup(path) : NULL;
+}
+
+/* find_local's file, or with --debuginfod, when that has no DWARF, the servers' debug file. */
+static char *find_file(const struct offline_opts *o, const struct replay *rp, size_t i)
+{
+	char *local = find_local(o, rp, i), *remote;
+
+	if (!dbgserver_enabled() || rp->idlen[i] < 2 || (local && dbgserver_has_dwarf(local)))
+		return local;
+	remote = dbgserver_find(rp->ids[i], rp->idlen[i]);
+	if (!remote)
+		return local;
+	free(local);
+	return remote;
 }
 
 struct offline_resolve {
@@ -677,7 +837,8 @@ static void replay_free(struct replay *rp);
 /* Replay the log of o into a new replay, up to the moment rp_at says. Return it, or NULL
  * (said). */
 static struct replay *replay_file(const struct offline_opts *o, enum offline_at at,
-				  uint64_t at_ns, uint64_t at_peak, struct htk *htk)
+				  uint64_t at_ns, uint64_t at_peak, struct htk *htk,
+				  struct lifetime *lt, struct calltrace *ct)
 {
 	struct reader r = { .name = o->path, .fd = -1 };
 	struct replay *rp;
@@ -701,15 +862,23 @@ static struct replay *replay_file(const struct offline_opts *o, enum offline_at 
 	rp = xcalloc(1, sizeof(*rp));
 	table_init(&rp->t);
 	timeline_init(&rp->tl);
+	rp->procs = xmalloc(sizeof(*rp->procs));
+	rp->procs[0] = rp;
+	rp->nprocs = 1;
+	rp->root = rp;
 	rp->at = at;
 	rp->at_ns = at_ns;
 	rp->at_peak = at_peak;
 	rp->htk = htk;
 	rp->series = o->series;
+	rp->lt = lt;
+	rp->ct = ct;
 	if (replay_log(&r, rp)) {
 		replay_free(rp);
 		rp = NULL;
 	}
+	if (ct)
+		calltrace_flush(ct);
 	if (r.fd != STDIN_FILENO)
 		close(r.fd);
 	ZSTD_freeDCtx(r.z);
@@ -720,6 +889,10 @@ static struct replay *replay_file(const struct offline_opts *o, enum offline_at 
 
 static void replay_free(struct replay *rp)
 {
+	for (size_t i = 1; i < rp->nprocs; i++)
+		replay_free(rp->procs[i]);
+	if (rp->nprocs)
+		free(rp->procs);
 	table_destroy(&rp->t);
 	modlist_clear(&rp->mods);
 	free(rp->ids);
@@ -744,27 +917,51 @@ struct side {
 	struct offline_resolve res;
 	char **files;
 	char *dpath;
+	bool leaked; /* lt marks the blocks never freed (--only-leaked at a moment) */
+	struct lifetime lt;
+	struct calltrace ct;
 };
 
 /* Return 0 or -EINVAL (said). */
 static int side_open(const struct offline_opts *o, struct side *sd)
 {
-	struct replay *rp = replay_file(o, AT_END, 0, 0, NULL);
+	struct replay *rp;
+	bool calls_now = o->calls && o->at == AT_END;
 
 	memset(sd, 0, sizeof(*sd));
-	if (!rp)
+	sd->leaked = o->report.only_leaked && o->at != AT_END;
+	lifetime_init(&sd->lt);
+	calltrace_init(&sd->ct, o->out, o->report.format == FMT_JSON);
+	rp = replay_file(o, AT_END, 0, 0, NULL, sd->leaked ? &sd->lt : NULL,
+			 calls_now ? &sd->ct : NULL);
+	if (!rp) {
+		lifetime_destroy(&sd->lt);
+		calltrace_destroy(&sd->ct);
 		return -EINVAL;
+	}
 	if (o->at != AT_END) {
 		/* the whole log was read and checked: now up to the moment asked for */
 		uint64_t peak = rp->t.sum.peak_live_bytes;
+		struct lifetime end;
 
+		lifetime_init(&end);
+		if (sd->leaked) { /* the ids live at the end, for the same ids at the moment */
+			lifetime_end_to(&sd->lt, &end);
+			lifetime_destroy(&sd->lt);
+			sd->lt = end;
+		}
 		replay_free(rp);
 		if (o->at == AT_PEAK && !peak)
-			rp = replay_file(o, AT_END, 0, 0, NULL);
+			rp = replay_file(o, AT_END, 0, 0, NULL, sd->leaked ? &sd->lt : NULL,
+					 o->calls ? &sd->ct : NULL);
 		else
-			rp = replay_file(o, o->at, o->at_ms * 1000000, peak, NULL);
-		if (!rp)
+			rp = replay_file(o, o->at, o->at_ms * 1000000, peak, NULL,
+					 sd->leaked ? &sd->lt : NULL, o->calls ? &sd->ct : NULL);
+		if (!rp) {
+			lifetime_destroy(&sd->lt);
+			calltrace_destroy(&sd->ct);
 			return -EINVAL;
+		}
 	}
 	sd->rp = rp;
 	sd->files = xcalloc(rp->mods.n ? rp->mods.n : 1, sizeof(*sd->files));
@@ -786,6 +983,8 @@ static void side_close(struct side *sd)
 	free(sd->files);
 	free(sd->dpath);
 	replay_free(sd->rp);
+	lifetime_destroy(&sd->lt);
+	calltrace_destroy(&sd->ct);
 	sd->rp = NULL;
 }
 
@@ -793,7 +992,7 @@ static void side_close(struct side *sd)
 static int heaptrack_file(const struct offline_opts *o, struct side *sd)
 {
 	struct htk *h = htk_open(o->out, sd->rp->command, resolve_named, &sd->res);
-	struct replay *rp = replay_file(o, AT_END, 0, 0, h);
+	struct replay *rp = replay_file(o, AT_END, 0, 0, h, NULL, NULL);
 	uint64_t end_ms = rp ? (rp->now_ns - rp->start_ns) / 1000000 : 0;
 	int ret = htk_close(h, end_ms);
 
@@ -820,7 +1019,7 @@ static int html_page(const struct offline_opts *o, struct side *sd, const struct
 	html_series_init(&s, &sd->rp->t, &sd->rp->tl);
 	so.series = &s;
 	rp = replay_file(&so, o->at == AT_PEAK && !peak ? AT_END : o->at, o->at_ms * 1000000,
-			 peak, NULL);
+			 peak, NULL, NULL, NULL);
 	if (!rp) {
 		html_series_free(&s);
 		return -EINVAL;
@@ -886,26 +1085,21 @@ static int massif_file(const struct offline_opts *o, struct side *sd)
 	return ret;
 }
 
-int offline_report(const struct offline_opts *o)
+/* --only-leaked at a moment: the block is live at the end too. */
+static bool keep_leaked(void *ctx, const struct block *blk)
+{
+	return lifetime_leaked(ctx, blk->ptr);
+}
+
+/* Report one process of the log with resolver res. Return 0 or -errno. */
+static int report_proc(const struct offline_opts *o, struct side *sd, struct replay *rp,
+		       struct offline_resolve *res)
 {
 	bool html = o->report.format == FMT_HTML;
 	struct report_opts ro = o->report;
 	struct report_info ri;
-	struct replay *rp;
-	struct side sd;
 	char kind[48];
-	int ret = side_open(o, &sd);
 
-	if (ret)
-		return ret;
-	if (o->heaptrack || o->pprof || o->massif) {
-		ret = o->pprof	? pprof_file(o, &sd) :
-		      o->massif ? massif_file(o, &sd) :
-				  heaptrack_file(o, &sd);
-		side_close(&sd);
-		return ret;
-	}
-	rp = sd.rp;
 	ro.depth_limit = rp->depth;
 	if (o->at == AT_END)
 		snprintf(kind, sizeof(kind), "final");
@@ -926,17 +1120,83 @@ int offline_report(const struct offline_opts *o)
 		.now_ns = rp->now_ns,
 		.elapsed_ns = rp->now_ns - rp->start_ns,
 		.resolve = resolve_named,
-		.resolve_ctx = &sd.res,
+		.resolve_ctx = res,
 		.extra_json = o->timeline || html ? extra_json : NULL,
 		.extra_text = o->timeline ? extra_text : NULL,
 		.extra_ctx = rp,
+		.keep = sd->leaked ? keep_leaked : NULL,
+		.keep_ctx = &sd->lt,
 	};
+
 	if (html)
-		ret = html_page(o, &sd, &ri);
-	else
-		ret = report_write(o->out, &rp->t, &ro, &ri);
+		return html_page(o, sd, &ri);
+	return report_write(o->out, &rp->t, &ro, &ri);
+}
+
+/* Processes in the order they ended (as the live final reports came), those that did not
+ * after them in log order. */
+static int by_end(const void *a, const void *b)
+{
+	const struct replay *x = *(struct replay *const *)a, *y = *(struct replay *const *)b;
+	uint64_t kx = x->end_seq ? x->end_seq : UINT64_MAX, ky = y->end_seq ? y->end_seq : UINT64_MAX;
+
+	return kx < ky ? -1 : kx > ky;
+}
+
+/* A child's report, with a symbolizer of its own modules (an exec changed them). */
+static int report_child(const struct offline_opts *o, struct side *sd, struct replay *rp)
+{
+	char **files = xcalloc(rp->mods.n ? rp->mods.n : 1, sizeof(*files));
+	struct offline_resolve res = { .rp = rp };
+	int ret;
+
+	for (size_t i = 0; i < rp->mods.n; i++)
+		files[i] = find_file(o, rp, i);
+	res.sym = sym_open_files(&rp->mods, files, sd->dpath);
+	ret = report_proc(o, sd, rp, &res);
+	sym_close(res.sym);
+	for (size_t i = 0; i < rp->mods.n; i++)
+		free(files[i]);
+	free(files);
+	return ret;
+}
+
+int offline_report(const struct offline_opts *o)
+{
+	struct replay **order;
+	struct side sd;
+	size_t n;
+	int ret = side_open(o, &sd);
+
+	if (ret)
+		return ret;
+	if (o->heaptrack || o->pprof || o->massif) { /* the first process */
+		ret = o->pprof	? pprof_file(o, &sd) :
+		      o->massif ? massif_file(o, &sd) :
+				  heaptrack_file(o, &sd);
+		side_close(&sd);
+		return ret;
+	}
+	n = sd.rp->nprocs;
+	if (sd.leaked && n > 1) {
+		pr_err("%s: --only-leaked at a moment reads logs of one process only (this one has "
+		       "%zu)", o->path, n);
+		side_close(&sd);
+		return -EINVAL;
+	}
+	if (o->report.format == FMT_HTML)
+		n = 1; /* one page: the first process */
+	/* one report per process, as a live -f run writes them */
+	order = xmalloc(n * sizeof(*order));
+	memcpy(order, sd.rp->procs, n * sizeof(*order));
+	if (n > 1)
+		qsort(order, n, sizeof(*order), by_end);
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = order[i] == sd.rp ? report_proc(o, &sd, sd.rp, &sd.res) :
+					  report_child(o, &sd, order[i]);
 	if (ret && ret != -EINVAL)
 		pr_err("writing the report: %s", strerror(-ret));
+	free(order);
 	side_close(&sd);
 	return ret;
 }

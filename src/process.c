@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include "fallback.h"
+#include "hints.h"
 #include "inventory.h"
 #include "process.h"
+#include "record.h"
 #include "stubs.h"
 #include "unwind.h"
 #include "util.h"
@@ -239,6 +241,9 @@ struct proc *proc_fork(const struct proc *pp, pid_t pid, bool shares_mm, bool co
 	if (counting) {
 		table_destroy(&p->table);
 		table_copy(&p->table, &pp->table);
+		record_fork(p, pp);
+	} else {
+		hints_untraced_child();
 	}
 	return p;
 }

@@ -17,6 +17,7 @@
 #include <zstd.h>
 
 #define PR_DOMAIN "record"
+#include "calltrace.h"
 #include "log.h"
 #include "process.h"
 #include "record.h"
@@ -31,6 +32,7 @@
 #define FLUSH_SECS 1 /* a quiet program's events still leave within about a second */
 
 bool record_on;
+static struct calltrace *trace; /* --trace-calls */
 
 static struct recorder {
 	int fd;
@@ -46,12 +48,17 @@ static struct recorder {
 	/* the tracer's side */
 	uint8_t *buf;
 	size_t len;
-	const struct proc *p; /* the process in the log, NULL before its first event */
-	pid_t pid;
-	bool ended;
-	uint32_t epoch; /* p->table.epoch the indices below belong to */
-	uint32_t nbts; /* backtraces written */
-	size_t nmods; /* modules written */
+	/* the processes in the log, by index: the first one to allocate, then the children
+	 * record_fork announced */
+	struct recproc {
+		const struct proc *p;
+		pid_t pid;
+		bool ended;
+		uint32_t epoch; /* p->table.epoch the indices below belong to */
+		uint32_t nbts; /* backtraces written */
+		size_t nmods; /* modules written */
+	} *procs;
+	size_t nprocs, cur; /* cur: the process the records are of now */
 	uint64_t last_ns;
 } rec = { .fd = -1 };
 
@@ -255,10 +262,10 @@ static void put_start(const struct proc *p)
 	rec.last_ns = p ? p->start_ns : 0;
 }
 
-static void put_modules(const struct proc *p)
+static void put_modules(struct recproc *rp, const struct proc *p)
 {
-	for (; rec.nmods < p->mods.n; rec.nmods++) {
-		const struct module *m = &p->mods.v[rec.nmods];
+	for (; rp->nmods < p->mods.n; rp->nmods++) {
+		const struct module *m = &p->mods.v[rp->nmods];
 		uint8_t id[64];
 		int idlen = sym_build_id(m->path, id, sizeof(id));
 
@@ -274,19 +281,19 @@ static void put_modules(const struct proc *p)
 	}
 }
 
-static void put_backtraces(const struct proc *p, uint32_t upto)
+static void put_backtraces(struct recproc *rp, const struct proc *p, uint32_t upto)
 {
 	const struct table *t = &p->table;
 
-	put_modules(p);
-	for (; rec.nbts <= upto; rec.nbts++) {
-		const struct bt *b = &t->bts[rec.nbts];
+	put_modules(rp, p);
+	for (; rp->nbts <= upto; rp->nbts++) {
+		const struct bt *b = &t->bts[rp->nbts];
 		const uint64_t *pcs = table_bt_pcs(t, b);
 		uint32_t depth = b->depth < RECORD_MAX_DEPTH ? b->depth : RECORD_MAX_DEPTH;
 		unsigned hook = 0;
 		uint64_t prev = 0;
 
-		for (int h = 0; h < HOOK_COUNT; h++)
+		for (int h = 0; h < HOOK_COUNT && !hook; h++) /* the first, as the live report */
 			if (p->hook_addr[h] && p->hook_addr[h] == arch->code_addr(pcs[0]))
 				hook = h + 1;
 		room();
@@ -300,39 +307,122 @@ static void put_backtraces(const struct proc *p, uint32_t upto)
 	}
 }
 
-/* Is p the process in the log? The first one to allocate becomes it. */
-static bool follow(const struct proc *p)
+void record_trace_calls(struct calltrace *ct)
 {
-	if (rec.ended)
-		return false;
-	if (!rec.p) {
-		rec.p = p;
-		rec.pid = p->pid;
-		rec.epoch = p->table.epoch;
+	trace = ct;
+	record_on = true;
+}
+
+void record_trace_flush(void)
+{
+	if (trace)
+		calltrace_flush(trace);
+}
+
+/* The allocation function frame 0 of p's backtrace bt is (hooks.h), -1 if none. */
+static int bt_hook(const struct proc *p, uint32_t bt)
+{
+	uint64_t pc = arch->code_addr(table_bt_pcs(&p->table, &p->table.bts[bt])[0]);
+
+	for (int h = 0; h < HOOK_COUNT; h++)
+		if (p->hook_addr[h] && p->hook_addr[h] == pc)
+			return h;
+	return -1;
+}
+
+static uint64_t since_start(const struct proc *p, uint64_t ns)
+{
+	return ns > p->start_ns ? ns - p->start_ns : 0;
+}
+
+static struct recproc *add_proc(const struct proc *p)
+{
+	struct recproc *rp;
+
+	rec.procs = xrealloc(rec.procs, (rec.nprocs + 1) * sizeof(*rec.procs));
+	rp = &rec.procs[rec.nprocs++];
+	*rp = (struct recproc){ .p = p, .pid = p->pid, .epoch = p->table.epoch };
+	return rp;
+}
+
+/* The records that follow are of process i. */
+static void switch_to(size_t i)
+{
+	if (i == rec.cur)
+		return;
+	room();
+	rec.buf[rec.len++] = 'W';
+	put_u(i);
+	rec.cur = i;
+}
+
+/*
+ * p's entry in the log, the records from here on being p's; NULL if p is not in it (any more).
+ * The first process that allocates starts the log; the others are in it when record_fork
+ * announced them.
+ */
+static struct recproc *follow(const struct proc *p)
+{
+	struct recproc *rp = NULL;
+
+	for (size_t i = rec.nprocs; i-- > 0 && !rp;)
+		if (rec.procs[i].p == p && rec.procs[i].pid == p->pid)
+			rp = &rec.procs[i];
+	if (!rp && rec.nprocs)
+		return NULL;
+	if (!rp) {
+		rp = add_proc(p);
 		put_start(p);
 	}
-	if (rec.p != p || rec.pid != p->pid)
-		return false;
-	if (rec.epoch != p->table.epoch) {
+	if (rp->ended)
+		return NULL;
+	switch_to((size_t)(rp - rec.procs));
+	if (rp->epoch != p->table.epoch) {
 		/* execve: a new image, a new heap, new backtrace indices */
 		room();
 		rec.buf[rec.len++] = 'X';
 		put_u(p->start_ns); /* the times of the new image count from its exec */
 		put_str(p->command);
-		rec.epoch = p->table.epoch;
-		rec.nbts = 0;
-		rec.nmods = 0;
+		rp->epoch = p->table.epoch;
+		rp->nbts = 0;
+		rp->nmods = 0;
 	}
-	return true;
+	return rp;
+}
+
+void record_fork(const struct proc *child, const struct proc *parent)
+{
+	struct recproc *pp, *cp;
+	size_t parent_idx;
+
+	if (rec.fd < 0 || !(pp = follow(parent)))
+		return;
+	parent_idx = (size_t)(pp - rec.procs);
+	cp = add_proc(child); /* pp may have moved */
+	pp = &rec.procs[parent_idx];
+	/* the child's table, modules and backtraces are copies of the parent's (process.c) */
+	cp->nbts = pp->nbts;
+	cp->nmods = pp->nmods;
+	room();
+	rec.buf[rec.len++] = 'N';
+	put_u(parent_idx);
+	put_u((uint64_t)child->pid);
+	put_u(child->start_ns);
+	put_str(child->command);
 }
 
 void record_alloc_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t size, uint32_t bt,
 		       uint64_t ns)
 {
-	if (!ptr || !follow(p))
+	if (trace && ptr)
+		calltrace_alloc(trace, p->pid, (uint32_t)tid, since_start(p, ns), bt_hook(p, bt),
+				size, ptr);
+	struct recproc *rp;
+
+	if (rec.fd < 0 || !ptr || !(rp = follow(p)))
 		return;
-	if (bt >= rec.nbts || p->mods.n > rec.nmods)
-		put_backtraces(p, bt);
+	if (bt >= rp->nbts || p->mods.n > rp->nmods)
+		put_backtraces(rp, p, bt);
 	room();
 	rec.buf[rec.len++] = 'A';
 	put_time(ns);
@@ -345,11 +435,12 @@ void record_alloc_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t size, u
 void record_seeded(struct proc *p)
 {
 	const struct table *t = &p->table;
+	struct recproc *rp;
 
-	if (!record_on || !follow(p))
+	if (rec.fd < 0 || !(rp = follow(p)))
 		return;
 	if (t->nbts)
-		put_backtraces(p, t->nbts - 1);
+		put_backtraces(rp, p, t->nbts - 1);
 	for (uint64_t s = 0; s < t->blocks_cap; s++) {
 		const struct block *blk = &t->blocks[s];
 
@@ -364,34 +455,46 @@ void record_seeded(struct proc *p)
 	}
 }
 
-void record_free_slow(struct proc *p, pid_t tid, uint64_t ptr)
+void record_free_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns)
 {
-	if (!follow(p))
+	if (!ns) /* an entry stub's free record has no time stamp: when heaptrace saw it */
+		ns = now_ns();
+	if (trace)
+		calltrace_free(trace, p->pid, (uint32_t)tid, since_start(p, ns), ptr);
+	if (rec.fd < 0 || !follow(p))
 		return;
 	room();
 	rec.buf[rec.len++] = 'F';
-	put_time(now_ns());
+	put_time(ns);
 	put_u((uint64_t)tid);
 	put_u(ptr);
 }
 
-void record_realloc_slow(struct proc *p, pid_t tid, char what, uint64_t arg)
+void record_realloc_slow(struct proc *p, pid_t tid, char what, uint64_t arg, uint64_t ns)
 {
-	if (!follow(p))
+	if (what == 'P') /* a failed call: its time is not in the log */
+		ns = now_ns();
+	if (trace && what == 'T')
+		calltrace_take(trace, p->pid, (uint32_t)tid, arg);
+	else if (trace && what == 'P')
+		calltrace_put_back(trace, p->pid, (uint32_t)tid, since_start(p, ns));
+	else if (trace)
+		calltrace_release(trace, p->pid, (uint32_t)tid, since_start(p, ns), arg != 0);
+	if (rec.fd < 0 || !follow(p))
 		return;
 	room();
 	rec.buf[rec.len++] = what;
 	if (what != 'P')
-		put_time(now_ns());
+		put_time(ns);
 	put_u((uint64_t)tid);
 	if (what != 'P')
 		put_u(arg);
 }
 
-static void put_end(const struct proc *p, const struct report_info *ri)
+static void put_end(struct recproc *rp, const struct proc *p, const struct report_info *ri)
 {
 	if (p)
-		put_modules(p); /* libraries loaded after the last new backtrace */
+		put_modules(rp, p); /* libraries loaded after the last new backtrace */
 	room();
 	rec.buf[rec.len++] = 'E';
 	put_time(ri ? ri->now_ns : rec.last_ns);
@@ -402,27 +505,37 @@ static void put_end(const struct proc *p, const struct report_info *ri)
 	put_u(ri ? ri->statm_rss : 0);
 	put_u(ri ? ri->statm_shared : 0);
 	put_str(ri ? ri->command : "?");
-	rec.ended = true;
+	if (rp)
+		rp->ended = true;
 }
 
 void record_end(struct proc *p, const struct report_info *ri)
 {
-	if (!record_on || !follow(p))
+	struct recproc *rp;
+
+	record_trace_flush();
+	if (rec.fd < 0 || !(rp = follow(p)))
 		return;
-	put_end(p, ri);
+	put_end(rp, p, ri);
 }
 
 int record_close(void)
 {
 	int ret;
 
-	if (!record_on)
+	record_trace_flush();
+	if (rec.fd < 0)
 		return 0;
-	if (!rec.ended) {
-		/* nothing was traced (or tracing could not start): still a valid, empty log */
-		if (!rec.p)
-			put_start(NULL);
-		put_end(NULL, NULL);
+	/* nothing was traced (or tracing could not start): still a valid, empty log */
+	if (!rec.nprocs) {
+		put_start(NULL);
+		put_end(NULL, NULL, NULL);
+	}
+	for (size_t i = 0; i < rec.nprocs; i++) { /* every process ends in the log */
+		if (rec.procs[i].ended)
+			continue;
+		switch_to(i);
+		put_end(&rec.procs[i], NULL, NULL);
 	}
 	hand_over();
 	pthread_mutex_lock(&rec.lock);
@@ -430,9 +543,11 @@ int record_close(void)
 	pthread_cond_signal(&rec.more);
 	pthread_mutex_unlock(&rec.lock);
 	pthread_join(rec.thread, NULL);
-	record_on = false;
+	record_on = trace != NULL;
 	free(rec.buf);
 	rec.buf = NULL;
+	free(rec.procs);
+	rec.procs = NULL;
 	ret = rec.err;
 	if (close(rec.fd) && !ret)
 		ret = -errno;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blockview.h"
 #include "frames.h"
 #include "report.h"
 #include "util.h"
@@ -56,24 +57,32 @@ static int entry_cmp(const void *a, const void *b)
 	return x->bt < y->bt ? -1 : x->bt > y->bt;
 }
 
+bool report_keeps_block(const struct table *t, const struct block *blk,
+			const struct report_opts *o, const struct report_info *ri)
+{
+	return blk->size >= o->min_size && blk->size <= o->max_size &&
+	       since(ri->now_ns, table_block_ns(t, blk)) >= o->older_ns &&
+	       (!ri->keep || ri->keep(ri->keep_ctx, blk));
+}
+
 /* Return the sorted list of backtraces to report (caller frees) and its length in *n. */
 static struct entry *select_bts(const struct table *t, const struct report_opts *o,
 				const struct report_info *ri, uint32_t *n)
 {
-	bool filtered = o->older_ns || o->min_size || o->max_size != UINT64_MAX;
+	bool filtered = !o->temporary && (o->older_ns || o->min_size ||
+					  o->max_size != UINT64_MAX || ri->keep);
 	struct entry *e = xmalloc((t->nbts ? t->nbts : 1) * sizeof(*e));
 	uint32_t i, k = 0;
 
 	for (i = 0; i < t->nbts; i++) {
 		e[i].bt = i;
-		e[i].count = filtered ? 0 : t->bts[i].count;
-		e[i].size = filtered ? 0 : t->bts[i].size;
+		e[i].count = filtered ? 0 : o->temporary ? t->bts[i].temporary : t->bts[i].count;
+		e[i].size = filtered ? 0 : o->temporary ? t->bts[i].temporary_size : t->bts[i].size;
 	}
 	for (uint64_t s = 0; filtered && s < t->blocks_cap; s++) {
 		const struct block *blk = &t->blocks[s];
 
-		if (!blk->ptr || blk->size < o->min_size || blk->size > o->max_size ||
-		    since(ri->now_ns, table_block_ns(t, blk)) < o->older_ns)
+		if (!blk->ptr || !report_keeps_block(t, blk, o, ri))
 			continue;
 		e[blk->bt].count++;
 		e[blk->bt].size += blk->size;
@@ -395,7 +404,8 @@ static void text_header(FILE *f, const struct report_info *ri)
 }
 
 static void write_text(FILE *f, const struct table *t, const struct report_opts *o,
-		       const struct report_info *ri, const struct entry *e, uint32_t n)
+		       const struct report_info *ri, const struct entry *e, uint32_t n,
+		       const struct blockview *bv)
 {
 	char b1[32], b2[32], b3[32];
 	bool notable = n || t->sum.peak_live_bytes >= REPORT_NOTABLE_PEAK;
@@ -420,12 +430,22 @@ static void write_text(FILE *f, const struct table *t, const struct report_opts 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct bt *b = &t->bts[e[i].bt];
 
+		if (o->temporary) {
+			fprintf(f, "=== backtrace #%u === [temporary: %" PRIu64 " of %" PRIu64
+				   " calls] [size: %s]\n", i + 1, e[i].count, b->total_count,
+				fmt_size(b1, sizeof(b1), e[i].size));
+			text_frames(f, t, b, ri, o);
+			fputc('\n', f);
+			continue;
+		}
 		fprintf(f, "=== backtrace #%u === [count/peak: %" PRIu64 "/%" PRIu64 "] ", i + 1,
 			e[i].count, b->peak_count);
 		fprintf(f, "[size/peak: %s/%s] [age: %s]\n", fmt_size(b1, sizeof(b1), e[i].size),
 			fmt_size(b2, sizeof(b2), b->peak_size),
 			fmt_age(b3, sizeof(b3), since(ri->now_ns, b->first_ns)));
 		text_frames(f, t, b, ri, o);
+		if (bv)
+			blockview_text(f, bv, t, e[i].bt, ri->now_ns);
 		fputc('\n', f);
 	}
 	write_stopped(f, t, ri, e, n);
@@ -613,11 +633,11 @@ static void json_frames(FILE *f, const struct table *t, const struct bt *b,
 	}
 }
 
-/* The end of a backtrace's frames and object: whether --depth cut it. */
+/* The end of a backtrace's frames, and whether --depth cut it (the object stays open). */
 static void json_bt_end(FILE *f, const struct table *t, const struct bt *b,
 			const struct report_opts *o, const struct report_info *ri)
 {
-	fprintf(f, "],\"truncated\":%s}", truncated(t, b, o, ri) ? "true" : "false");
+	fprintf(f, "],\"truncated\":%s", truncated(t, b, o, ri) ? "true" : "false");
 }
 
 /* ,"peak":{...}: the heap when live_bytes first reached its maximum, every backtrace. */
@@ -636,6 +656,7 @@ static void json_peak(FILE *f, const struct table *t, const struct report_opts *
 			i ? "," : "", e[i].count, e[i].size);
 		json_frames(f, t, &t->bts[e[i].bt], ri);
 		json_bt_end(f, t, &t->bts[e[i].bt], o, ri);
+		fputc('}', f);
 	}
 	fputs("]}", f);
 	free(e);
@@ -664,6 +685,7 @@ static void json_temporary(FILE *f, const struct table *t, const struct report_o
 			i ? "," : "", b->temporary, b->total_count, b->total_size);
 		json_frames(f, t, b, ri);
 		json_bt_end(f, t, b, o, ri);
+		fputc('}', f);
 	}
 	fputs("]", f);
 	free(e);
@@ -671,8 +693,8 @@ static void json_temporary(FILE *f, const struct table *t, const struct report_o
 
 /* Compact JSON (no spaces after ':' or ','), one object on one line: JSON Lines. */
 static void write_json(FILE *f, const struct table *t, const struct report_opts *o,
-		       const struct report_info *ri,
-		       const struct entry *e, uint32_t n)
+		       const struct report_info *ri, const struct entry *e, uint32_t n,
+		       const struct blockview *bv)
 {
 	const struct table_summary *s = &t->sum;
 
@@ -717,8 +739,13 @@ static void write_json(FILE *f, const struct table *t, const struct report_opts 
 			b->total_count, b->temporary);
 		json_frames(f, t, b, ri);
 		json_bt_end(f, t, b, o, ri);
+		if (bv)
+			blockview_json(f, bv, t, e[i].bt, ri->now_ns);
+		fputc('}', f);
 	}
 	fputs("]", f);
+	if (o->only_leaked || o->temporary)
+		fprintf(f, ",\"lifetime\":\"%s\"", o->temporary ? "temporary" : "leaked");
 	json_peak(f, t, o, ri);
 	json_temporary(f, t, o, ri);
 	if (ri->extra_json)
@@ -731,20 +758,25 @@ int report_write(FILE *f, const struct table *t, const struct report_opts *o,
 {
 	uint32_t n;
 	struct entry *e = select_bts(t, o, ri, &n);
+	struct blockview bv;
 
+	if (o->blocks)
+		blockview_build(&bv, t, o, ri);
 	switch (o->format) {
 	case FMT_JSON:
-		write_json(f, t, o, ri, e, n);
+		write_json(f, t, o, ri, e, n, o->blocks ? &bv : NULL);
 		break;
 	case FMT_FOLDED:
 		write_folded(f, t, o, ri, e, n);
 		break;
 	default:
-		write_text(f, t, o, ri, e, n);
+		write_text(f, t, o, ri, e, n, o->blocks ? &bv : NULL);
 		if (ri->extra_text)
 			ri->extra_text(f, ri->extra_ctx);
 		break;
 	}
+	if (o->blocks)
+		blockview_free(&bv);
 	free(e);
 	if (fflush(f) || ferror(f))
 		return errno ? -errno : -EIO;

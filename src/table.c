@@ -411,6 +411,7 @@ void table_thread_free(struct table *t, uint32_t tid, uint64_t ptr)
 	blk = table_find(t, ptr);
 	if (blk) {
 		t->bts[blk->bt].temporary++;
+		t->bts[blk->bt].temporary_size += blk->size;
 		t->sum.temporary++;
 	}
 }

@@ -21,6 +21,7 @@
 #include "detach.h"
 #include "dispatch.h"
 #include "events.h"
+#include "hints.h"
 #include "hooks.h"
 #include "html.h"
 #include "launch.h"
@@ -91,6 +92,17 @@ void tracer_report(struct proc *p, int sort)
 	};
 	int ret;
 
+	if (ro.only_leaked && !p->exited && !p->detached) {
+		/* which live blocks will never be freed is known at the end only */
+		static bool said;
+
+		if (!said)
+			pr_warn("--only-leaked: the reports before the end are not printed (the "
+				"blocks never freed are known at the end only)");
+		said = true;
+		return;
+	}
+	record_trace_flush(); /* the calls before the report come before it */
 	if (!p->exited) /* after a detach too: the program runs on, this is its memory now */
 		proc_read_statm(p);
 	ri.has_statm = p->has_statm;
@@ -104,8 +116,10 @@ void tracer_report(struct proc *p, int sort)
 	calls_park(p);
 	ret = ro.format == FMT_HTML ? html_write(session.opts->out, &p->table, &ri, NULL) :
 				      report_write(session.opts->out, &p->table, &ro, &ri);
-	if (p->exited || p->detached) /* its final figures: the log ends with them */
+	if (p->exited || p->detached) { /* its final figures: the log ends with them */
 		record_end(p, &ri);
+		hints_python(p);
+	}
 	calls_unpark(p);
 	pr_info("report of process %d: %u backtraces in %.1f ms", p->pid, p->table.nbts,
 		(now_ns() - ri.now_ns) / 1e6);
@@ -311,6 +325,7 @@ int tracer_run(const struct tracer_opts *o)
 	}
 	if (log_level)
 		print_cost();
+	hints_print();
 	status = o->pid ? 0 : wait_launched();
 	if (o->live)
 		live_finish();

@@ -12,6 +12,8 @@ pkg-config --exists libzstd 2>/dev/null || need="$need libzstd-dev"
 pkg-config --exists libprotobuf-c 2>/dev/null || need="$need libprotobuf-c-dev"
 command -v protoc-c >/dev/null 2>&1 || need="$need protobuf-c-compiler"
 pkg-config --exists zlib 2>/dev/null || need="$need zlib1g-dev"
+# report --debuginfod (src/dbgserver.c)
+pkg-config --exists libdebuginfod 2>/dev/null || need="$need libdebuginfod-dev"
 command -v pkg-config >/dev/null 2>&1 || need="$need pkg-config"
 command -v gcc >/dev/null 2>&1 || need="$need gcc"
 command -v g++ >/dev/null 2>&1 || need="$need g++"

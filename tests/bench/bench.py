@@ -22,6 +22,12 @@ with their program, as heaptrace runs a single-threaded program by default. Then
              (heap_at_attach's stop_ms and analysis_ms; median of the runs)
   affinity   churn-nofp (a quarter of its work) by default, with nothing pinned, heaptrace
              alone pinned, both on one CPU (median of 3)
+  record     churn-fp traced with and without --record: the program's wall clock and
+             heaptrace's CPU per traced call that the log adds, and the log's bytes per event;
+             then heaptrace report --format=json (wall clock, peak RSS) on the log of a churn-fp
+             run of 10,000,000 events (5,000,000 iterations)
+
+--only=record runs that section alone (after building the workloads).
 
 each interleaved in its own group, and a table of the goals. Timings are printed, never checked: the exit status is 0 unless
 something failed to run.
@@ -515,6 +521,62 @@ def affinity(heaptrace, argv, env, runs, failed, goals):
                   f"fastest: {best}, {us[best]:.2f} us/call", "-", None))
 
 
+def record_parse(out, stdout, err):
+    """heaptrace_json's values and the size of the log written to OUT.htlog (removed)."""
+    res = heaptrace_json(out, stdout, err)
+    log = Path(out + ".htlog")
+    res["log_bytes"] = log.stat().st_size
+    log.unlink()
+    return res
+
+
+def recording(heaptrace, churn, events, env, runs, failed, goals):
+    """The cost of --record per traced call and the log's size per event; report's time for a
+    log of `events` events."""
+    argv = [churn, str(max(1, 200000 * events // 10000000))]
+    cells = {"heaptrace": heaptrace_cell(heaptrace, argv, "--depth=8"),
+             "--record": heaptrace_cell(heaptrace, argv, "--depth=8", "--record={out}.htlog")}
+    cells["--record"] = (cells["--record"][0], record_parse)
+    cells["native"] = (argv, None)
+    res = measure("record", cells, env, runs, failed)
+    if {"heaptrace", "--record", "native"} <= set(res):
+        n = calls(res["--record"].res[-1]["summary"])
+        wall_us = (res["--record"].wall - res["heaptrace"].wall) / n * 1e6
+        cpu_us = (med(res["--record"], lambda r: r["cpu"]) -
+                  med(res["heaptrace"], lambda r: r["cpu"])) / n * 1e6
+        per_event = med(res["--record"], lambda r: r["log_bytes"]) / n
+        print(f"\nrecord: {' '.join(argv)}, {n} traced calls, median ({load()})")
+        print(f"  program wall clock added by --record {wall_us:8.3f} us/call "
+              f"(native {res['native'].wall:.3f}s, traced {res['heaptrace'].wall:.3f}s, "
+              f"recorded {res['--record'].wall:.3f}s)")
+        print(f"  heaptrace CPU added by --record      {cpu_us:8.3f} us/call")
+        print(f"  log size                             {per_event:8.3f} bytes/event")
+        goals.append(("5 --record's cost per call, churn-fp", f"{wall_us:.3f} us", "~0", None))
+        goals.append(("5 log bytes per event, churn-fp", f"{per_event:.2f}", "small", None))
+    # report time for a log of `events` events (alloc + free calls)
+    big = [churn, str(max(1, events // 2))]
+    with tempfile.TemporaryDirectory(prefix="bench-log.") as d:
+        log = os.path.join(d, "big.htlog")
+        try:
+            run([heaptrace, "--record=" + log, "--outfile=/dev/null", "--", *big], env,
+                subprocess.DEVNULL)
+        except (RunError, OSError) as e:
+            failed.append(f"record {events} events: {e}")
+            return
+        size = os.path.getsize(log)
+        cells = {"report": ([heaptrace, "report", log, "--format=json", "--outfile={out}"],
+                            lambda out, *_: json.loads(Path(out).read_text())["summary"])}
+        res = measure("report", cells, env, runs, failed)
+    if "report" in res:
+        s = res["report"].res[-1]
+        n = calls(s)
+        print(f"\nreport: heaptrace report --format=json of a log of {n} events ({size} bytes, "
+              f"{size / n:.2f} bytes/event; {' '.join(big)}), median ({load()})")
+        print(f"  wall clock {res['report'].wall:8.3f} s ({res['report'].wall / n * 1e9:.0f} ns/event), "
+              f"peak RSS {res['report'].rss / 1024:.1f} MiB")
+        goals.append((f"5 report of a {n}-event log", f"{res['report'].wall:.2f} s", "-", None))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build", help="build directory (default: build)")
@@ -522,6 +584,7 @@ def main():
     ap.add_argument("--runs", type=int, help="runs per cell (default 3, 1 with --quick)")
     ap.add_argument("--scale", type=float, help="work factor (default 1, 0.1 with --quick)")
     ap.add_argument("--heaptrace", default=str(ROOT / "heaptrace"), help="the tracer to measure")
+    ap.add_argument("--only", choices=["record"], help="run this section only")
     args = ap.parse_args()
     runs = args.runs or (1 if args.quick else 3)
     scale = args.scale or (0.1 if args.quick else 1.0)
@@ -554,6 +617,14 @@ def main():
     pin = [taskset, "-c", str(max(os.sched_getaffinity(0)))] if taskset else []
     if pin:
         print(f"pinned:    ltrace and the floor run under {' '.join(pin)} (with their program)")
+    if args.only == "record":
+        goals = []
+        if heaptrace:
+            recording(heaptrace, bins["churn-fp"], int(10000000 * scale), env, runs, failed,
+                      goals)
+        for f in failed:
+            print(f"FAILED: {f}")
+        return 1 if failed else 0
     wl = workloads(bins, scale)
     print("workloads:")
     for name, argv in wl:
@@ -615,6 +686,7 @@ def main():
         # a quarter of the work: unpinned, each call costs 5-10 times more
         churn_nofp = [bins["churn-nofp"], str(max(1, int(50000 * scale)))]
         affinity(heaptrace, churn_nofp, env, runs, failed, goals)
+        recording(heaptrace, bins["churn-fp"], int(10000000 * scale), env, runs, failed, goals)
 
     print(f"\ngoals: measured in this run, never checked ({load()} at the end)")
     print_rows(["goal", "measured", "goal", "met"],

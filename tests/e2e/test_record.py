@@ -173,7 +173,7 @@ def test_record_bad_logs():
         ("header-only", data[:16], ["truncated"]),
         ("short-header", data[:10], ["truncated"]),
         ("magic", b"NOTALOG!" + data[8:], ["not a heaptrace log"]),
-        ("newer", data[:8] + bytes([2, 0, 0, 0]) + data[12:], ["version 2"]),
+        ("newer", data[:8] + bytes([3, 0, 0, 0]) + data[12:], ["version 3"]),
         ("random", os.urandom(4096), ["not a heaptrace log"]),
         ("random-body", data[:16] + os.urandom(4096), ["corrupt"]),
         ("empty", b"", ["not a heaptrace log"]),

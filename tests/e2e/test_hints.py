@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Hints, once per run on standard error ("heaptrace: hint: ..."): children that ran untraced
+(tests/targets/forker.c makes four: the fork child, the vfork child, system's and popen's
+shells), a process killed by a signal (tests/targets/crash.c dies of SIGSEGV or SIGABRT), a
+Python program with pymalloc, a set-user-ID program run by a heaptrace that is not root; and
+no hint where none applies."""
+
+import os
+import shutil
+import stat
+import tempfile
+
+from helpers import HEAPTRACE, Fail, Skip, expect_rc, heaptrace, run, target
+
+
+def hints(r):
+    return [line for line in r.proc.stderr.splitlines() if line.startswith("heaptrace: hint:")]
+
+
+def one_hint(r, words):
+    got = hints(r)
+    if len(got) != 1 or not all(w in got[0] for w in words):
+        r.fail("expected one hint naming %s, got %s" % (words, got))
+
+
+def test_hint_untraced_children():
+    r = heaptrace(target("forker"), name="hint-forker")
+    expect_rc(r, 0)
+    one_hint(r, ["4 child processes ran untraced", "-f (--follow-fork)"])
+    r = heaptrace(target("forker"), opts=["--follow-fork"], name="hint-forker-f")
+    expect_rc(r, 0)
+    if hints(r):
+        r.fail("hints with --follow-fork: %s" % hints(r))
+    r = heaptrace(target("leaks"), name="hint-none")
+    expect_rc(r, 0)
+    if hints(r):
+        r.fail("hints for a plain program: %s" % hints(r))
+
+
+def test_hint_killed_by_signal():
+    for arg, sig, desc, rc in (("segv", "SIGSEGV", "Segmentation fault", 139),
+                               ("abort", "SIGABRT", "Aborted", 134)):
+        r = heaptrace(target("crash"), args=[arg], name="hint-crash-" + arg)
+        expect_rc(r, rc)
+        one_hint(r, ["process %d was killed by %s (%s)" % (r.report["pid"], sig, desc)])
+
+
+def test_hint_python():
+    python = "/usr/bin/python3"
+    if not os.access(python, os.X_OK):
+        raise Skip("no /usr/bin/python3")
+    r = heaptrace(python, args=["-c", "pass"], name="hint-python")
+    expect_rc(r, 0)
+    one_hint(r, ["is a Python program", "PYTHONMALLOC=malloc"])
+    r = heaptrace(python, args=["-c", "pass"], env={"PYTHONMALLOC": "malloc"},
+                  name="hint-python-malloc")
+    expect_rc(r, 0)
+    if hints(r):
+        r.fail("a hint with PYTHONMALLOC=malloc: %s" % hints(r))
+
+
+def test_hint_setuid_not_root():
+    """A set-user-ID root copy of tests/targets/suid.c, traced by heaptrace run as nobody
+    (setpriv): the hint comes before the program runs, which runs as nobody (exit 9 all the
+    same)."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        raise Skip("needs root and setpriv to run heaptrace as another user")
+    d = tempfile.mkdtemp(prefix="heaptrace-hint-suid-")
+    try:
+        os.chmod(d, 0o755)
+        prog, tool = os.path.join(d, "suid"), os.path.join(d, "heaptrace")
+        shutil.copyfile(target("suid"), prog)
+        shutil.copyfile(HEAPTRACE, tool)
+        os.chmod(prog, 0o755 | stat.S_ISUID)
+        os.chmod(tool, 0o755)
+        p = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", tool,
+                 "--outfile=/dev/null", prog], env={"HEAPTRACE_EXPECT": "/dev/null"})
+        got = [line for line in p.stderr.splitlines() if line.startswith("heaptrace: hint:")]
+        if p.rc != 9 or len(got) != 1 or "set-user-ID" not in got[0] or prog not in got[0]:
+            raise Fail("expected exit 9 and one set-user-ID hint", p.describe())
+        p = run([HEAPTRACE, "--outfile=/dev/null", prog], env={"HEAPTRACE_EXPECT": "/dev/null"})
+        if p.rc != 9 or "hint" in p.stderr:
+            raise Fail("root tracing a set-user-ID program got a hint", p.describe())
+    finally:
+        shutil.rmtree(d)
