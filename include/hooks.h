@@ -105,8 +105,19 @@ enum hook_id {
 	HOOK_MI_NEW_REALLOC,
 	/* libgcc's start of a C++ exception's unwinding */
 	HOOK_UNWIND,
-	HOOK_COUNT
+	/* the program's own allocator functions named by --alloc, --realloc and --free
+	 * (custom.h): slots filled before tracing starts, named NULL while unused */
+	HOOK_CUSTOM0,
+	HOOK_COUNT = HOOK_CUSTOM0 + 8
 };
+
+#define HOOK_CUSTOM_MAX (HOOK_COUNT - HOOK_CUSTOM0)
+
+/* hook_desc.heap: the heap a hook's blocks belong to. The C library's malloc family, the C++
+ * operators and the replacement allocators share HEAP_MALLOC; each custom heap (custom.h) has
+ * its own, so that blocks a pool carves from malloc are not counted twice. */
+#define HEAP_MALLOC 0
+#define HEAP_MAX 8 /* heaps, HEAP_MALLOC included (table.h keeps a summary for each) */
 
 enum hook_kind {
 	HK_ALLOC, /* returns a block of args[size] (times args[count]) bytes, or NULL */
@@ -131,9 +142,21 @@ struct hook_desc {
 	enum hook_kind kind;
 	int8_t size, count, ptr; /* argument index of each operand, -1: none */
 	uint8_t flags;
+	uint8_t heap; /* HEAP_MALLOC, or a custom heap */
 };
 
-extern const struct hook_desc hook_table[HOOK_COUNT];
+/* Constant but for the HOOK_CUSTOM0.. slots, which custom.c fills before tracing starts. */
+extern struct hook_desc hook_table[HOOK_COUNT];
+
+/* The name of heap h ("malloc", or the custom heap's name), NULL if no such heap. */
+const char *hook_heap_name(unsigned h);
+
+/*
+ * Add hook d (d->name kept, not copied) in the first free custom slot, its heap named
+ * heap_name (a new heap if no hook has that name yet). Return the hook's index, -ENOSPC when
+ * the slots or heaps are all taken, -EEXIST when a hook of that name is already traced.
+ */
+int hook_add_custom(const struct hook_desc *d, const char *heap_name);
 
 #define HOOK_MAX_ARGS 3 /* the most an entry stub records */
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The traced functions and the counting rules of man/heaptrace.1 ("What is counted"), call by
  * call. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,7 +12,7 @@
 #define DELETE(n) { n, HK_FREE, -1, -1, 0, HF_NESTS }
 #define FREE(n) DELETE(n)
 
-const struct hook_desc hook_table[HOOK_COUNT] = {
+struct hook_desc hook_table[HOOK_COUNT] = {
 	[HOOK_MALLOC] = ALLOC("malloc", 0, -1),
 	[HOOK_CALLOC] = ALLOC("calloc", 1, 0),
 	[HOOK_REALLOC] = { "realloc", HK_REALLOC, 1, -1, 0, 0 },
@@ -135,6 +136,8 @@ int hook_lookup(const char *name)
 	for (int i = 0; i < HOOK_COUNT; i++) {
 		const char *h = hook_table[i].name;
 
+		if (!h)
+			continue; /* a free custom slot */
 		if (!strcmp(h, name))
 			return i;
 		/* ILP32: the same name with j for size_t */
@@ -154,6 +157,37 @@ const char *hook_symbol(int h, unsigned word_size, char *buf, size_t len)
 	if (at && word_size == 4 && at < len && buf[at] == 'm')
 		buf[at] = 'j';
 	return buf;
+}
+
+/* heap names by index; HEAP_MALLOC's is fixed */
+static const char *heap_names[HEAP_MAX] = { [HEAP_MALLOC] = "malloc" };
+
+const char *hook_heap_name(unsigned h)
+{
+	return h < HEAP_MAX ? heap_names[h] : NULL;
+}
+
+int hook_add_custom(const struct hook_desc *d, const char *heap_name)
+{
+	unsigned heap = HEAP_MAX;
+	int slot = HOOK_CUSTOM0;
+
+	if (hook_lookup(d->name) >= 0)
+		return -EEXIST;
+	while (slot < HOOK_COUNT && hook_table[slot].name)
+		slot++;
+	for (unsigned h = 0; h < HEAP_MAX && heap == HEAP_MAX; h++)
+		if (heap_names[h] && !strcmp(heap_names[h], heap_name))
+			heap = h;
+	for (unsigned h = 0; h < HEAP_MAX && heap == HEAP_MAX; h++)
+		if (!heap_names[h])
+			heap = h;
+	if (slot == HOOK_COUNT || heap == HEAP_MAX)
+		return -ENOSPC;
+	heap_names[heap] = heap_name;
+	hook_table[slot] = *d;
+	hook_table[slot].heap = (uint8_t)heap;
+	return slot;
 }
 
 unsigned hook_nargs(const struct hook_desc *d)

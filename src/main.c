@@ -23,6 +23,7 @@
 
 #include "arch.h"
 #include "core.h"
+#include "custom.h"
 #include "events.h"
 #include "log.h"
 #include "offline.h"
@@ -44,7 +45,7 @@ enum {
 	OPT_DURATION = 256, OPT_TOP, OPT_OUTFILE, OPT_FLAME, OPT_FORMAT, OPT_INTERVAL, OPT_COUNT,
 	OPT_OLDER, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_VERSION, OPT_SAMPLE, OPT_NO_PIN, OPT_MODE,
 	OPT_STACK_COPY, OPT_NO_INVENTORY, OPT_CORE, OPT_EXE, OPT_SYMBOLS, OPT_DEBUG_DIR, OPT_RECORD,
-	OPT_SYSROOT, OPT_DEBUGINFO, OPT_AT, OPT_TIMELINE,
+	OPT_SYSROOT, OPT_DEBUGINFO, OPT_AT, OPT_TIMELINE, OPT_ALLOC, OPT_REALLOC, OPT_FREE,
 };
 
 /* One table: struct option, the short-option string and --help all come from it. */
@@ -69,6 +70,12 @@ static const struct opt_desc {
 	{ "min-size", OPT_MIN_SIZE, "N", "report only allocations of at least N bytes" },
 	{ "max-size", OPT_MAX_SIZE, "N", "report only allocations of at most N bytes" },
 	{ "sample", OPT_SAMPLE, "N", "unwind every N-th allocation only; counts stay exact" },
+	{ "alloc", OPT_ALLOC, "FUNC:SIZE_ARG[:COUNT_ARG][@HEAP]",
+	  "also trace the program's own allocation function FUNC (arguments from 1)" },
+	{ "realloc", OPT_REALLOC, "FUNC:PTR_ARG:SIZE_ARG[@HEAP]",
+	  "also trace the program's own resizing function FUNC" },
+	{ "free", OPT_FREE, "FUNC:PTR_ARG[@HEAP]", "also trace the program's own release function "
+						   "FUNC" },
 	{ "mode", OPT_MODE, "MODE", "stubs (default: no stop per call where safe) or breakpoint" },
 	{ "stack-copy", OPT_STACK_COPY, "BYTES", "stack bytes an entry stub copies per allocation "
 						 "for the unwinder (default 8192)" },
@@ -131,7 +138,10 @@ static void list_options(FILE *f, const struct opt_desc *table, size_t n)
 			snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? "=" : "",
 				 o->arg ? o->arg : "");
 		snprintf(help, sizeof(help), o->help, HEAPTRACE_DEPTH);
-		fprintf(f, "  %-22s %s\n", left, help);
+		if (strlen(left) > 22) /* a long argument: the help on a line of its own */
+			fprintf(f, "  %s\n  %-22s %s\n", left, "", help);
+		else
+			fprintf(f, "  %-22s %s\n", left, help);
 	}
 }
 
@@ -719,6 +729,8 @@ int main(int argc, char **argv)
 		.report = { .format = FMT_TEXT, .sort = SORT_SIZE, .top = 10, .max_size = UINT64_MAX },
 	};
 	const char *outfile = NULL, *core = NULL, *exe = NULL, *record = NULL;
+	char why[256];
+	bool customs = false;
 	uint64_t v;
 	int c, ret;
 
@@ -809,6 +821,14 @@ int main(int argc, char **argv)
 				return usage_error("invalid --sample '%s'", optarg);
 			o.sample = v;
 			break;
+		case OPT_ALLOC:
+		case OPT_REALLOC:
+		case OPT_FREE:
+			if (custom_add(c == OPT_ALLOC ? CUSTOM_ALLOC : c == OPT_REALLOC ?
+				       CUSTOM_REALLOC : CUSTOM_FREE, optarg, why, sizeof(why)))
+				return usage_error("%s", why);
+			customs = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -841,6 +861,10 @@ int main(int argc, char **argv)
 		return usage_error("%s", "--core reads a core file: no --pid or program with it");
 	if (exe && !core)
 		return usage_error("%s", "--exe goes with --core");
+	if (customs && core)
+		return usage_error("%s", "--alloc, --realloc and --free trace calls: not with --core");
+	if (custom_commit(why, sizeof(why)))
+		return usage_error("%s", why);
 	if (!o.pid && !core && optind >= argc)
 		return usage_error("%s", "no program to trace");
 	/* the program's CPU is chosen for it only in breakpoint mode, where stops are shared */
