@@ -23,4 +23,11 @@ int custom_add(enum custom_shape shape, const char *spec, char *why, size_t len)
  */
 int custom_commit(char *why, size_t len);
 
+/* Custom hook h was found and traced in some process. */
+void custom_found(int h);
+
+/* At the end of tracing: say which custom functions no traced process defined (a misspelt
+ * name, a static function without a symbol, a library never loaded). */
+void custom_warn_unfound(void);
+
 #endif

@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PR_DOMAIN "custom"
 #include "custom.h"
 #include "hooks.h"
+#include "log.h"
 #include "util.h"
 
 /* Arguments are counted from 1 and stop at the third: the most an entry stub records
@@ -28,6 +30,7 @@ static struct spec {
 	int args[2]; /* from 1; 0 if absent */
 } specs[HOOK_CUSTOM_MAX];
 static unsigned nspecs;
+static bool found[HOOK_CUSTOM_MAX];
 
 /* A symbol name (C or mangled C++) or a heap name: letters, digits, '_', '.', '$'. */
 static bool valid_name(const char *s, size_t n)
@@ -138,6 +141,20 @@ static void to_desc(const struct spec *sp, struct hook_desc *d)
 		d->ptr = (int8_t)(sp->args[0] - 1);
 		break;
 	}
+}
+
+void custom_found(int h)
+{
+	if (h >= HOOK_CUSTOM0 && h < HOOK_COUNT)
+		found[h - HOOK_CUSTOM0] = true;
+}
+
+void custom_warn_unfound(void)
+{
+	for (int h = HOOK_CUSTOM0; h < HOOK_COUNT; h++)
+		if (hook_table[h].name && !found[h - HOOK_CUSTOM0])
+			pr_warn("%s: no traced program or library defines a function of that name: "
+				"not traced", hook_table[h].name);
 }
 
 int custom_commit(char *why, size_t len)

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #define PR_DOMAIN "image"
+#include "custom.h"
 #include "guard.h"
 #include "fallback.h"
 #include "image.h"
@@ -220,6 +221,7 @@ static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
 		return ret;
 	}
 	p->hook_addr[h] = addr;
+	custom_found(h);
 	pr_dbg(1, "traced %s at %#llx (%s)", hook_table[h].name, (unsigned long long)addr,
 	       m->path);
 	return 0;

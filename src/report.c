@@ -340,18 +340,17 @@ static void text_heaps(FILE *f, const struct table *t)
 	}
 }
 
-/* "heaps" in the summary: the custom heaps' figures, by name. */
+/* "heaps" in the summary: the custom heaps' figures, by name (none: no "heaps"). */
 static void json_heaps(FILE *f, const struct table *t)
 {
 	bool first = true;
 
-	fputs(",\"heaps\":{", f);
 	for (unsigned h = 1; h < HEAP_MAX && h < TABLE_HEAPS; h++) {
 		const struct table_summary *s = &t->heap_sum[h];
 
 		if (!hook_heap_name(h))
 			continue;
-		fputs(first ? "" : ",", f);
+		fputs(first ? ",\"heaps\":{" : ",", f);
 		first = false;
 		report_json_str(f, hook_heap_name(h));
 		fprintf(f,
@@ -363,7 +362,8 @@ static void json_heaps(FILE *f, const struct table *t)
 			s->live_bytes, s->peak_live_blocks, s->peak_live_bytes,
 			s->total_allocated_bytes);
 	}
-	fputc('}', f);
+	if (!first)
+		fputc('}', f);
 }
 
 static void write_text(FILE *f, const struct table *t, const struct report_opts *o,
@@ -643,14 +643,14 @@ static void write_json(FILE *f, const struct table *t, const struct report_info 
 			"%s{\"count\":%" PRIu64 ",\"peak_count\":%" PRIu64 ",\"size\":%" PRIu64
 			",\"peak_size\":%" PRIu64 ",\"age_ns\":%" PRIu64 ",\"total_count\":%" PRIu64
 			",\"total_size\":%" PRIu64 ",\"alloc_calls\":%" PRIu64
-			",\"temporary\":%" PRIu64 ",\"heap\":",
+			",\"temporary\":%" PRIu64 ",\"frames\":[",
 			i ? "," : "", e[i].count, b->peak_count, e[i].size, b->peak_size,
 			since(ri->now_ns, b->first_ns), b->total_count, b->total_size,
 			b->total_count, b->temporary);
-		report_json_str(f, hook_heap_name(b->heap));
-		fputs(",\"frames\":[", f);
 		json_frames(f, t, b, ri);
-		fputs("]}", f);
+		fputs("],\"heap\":", f);
+		report_json_str(f, hook_heap_name(b->heap));
+		fputc('}', f);
 	}
 	fputs("]", f);
 	json_peak(f, t, ri);

@@ -18,6 +18,7 @@
 #include "attach.h"
 #include "calls.h"
 #include "cpu.h"
+#include "custom.h"
 #include "detach.h"
 #include "dispatch.h"
 #include "events.h"
@@ -288,6 +289,7 @@ int tracer_run(const struct tracer_opts *o)
 	}
 	if (log_level)
 		print_cost();
+	custom_warn_unfound();
 	status = o->pid ? 0 : wait_launched();
 	if (report_failed)
 		return EXIT_START;

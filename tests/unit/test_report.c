@@ -533,7 +533,8 @@ TEST_CASE(json_output)
 	CHECK(strstr(out, "{\"address\":\"0x6000\",\"function\":null,\"offset\":null,"
 			  "\"module\":null,\"file\":null,\"line\":null,\"how\":\"scan\"}"));
 	CHECK(strstr(out, "\"function\":\"make_node\",\"offset\":20,\"module\":\"/usr/bin/prog\","
-			  "\"file\":\"list.c\",\"line\":42,\"how\":\"scan\",\"stopped\":true}]}],\"peak\":{\"live_bytes\":400,"
+			  "\"file\":\"list.c\",\"line\":42,\"how\":\"scan\",\"stopped\":true}],"
+			  "\"heap\":\"malloc\"}],\"peak\":{\"live_bytes\":400,"
 			  "\"live_blocks\":1,"));
 	CHECK(strstr(out, "\"peak\":{\"live_bytes\":400,\"live_blocks\":1,\"elapsed_ns\":0,"
 			  "\"backtraces\":[{\"count\":1,\"size\":400,\"frames\":[{\"address\":"
