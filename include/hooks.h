@@ -105,6 +105,13 @@ enum hook_id {
 	HOOK_MI_NEW_REALLOC,
 	/* libgcc's start of a C++ exception's unwinding */
 	HOOK_UNWIND,
+	/* the C library's wrappers of the mapping calls, with --mmap only (named NULL until
+	 * hook_enable_mmap) */
+	HOOK_MMAP,
+	HOOK_MMAP64,
+	HOOK_MUNMAP,
+	HOOK_MREMAP,
+	HOOK_SBRK,
 	/* the program's own allocator functions named by --alloc, --realloc and --free
 	 * (custom.h): slots filled before tracing starts, named NULL while unused */
 	HOOK_CUSTOM0,
@@ -117,6 +124,7 @@ enum hook_id {
  * operators and the replacement allocators share HEAP_MALLOC; each custom heap (custom.h) has
  * its own, so that blocks a pool carves from malloc are not counted twice. */
 #define HEAP_MALLOC 0
+#define HEAP_MMAP 1 /* --mmap: anonymous private mappings and sbrk's ranges */
 #define HEAP_MAX 8 /* heaps, HEAP_MALLOC included (table.h keeps a summary for each) */
 
 enum hook_kind {
@@ -127,6 +135,11 @@ enum hook_kind {
 	HK_RESIZE, /* resizes args[ptr] in place to args[size]; returns its real size, below
 		    * args[size] if it could not (jemalloc's xallocx) */
 	HK_UNWIND, /* a C++ exception starts unwinding: calls in flight may never return */
+	/* HEAP_MMAP's, whose effects are ranges (hook_map_effect) */
+	HK_MMAP, /* mmap(addr, len, prot, args[count] = flags, fd, off) */
+	HK_UNMAP, /* munmap(args[ptr], args[size]) */
+	HK_MREMAP, /* mremap(args[ptr], args[count] = old size, args[size] = new size, ...) */
+	HK_SBRK, /* sbrk(args[size] = increment, signed) */
 };
 
 /* hook_desc.flags */
@@ -158,7 +171,8 @@ const char *hook_heap_name(unsigned h);
  */
 int hook_add_custom(const struct hook_desc *d, const char *heap_name);
 
-#define HOOK_MAX_ARGS 3 /* the most an entry stub records */
+#define HOOK_STUB_ARGS 3 /* the most an entry stub records */
+#define HOOK_MAX_ARGS 4 /* the most kept at an entry (mmap's flags are the fourth: a stop) */
 
 /* A call in flight: the function and its arguments at entry. */
 struct hook_call {
@@ -194,8 +208,27 @@ static inline bool hook_at_entry_only(const struct hook_desc *d)
  * caller's return address back when it throws, and _Unwind_RaiseException is where. */
 static inline bool hook_needs_stop(const struct hook_desc *d)
 {
-	return d->kind == HK_ALLOC_MEMPTR || d->kind == HK_UNWIND || (d->flags & HF_THROWS);
+	return d->kind == HK_ALLOC_MEMPTR || d->kind == HK_UNWIND || (d->flags & HF_THROWS) ||
+	       hook_nargs(d) > HOOK_STUB_ARGS;
 }
+
+/* Name the mapping hooks (HOOK_MMAP..HOOK_SBRK) and their heap, so that they are traced. */
+void hook_enable_mmap(void);
+
+/* What a completed mapping call did: the range [release_lo, release_hi) of HEAP_MMAP blocks
+ * released (none if equal), then a block added at allocated (0: none) of size bytes; with
+ * only_if_released, only if the range held a block (mremap of a block heaptrace counts, not
+ * of a file mapping). */
+struct hook_map_effect {
+	uint64_t release_lo, release_hi;
+	uint64_t allocated, size;
+	bool only_if_released;
+};
+
+/* The effect of mapping call c (kind HK_MMAP..HK_SBRK) that returned retval, in a process
+ * of word_size-byte words whose MAP_ANONYMOUS is map_anonymous. */
+void hook_map_effect(const struct hook_call *c, uint64_t retval, unsigned word_size,
+		     uint32_t map_anonymous, struct hook_map_effect *e);
 
 /*
  * Effect of call c that returned retval. For posix_memalign, memptr_value is *memptr read

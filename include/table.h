@@ -144,6 +144,15 @@ void table_count_release(struct table *t, bool known);
 void table_heap_release(struct table *t, unsigned heap, bool known);
 
 /*
+ * Release the addresses [lo, hi) of heap's blocks (a block spans its size from its address):
+ * a block wholly inside is freed (a free call); one partly inside keeps the rest, in one or
+ * two pieces (a hole in its middle), under its backtrace and time, counting no call.
+ * Return how many blocks had addresses released. A scan of every live block: for the mmap
+ * heap, whose releases are rare.
+ */
+unsigned table_release_range(struct table *t, unsigned heap, uint64_t lo, uint64_t hi);
+
+/*
  * Temporary allocations, heaptrack's rule: a block freed by the thread that made it before
  * that thread allocated again. table_thread_alloc after the thread's allocation of ptr;
  * table_thread_free before ptr leaves the table (table_free, table_take) by thread tid.

@@ -86,6 +86,8 @@ static void drop_stale(struct thread *t, uint64_t sp, unsigned adjust)
  */
 static bool inside(const struct thread *t, unsigned heap)
 {
+	if (heap == HEAP_MMAP)
+		return t->nframes != 0; /* an allocator's own mapping is its blocks' */
 	for (unsigned i = 0; i < t->nframes; i++)
 		if (hook_table[t->frames[i].call.id].heap == heap)
 			return true;
@@ -120,6 +122,31 @@ static void take_old(struct thread *t, struct frame *f)
 		record_take(t->p, t->tid, f->old.ptr);
 }
 
+/* True for a mapping call (--mmap), whose effect is a range (hook_map_effect). */
+static bool maps_range(const struct hook_desc *d)
+{
+	return d->kind == HK_MMAP || d->kind == HK_UNMAP || d->kind == HK_MREMAP ||
+	       d->kind == HK_SBRK;
+}
+
+/* Account mapping call f of thread t, which returned retval. */
+static void account_map(struct thread *t, const struct frame *f, uint64_t retval)
+{
+	struct table *tb = &t->p->table;
+	struct hook_map_effect e;
+	unsigned released;
+
+	hook_map_effect(&f->call, retval, arch->word_size, arch->map_anonymous, &e);
+	released = table_release_range(tb, HEAP_MMAP, e.release_lo, e.release_hi);
+	if (e.allocated && (released || !e.only_if_released)) {
+		uint32_t bt = table_intern(tb, f->pcs, f->npcs);
+		uint64_t key = table_key(HEAP_MMAP, e.allocated);
+
+		table_alloc(tb, key, e.size, bt, f->entry_ns);
+		table_thread_alloc(tb, t->tid, key);
+	}
+}
+
 /* Account call f of thread t, which returned retval, in the table. */
 static void account(struct thread *t, const struct frame *f, uint64_t retval)
 {
@@ -128,6 +155,10 @@ static void account(struct thread *t, const struct frame *f, uint64_t retval)
 	uint64_t memptr = 0;
 	struct hook_effect e;
 
+	if (maps_range(&hook_table[f->call.id])) {
+		account_map(t, f, retval);
+		return;
+	}
 	if (hook_needs_memptr(&f->call, retval))
 		remote_read_word(t->tid, f->call.args[hook_table[f->call.id].ptr], arch->word_size,
 				 &memptr);
@@ -324,7 +355,7 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	take_old(t, f);
 	f->pcs[0] = arch->get_pc(regs);
 	f->npcs = 1;
-	if (d->kind == HK_FREE) {
+	if (d->kind == HK_FREE || d->kind == HK_UNMAP) {
 		/* no block: no backtrace */
 	} else if (sample > 1 && p->unwind_seq++ % sample) {
 		/* not sampled: the allocation function and its caller, known without unwinding */
@@ -410,11 +441,12 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 	f->awaits_inner = r->awaits_inner;
 	f->inner_cookie = UINT64_MAX;
 	f->call.id = r->hook;
-	memcpy(f->call.args, r->args, sizeof(f->call.args));
+	memset(f->call.args, 0, sizeof(f->call.args));
+	memcpy(f->call.args, r->args, sizeof(r->args));
 	take_old(t, f);
 	f->pcs[0] = p->hook_addr[r->hook];
 	f->npcs = 1;
-	if (d->kind == HK_FREE) {
+	if (d->kind == HK_FREE || d->kind == HK_UNMAP) {
 		/* no block: no backtrace */
 	} else if (depth > 1 && sample > 1 && p->unwind_seq++ % sample) {
 		if (r->ret)

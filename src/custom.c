@@ -13,8 +13,8 @@
 #include "util.h"
 
 /* Arguments are counted from 1 and stop at the third: the most an entry stub records
- * (HOOK_MAX_ARGS), so a call goes through a stub or a breakpoint alike. */
-#define ARG_MAX HOOK_MAX_ARGS
+ * (HOOK_STUB_ARGS), so a call goes through a stub or a breakpoint alike. */
+#define ARG_MAX HOOK_STUB_ARGS
 #define NAME_MAX_LEN 64
 
 static const char *const option[] = { [CUSTOM_ALLOC] = "--alloc", [CUSTOM_REALLOC] = "--realloc",

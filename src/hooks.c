@@ -113,6 +113,12 @@ struct hook_desc hook_table[HOOK_COUNT] = {
 	[HOOK_MI_NEW_N] = { "mi_new_n", HK_ALLOC, 1, 0, -1, HF_THROWS },
 	[HOOK_MI_NEW_REALLOC] = { "mi_new_realloc", HK_REALLOC, 1, -1, 0, HF_THROWS },
 	[HOOK_UNWIND] = { "_Unwind_RaiseException", HK_UNWIND, -1, -1, -1, 0 },
+	/* the mapping calls: named by hook_enable_mmap */
+	[HOOK_MMAP] = { NULL, HK_MMAP, 1, 3, -1, 0, HEAP_MMAP },
+	[HOOK_MMAP64] = { NULL, HK_MMAP, 1, 3, -1, 0, HEAP_MMAP },
+	[HOOK_MUNMAP] = { NULL, HK_UNMAP, 1, -1, 0, 0, HEAP_MMAP },
+	[HOOK_MREMAP] = { NULL, HK_MREMAP, 2, 1, 0, 0, HEAP_MMAP },
+	[HOOK_SBRK] = { NULL, HK_SBRK, 0, -1, -1, 0, HEAP_MMAP },
 };
 
 /*
@@ -159,12 +165,27 @@ const char *hook_symbol(int h, unsigned word_size, char *buf, size_t len)
 	return buf;
 }
 
-/* heap names by index; HEAP_MALLOC's is fixed */
+/* heap names by index; HEAP_MALLOC's is fixed, HEAP_MMAP's named with --mmap */
 static const char *heap_names[HEAP_MAX] = { [HEAP_MALLOC] = "malloc" };
+
+static void hook_heap_name_set(unsigned h, const char *name)
+{
+	heap_names[h] = name;
+}
 
 const char *hook_heap_name(unsigned h)
 {
 	return h < HEAP_MAX ? heap_names[h] : NULL;
+}
+
+void hook_enable_mmap(void)
+{
+	hook_table[HOOK_MMAP].name = "mmap";
+	hook_table[HOOK_MMAP64].name = "mmap64";
+	hook_table[HOOK_MUNMAP].name = "munmap";
+	hook_table[HOOK_MREMAP].name = "mremap";
+	hook_table[HOOK_SBRK].name = "sbrk";
+	hook_heap_name_set(HEAP_MMAP, "mmap");
 }
 
 int hook_add_custom(const struct hook_desc *d, const char *heap_name)
@@ -180,7 +201,7 @@ int hook_add_custom(const struct hook_desc *d, const char *heap_name)
 		if (heap_names[h] && !strcmp(heap_names[h], heap_name))
 			heap = h;
 	for (unsigned h = 0; h < HEAP_MAX && heap == HEAP_MAX; h++)
-		if (!heap_names[h])
+		if (!heap_names[h] && h != HEAP_MMAP)
 			heap = h;
 	if (slot == HOOK_COUNT || heap == HEAP_MAX)
 		return -ENOSPC;
@@ -196,6 +217,62 @@ unsigned hook_nargs(const struct hook_desc *d)
 
 	n = n > d->ptr ? n : d->ptr;
 	return (unsigned)(n + 1);
+}
+
+/* A mapping call's failure: MAP_FAILED, (void *)-1, in either word size. */
+static bool map_failed(uint64_t retval, unsigned word_size)
+{
+	return word_size == 4 ? (uint32_t)retval == UINT32_MAX : retval == UINT64_MAX;
+}
+
+void hook_map_effect(const struct hook_call *c, uint64_t retval, unsigned word_size,
+		     uint32_t map_anonymous, struct hook_map_effect *e)
+{
+	const struct hook_desc *d = &hook_table[c->id];
+	const uint64_t *a = c->args;
+	int64_t incr;
+
+	memset(e, 0, sizeof(*e));
+	if (map_failed(retval, word_size))
+		return;
+	switch (d->kind) {
+	case HK_MMAP:
+		/* whatever was mapped there before is gone (MAP_FIXED); an anonymous private
+		 * mapping is a block (MAP_PRIVATE is 2 on every arch: the type's low bits) */
+		e->release_lo = retval;
+		e->release_hi = retval + a[d->size];
+		if ((a[d->count] & map_anonymous) && (a[d->count] & 0xf) == 2) {
+			e->allocated = retval;
+			e->size = a[d->size];
+		}
+		break;
+	case HK_UNMAP:
+		if (retval == 0) {
+			e->release_lo = a[d->ptr];
+			e->release_hi = a[d->ptr] + a[d->size];
+		}
+		break;
+	case HK_MREMAP:
+		e->release_lo = a[d->ptr];
+		e->release_hi = a[d->ptr] + a[d->count];
+		e->allocated = retval;
+		e->size = a[d->size];
+		e->only_if_released = true;
+		break;
+	case HK_SBRK:
+		/* the old break; an increment of the word size, signed */
+		incr = word_size == 4 ? (int32_t)a[d->size] : (int64_t)a[d->size];
+		if (incr > 0) {
+			e->allocated = retval;
+			e->size = (uint64_t)incr;
+		} else if (incr < 0) {
+			e->release_lo = retval + (uint64_t)incr;
+			e->release_hi = retval;
+		}
+		break;
+	default:
+		break;
+	}
 }
 
 /* nmemb * size, or 0 on overflow (the call then fails and returns NULL anyway). */
@@ -266,6 +343,10 @@ void hook_effect(const struct hook_call *c, uint64_t retval, uint64_t memptr_val
 			e->freed = a[d->ptr];
 		break;
 	case HK_UNWIND:
+	case HK_MMAP: /* ranges: hook_map_effect */
+	case HK_UNMAP:
+	case HK_MREMAP:
+	case HK_SBRK:
 		break;
 	}
 	if (!e->allocated)

@@ -24,6 +24,7 @@
 #include "arch.h"
 #include "core.h"
 #include "custom.h"
+#include "hooks.h"
 #include "events.h"
 #include "log.h"
 #include "offline.h"
@@ -46,6 +47,7 @@ enum {
 	OPT_OLDER, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_VERSION, OPT_SAMPLE, OPT_NO_PIN, OPT_MODE,
 	OPT_STACK_COPY, OPT_NO_INVENTORY, OPT_CORE, OPT_EXE, OPT_SYMBOLS, OPT_DEBUG_DIR, OPT_RECORD,
 	OPT_SYSROOT, OPT_DEBUGINFO, OPT_AT, OPT_TIMELINE, OPT_ALLOC, OPT_REALLOC, OPT_FREE,
+	OPT_MMAP,
 };
 
 /* One table: struct option, the short-option string and --help all come from it. */
@@ -76,6 +78,8 @@ static const struct opt_desc {
 	  "also trace the program's own resizing function FUNC" },
 	{ "free", OPT_FREE, "FUNC:PTR_ARG[@HEAP]", "also trace the program's own release function "
 						   "FUNC" },
+	{ "mmap", OPT_MMAP, NULL, "also count anonymous mappings (mmap, munmap, mremap, sbrk) as "
+				  "the heap mmap" },
 	{ "mode", OPT_MODE, "MODE", "stubs (default: no stop per call where safe) or breakpoint" },
 	{ "stack-copy", OPT_STACK_COPY, "BYTES", "stack bytes an entry stub copies per allocation "
 						 "for the unwinder (default 8192)" },
@@ -829,6 +833,10 @@ int main(int argc, char **argv)
 				return usage_error("%s", why);
 			customs = true;
 			break;
+		case OPT_MMAP:
+			hook_enable_mmap();
+			customs = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -862,7 +870,8 @@ int main(int argc, char **argv)
 	if (exe && !core)
 		return usage_error("%s", "--exe goes with --core");
 	if (customs && core)
-		return usage_error("%s", "--alloc, --realloc and --free trace calls: not with --core");
+		return usage_error("%s", "--alloc, --realloc, --free and --mmap trace calls: not "
+					 "with --core");
 	if (custom_commit(why, sizeof(why)))
 		return usage_error("%s", why);
 	if (!o.pid && !core && optind >= argc)

@@ -372,6 +372,41 @@ void table_count_release(struct table *t, bool known)
 	table_heap_release(t, 0, known);
 }
 
+unsigned table_release_range(struct table *t, unsigned heap, uint64_t lo, uint64_t hi)
+{
+	uint64_t mask = ((uint64_t)1 << TABLE_HEAP_SHIFT) - 1;
+	unsigned n = 0;
+
+	if (lo >= hi || !table_heap_sum(t, heap)->live_blocks)
+		return 0;
+	for (uint64_t i = 0; i < t->blocks_cap; i++) {
+		struct block blk = t->blocks[i], piece;
+		uint64_t start = blk.ptr & mask, end = start + blk.size;
+
+		if (!blk.ptr || table_key_heap(blk.ptr) != heap || end <= lo || start >= hi ||
+		    (!blk.size && (start < lo || start >= hi)))
+			continue;
+		n++;
+		if (start >= lo && end <= hi) {
+			table_free(t, blk.ptr);
+		} else {
+			table_take(t, blk.ptr, &piece);
+			if (start < lo) {
+				piece.ptr = table_key(heap, start);
+				piece.size = lo - start;
+				table_put_back(t, &piece);
+			}
+			if (end > hi) {
+				piece.ptr = table_key(heap, hi);
+				piece.size = end - hi;
+				table_put_back(t, &piece);
+			}
+		}
+		i = (uint64_t)-1; /* the table moved blocks around: from the start again */
+	}
+	return n;
+}
+
 /* The slot of thread tid (its empty slot if new). The map must have capacity. */
 static struct table_thread *thread_slot(struct table *t, uint32_t tid)
 {
