@@ -46,6 +46,8 @@ struct report_info {
 	uint64_t now_ns; /* time of the report, for ages */
 	uint64_t elapsed_ns; /* since tracing started */
 	const struct inventory *inv; /* the heap at the attach, NULL if none */
+	const char *const *allocators; /* the allocators traced (summary.allocators), or NULL */
+	unsigned nallocators;
 	report_resolve_fn resolve;
 	void *resolve_ctx;
 	/* more of the report, or NULL: JSON members (each starting with ','), at the end of the

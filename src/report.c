@@ -410,6 +410,12 @@ static void write_text(FILE *f, const struct table *t, const struct report_opts 
 			fmt_size(b2, sizeof(b2), ri->statm_rss),
 			fmt_size(b3, sizeof(b3), ri->statm_shared));
 	text_heaps(f, t);
+	if (ri->allocators) {
+		fputs("[heaptrace] allocators traced         :", f);
+		for (unsigned i = 0; i < ri->nallocators; i++)
+			fprintf(f, "%s %s", i ? "," : "", ri->allocators[i]);
+		fputs(ri->nallocators ? "\n" : " none\n", f);
+	}
 	text_peak(f, t, o, ri);
 }
 
@@ -628,6 +634,14 @@ static void write_json(FILE *f, const struct table *t, const struct report_info 
 	if (ri->inv)
 		fprintf(f, ",\"freed_from_before_attach\":%" PRIu64, s->freed_from_before_attach);
 	json_heaps(f, t);
+	if (ri->allocators) {
+		fputs(",\"allocators\":[", f);
+		for (unsigned i = 0; i < ri->nallocators; i++) {
+			fputs(i ? "," : "", f);
+			report_json_str(f, ri->allocators[i]);
+		}
+		fputc(']', f);
+	}
 	fputc('}', f);
 	if (ri->inv)
 		json_inventory(f, ri->inv);

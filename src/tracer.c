@@ -24,6 +24,7 @@
 #include "events.h"
 #include "hooks.h"
 #include "html.h"
+#include "image.h"
 #include "launch.h"
 #include "log.h"
 #include "process.h"
@@ -70,6 +71,7 @@ void tracer_report(struct proc *p, int sort)
 {
 	struct report_opts ro = session.opts->report;
 	struct resolve_ctx rc = { p, sym_open(&p->mods) };
+	const char *allocators[IMAGE_MAX_ALLOCATORS];
 	struct report_info ri = {
 		.pid = p->pid,
 		.command = p->command ? p->command : "?",
@@ -79,6 +81,7 @@ void tracer_report(struct proc *p, int sort)
 		.inv = p->inv,
 		.resolve = resolve_frame,
 		.resolve_ctx = &rc,
+		.allocators = allocators,
 	};
 	int ret;
 
@@ -89,6 +92,7 @@ void tracer_report(struct proc *p, int sort)
 	ri.statm_rss = p->statm[1];
 	ri.statm_shared = p->statm[2];
 	ri.elapsed_ns = ri.now_ns - p->start_ns;
+	ri.nallocators = image_allocators(p, allocators, IMAGE_MAX_ALLOCATORS);
 	if (sort >= 0)
 		ro.sort = sort;
 	if (!p->exited && !p->detached) {
