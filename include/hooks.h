@@ -212,6 +212,19 @@ static inline bool hook_needs_stop(const struct hook_desc *d)
 	       hook_nargs(d) > HOOK_STUB_ARGS;
 }
 
+/*
+ * Allocators heaptrace does not trace by itself, known by an entry point's symbol: a module
+ * that defines one is warned of (the blocks they carve from their own memory are not seen),
+ * unless the function is named with --alloc. spec: the options that would trace it.
+ */
+struct hook_foreign {
+	const char *symbol, *what, *spec;
+};
+
+/* The index of name in the list (below 32), or -1. */
+int hook_foreign_lookup(const char *name);
+const struct hook_foreign *hook_foreign_at(int i);
+
 /* Name the mapping hooks (HOOK_MMAP..HOOK_SBRK) and their heap, so that they are traced. */
 void hook_enable_mmap(void);
 

@@ -153,8 +153,8 @@ void custom_warn_unfound(void)
 {
 	for (int h = HOOK_CUSTOM0; h < HOOK_COUNT; h++)
 		if (hook_table[h].name && !found[h - HOOK_CUSTOM0])
-			pr_warn("%s: no traced program or library defines a function of that name: "
-				"not traced", hook_table[h].name);
+			pr_warn("%s: traced in no process (no module defines a function of that "
+				"name, or it was left out)", hook_table[h].name);
 }
 
 int custom_commit(char *why, size_t len)

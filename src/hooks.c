@@ -219,6 +219,37 @@ unsigned hook_nargs(const struct hook_desc *d)
 	return (unsigned)(n + 1);
 }
 
+static const struct hook_foreign foreign[] = {
+	/* Python calls pymalloc through its own pointers, mostly not by these names */
+	{ "PyObject_Malloc", "Python's small-object allocator, pymalloc",
+	  "the environment variable PYTHONMALLOC=malloc" },
+	{ "je_malloc", "a jemalloc built with the je_ prefix",
+	  "--alloc=je_malloc:1 --alloc=je_calloc:2:1 --realloc=je_realloc:1:2 --free=je_free:1" },
+	{ "dlmalloc", "dlmalloc",
+	  "--alloc=dlmalloc:1 --alloc=dlcalloc:2:1 --realloc=dlrealloc:1:2 --free=dlfree:1" },
+	{ "mspace_malloc", "dlmalloc's mspaces",
+	  "--alloc=mspace_malloc:2 --realloc=mspace_realloc:2:3 --free=mspace_free:2" },
+	{ "rpmalloc", "rpmalloc",
+	  "--alloc=rpmalloc:1 --alloc=rpcalloc:2:1 --realloc=rprealloc:1:2 --free=rpfree:1" },
+	{ "tlsf_malloc", "TLSF",
+	  "--alloc=tlsf_malloc:2 --realloc=tlsf_realloc:2:3 --free=tlsf_free:2" },
+	{ "xxmalloc", "Hoard", "--alloc=xxmalloc:1 --free=xxfree:1" },
+	{ "apr_palloc", "APR's pools (blocks released with their pool)", "--alloc=apr_palloc:2" },
+};
+
+int hook_foreign_lookup(const char *name)
+{
+	for (size_t i = 0; i < sizeof(foreign) / sizeof(foreign[0]); i++)
+		if (!strcmp(foreign[i].symbol, name))
+			return (int)i;
+	return -1;
+}
+
+const struct hook_foreign *hook_foreign_at(int i)
+{
+	return i >= 0 && (size_t)i < sizeof(foreign) / sizeof(foreign[0]) ? &foreign[i] : NULL;
+}
+
 /* A mapping call's failure: MAP_FAILED, (void *)-1, in either word size. */
 static bool map_failed(uint64_t retval, unsigned word_size)
 {

@@ -33,6 +33,23 @@ static bool is_libc(const char *path)
 	       !strncmp(base, "ld-musl", 7);
 }
 
+/* Say once per allocator that module m defines the entry points (foreign, hook_foreign bits)
+ * of one heaptrace does not trace, unless named with --alloc. */
+static void warn_foreign(const struct module *m, uint32_t foreign)
+{
+	static uint32_t said;
+
+	for (int i = 0; i < 32; i++) {
+		const struct hook_foreign *f = hook_foreign_at(i);
+
+		if (!(foreign & 1u << i) || (said & 1u << i) || !f || hook_lookup(f->symbol) >= 0)
+			continue;
+		said |= 1u << i;
+		pr_warn("%s defines %s (%s): the blocks it carves from its own memory are not "
+			"traced; trace them with %s", m->path, f->symbol, f->what, f->spec);
+	}
+}
+
 /* Note the load bias of modules [old, n) and the hooks they define. */
 static void note_modules(struct proc *p, size_t old)
 {
@@ -50,8 +67,12 @@ static void note_modules(struct proc *p, size_t old)
 		m->bias_known = true;
 		/* glibc's dynamic linker has only its own minimal allocator; musl's is the C
 		 * library itself (ld-musl-ARCH.so.1 = libc.so) */
-		if (m->exec && ((int)i != p->interp || is_libc(m->path)))
-			sym_find_hooks(m->path, p->mod_hooks[i]);
+		if (m->exec && ((int)i != p->interp || is_libc(m->path))) {
+			uint32_t foreign;
+
+			sym_find_hooks_foreign(m->path, p->mod_hooks[i], &foreign);
+			warn_foreign(m, foreign);
+		}
 	}
 	p->mod_hooks_n = p->mods.n;
 	if (p->unw)
@@ -211,6 +232,14 @@ static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
 			pr_warn("process %d: no room left to trace %s (%s) and the entries after it "
 				"in heaptrace's list", p->pid, hook_table[h].name, m->path);
 		p->hooks_full = true;
+		return 0;
+	}
+	if (ret && (h >= HOOK_MMAP || hook_table[h].heap != HEAP_MALLOC)) {
+		/* an extra the user asked for (--alloc, --mmap): the rest is traced all the same */
+		pr_warn("cannot trace %s at %#llx in %s: %s: it is left out", hook_table[h].name,
+			(unsigned long long)addr, m->path,
+			ret == -ENOTSUP ? "its first instruction is not supported yet" :
+			ret == -ERANGE ? "the scratch page is too far away" : strerror(-ret));
 		return 0;
 	}
 	if (ret) {

@@ -133,3 +133,23 @@ def test_custom_twice():
     one_error_line(p, 1, ["pool_alloc"])
     p = run([helpers.HEAPTRACE] + ["--alloc=f%d:1" % i for i in range(9)] + ["--", prog])
     one_error_line(p, 1, ["more than 8"])
+
+
+def test_foreign_warned():
+    """An allocator heaptrace knows by name but does not trace itself (tests/targets/foreign.c,
+    dlmalloc's entry points in the executable): one warning, naming it and the options that
+    trace it; with those options no warning, and its heap is exact."""
+    prog = target("foreign")
+    r = heaptrace(prog, name="foreign")
+    expect_rc(r, 0)
+    lines = [x for x in r.proc.stderr.splitlines() if x.strip()]
+    if len(lines) != 1 or "dlmalloc" not in lines[0] or "trace them with --alloc=" not in lines[0]:
+        r.fail("expected one warning about dlmalloc with the options to use, got %r" % lines)
+    specs = lines[0].split("trace them with ", 1)[1].split()
+    t = heaptrace(prog, opts=specs, name="foreign-traced")
+    expect_rc(t, 0)
+    if t.proc.stderr.strip():
+        t.fail("heaptrace said something with %s: %r" % (" ".join(specs), t.proc.stderr))
+    check_consistency(t, t.report, custom=("dlmalloc", "dlcalloc", "dlrealloc"))
+    check_sites(t, t.report, site_records(t), lines=site_lines("foreign"))
+    check_heap(t, "dlmalloc", heap_record(t, "dlmalloc"))
