@@ -421,7 +421,10 @@ ALLOC_FUNCTIONS = {"malloc", "calloc", "realloc", "reallocarray", "posix_memalig
                    "aligned_alloc", "memalign", "valloc", "pvalloc", "new", "new[]",
                    # replacement allocators' own (tests/targets/vendor.h)
                    "mallocx", "rallocx", "xallocx", "tc_malloc_skip_new_handler", "mi_zalloc",
-                   "mi_mallocn", "mi_reallocn", "mi_malloc_aligned", "mi_new_n"}
+                   "mi_mallocn", "mi_reallocn", "mi_malloc_aligned", "mi_new_n",
+                   # a jemalloc with the je_ prefix (tests/targets/jeprefix.c)
+                   "je_malloc", "je_calloc", "je_realloc", "je_posix_memalign", "je_mallocx",
+                   "je_rallocx"}
 _CLONE_SUFFIX = re.compile(r"(\.(constprop|isra|part|cold|lto_priv|localalias|clone)(\.\d+)?)+$")
 
 
