@@ -137,11 +137,6 @@ class GuestRun:
         return (self.kind, self.prog, tuple(self.args), tuple(self.opts), self.mode)
 
 
-# The pool target's own allocator (tests/e2e/test_custom.py SPECS, as a list).
-POOL_SPECS = ["--alloc=pool_alloc:2", "--alloc=pool_calloc:3:2", "--realloc=pool_realloc:2:3",
-              "--free=pool_free:2"]
-
-
 def plan(opts, arch):
     """[(case name, GuestRun list or None, check(ctx))] for one architecture."""
     cases = [("static", [], lambda c: c.arch.check_static())]
@@ -172,10 +167,6 @@ def plan(opts, arch):
              lambda c, o=opt: c.mod("test_cxx").test_cxx(o)),
             ("cxx_summary[%s]" % opt, [GuestRun("ht", "cxx", opt, opts=["--depth=24"])],
              lambda c, o=opt: c.mod("test_cxx").test_cxx_summary(o)),
-            ("pool[%s]" % opt, [GuestRun("ht", "pool", opt, opts=POOL_SPECS)],
-             lambda c, o=opt: c.mod("test_custom").test_pool(o)),
-            ("mmap[%s]" % opt, [GuestRun("ht", "mapper", opt, opts=["--mmap"])],
-             lambda c, o=opt: c.mod("test_mmap").test_mmap(o)),
             ("attach_sigint[%s]" % opt, [GuestRun("attach", "attach", opt, mode="int",
                                                   opts=["--no-inventory"])],
              lambda c, o=opt: c.mod("test_attach").test_attach_sigint(o)),
@@ -201,8 +192,6 @@ def plan(opts, arch):
 PLAIN = [("plain-leaks", GuestRun("plain", "leaks")),
          ("plain-family", GuestRun("plain", "family")),
          ("plain-cxx", GuestRun("plain", "cxx")),
-         ("plain-pool", GuestRun("plain", "pool")),
-         ("plain-mapper", GuestRun("plain", "mapper")),
          ("plain-threads", GuestRun("plain", "threads", args=THREADS))]
 
 
