@@ -121,7 +121,7 @@ $(OBJS): $(FLAGS_FILE)
 # Pure modules the unit tests link (no ptrace, no libunwind/libdw).
 PURE        := src/table.c src/report.c src/hooks.c src/maps.c src/util.c src/log.c \
 	       src/retlog.c src/seccomp.c src/inventory.c src/invglibc.c src/invmusl.c src/frames.c \
-	       src/timeline.c src/blockview.c
+	       src/timeline.c src/blockview.c src/custom.c
 UNIT_ARCHES := $(wildcard arch/*/arch.c)
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRCS))

@@ -103,10 +103,44 @@ enum hook_id {
 	HOOK_MI_NEW_ALIGNED_NOTHROW,
 	HOOK_MI_NEW_N,
 	HOOK_MI_NEW_REALLOC,
+	/* a jemalloc built with --with-jemalloc-prefix=je_ (its malloc is then je_malloc):
+	 * after the others, so that the indices a --record log keeps name the same hooks */
+	HOOK_JEP_MALLOC,
+	HOOK_JEP_CALLOC,
+	HOOK_JEP_REALLOC,
+	HOOK_JEP_FREE,
+	HOOK_JEP_POSIX_MEMALIGN,
+	HOOK_JEP_ALIGNED_ALLOC,
+	HOOK_JEP_MEMALIGN,
+	HOOK_JEP_VALLOC,
+	HOOK_JEP_MALLOCX,
+	HOOK_JEP_RALLOCX,
+	HOOK_JEP_XALLOCX,
+	HOOK_JEP_SDALLOCX,
+	HOOK_JEP_DALLOCX,
 	/* libgcc's start of a C++ exception's unwinding */
 	HOOK_UNWIND,
-	HOOK_COUNT
+	/* the C library's wrappers of the mapping calls, with --mmap only (named NULL until
+	 * hook_enable_mmap) */
+	HOOK_MMAP,
+	HOOK_MMAP64,
+	HOOK_MUNMAP,
+	HOOK_MREMAP,
+	HOOK_SBRK,
+	/* the program's own allocator functions named by --alloc, --realloc and --free
+	 * (custom.h): slots filled before tracing starts, named NULL while unused */
+	HOOK_CUSTOM0,
+	HOOK_COUNT = HOOK_CUSTOM0 + 8
 };
+
+#define HOOK_CUSTOM_MAX (HOOK_COUNT - HOOK_CUSTOM0)
+
+/* hook_desc.heap: the heap a hook's blocks belong to. The C library's malloc family, the C++
+ * operators and the replacement allocators share HEAP_MALLOC; each custom heap (custom.h) has
+ * its own, so that blocks a pool carves from malloc are not counted twice. */
+#define HEAP_MALLOC 0
+#define HEAP_MMAP 1 /* --mmap: anonymous private mappings and sbrk's ranges */
+#define HEAP_MAX 8 /* heaps, HEAP_MALLOC included (table.h keeps a summary for each) */
 
 enum hook_kind {
 	HK_ALLOC, /* returns a block of args[size] (times args[count]) bytes, or NULL */
@@ -116,6 +150,11 @@ enum hook_kind {
 	HK_RESIZE, /* resizes args[ptr] in place to args[size]; returns its real size, below
 		    * args[size] if it could not (jemalloc's xallocx) */
 	HK_UNWIND, /* a C++ exception starts unwinding: calls in flight may never return */
+	/* HEAP_MMAP's, whose effects are ranges (hook_map_effect) */
+	HK_MMAP, /* mmap(addr, len, prot, args[count] = flags, fd, off) */
+	HK_UNMAP, /* munmap(args[ptr], args[size]) */
+	HK_MREMAP, /* mremap(args[ptr], args[count] = old size, args[size] = new size, ...) */
+	HK_SBRK, /* sbrk(args[size] = increment, signed) */
 };
 
 /* hook_desc.flags */
@@ -131,11 +170,24 @@ struct hook_desc {
 	enum hook_kind kind;
 	int8_t size, count, ptr; /* argument index of each operand, -1: none */
 	uint8_t flags;
+	uint8_t heap; /* HEAP_MALLOC, or a custom heap */
 };
 
-extern const struct hook_desc hook_table[HOOK_COUNT];
+/* Constant but for the HOOK_CUSTOM0.. slots, which custom.c fills before tracing starts. */
+extern struct hook_desc hook_table[HOOK_COUNT];
 
-#define HOOK_MAX_ARGS 3 /* the most an entry stub records */
+/* The name of heap h ("malloc", or the custom heap's name), NULL if no such heap. */
+const char *hook_heap_name(unsigned h);
+
+/*
+ * Add hook d (d->name kept, not copied) in the first free custom slot, its heap named
+ * heap_name (a new heap if no hook has that name yet). Return the hook's index, -ENOSPC when
+ * the slots or heaps are all taken, -EEXIST when a hook of that name is already traced.
+ */
+int hook_add_custom(const struct hook_desc *d, const char *heap_name);
+
+#define HOOK_STUB_ARGS 3 /* the most an entry stub records */
+#define HOOK_MAX_ARGS 4 /* the most kept at an entry (mmap's flags are the fourth: a stop) */
 
 /* A call in flight: the function and its arguments at entry. */
 struct hook_call {
@@ -171,8 +223,40 @@ static inline bool hook_at_entry_only(const struct hook_desc *d)
  * caller's return address back when it throws, and _Unwind_RaiseException is where. */
 static inline bool hook_needs_stop(const struct hook_desc *d)
 {
-	return d->kind == HK_ALLOC_MEMPTR || d->kind == HK_UNWIND || (d->flags & HF_THROWS);
+	return d->kind == HK_ALLOC_MEMPTR || d->kind == HK_UNWIND || (d->flags & HF_THROWS) ||
+	       hook_nargs(d) > HOOK_STUB_ARGS;
 }
+
+/*
+ * Allocators heaptrace does not trace by itself, known by an entry point's symbol: a module
+ * that defines one is warned of (the blocks they carve from their own memory are not seen),
+ * unless the function is named with --alloc. spec: the options that would trace it.
+ */
+struct hook_foreign {
+	const char *symbol, *what, *spec;
+};
+
+/* The index of name in the list (below 32), or -1. */
+int hook_foreign_lookup(const char *name);
+const struct hook_foreign *hook_foreign_at(int i);
+
+/* Name the mapping hooks (HOOK_MMAP..HOOK_SBRK) and their heap, so that they are traced. */
+void hook_enable_mmap(void);
+
+/* What a completed mapping call did: the range [release_lo, release_hi) of HEAP_MMAP blocks
+ * released (none if equal), then a block added at allocated (0: none) of size bytes; with
+ * only_if_released, only if the range held a block (mremap of a block heaptrace counts, not
+ * of a file mapping). */
+struct hook_map_effect {
+	uint64_t release_lo, release_hi;
+	uint64_t allocated, size;
+	bool only_if_released;
+};
+
+/* The effect of mapping call c (kind HK_MMAP..HK_SBRK) that returned retval, in a process
+ * of word_size-byte words whose MAP_ANONYMOUS is map_anonymous. */
+void hook_map_effect(const struct hook_call *c, uint64_t retval, unsigned word_size,
+		     uint32_t map_anonymous, struct hook_map_effect *e);
 
 /*
  * Effect of call c that returned retval. For posix_memalign, memptr_value is *memptr read

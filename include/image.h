@@ -8,6 +8,12 @@
 
 #include "process.h"
 
+/* What each traced allocator is, for the report and -v ("glibc", "musl", "jemalloc",
+ * "libstdc++ operators", "pool_alloc (--alloc)", "mmap (--mmap)", ...): at most max names,
+ * valid until the next call. Return how many. */
+#define IMAGE_MAX_ALLOCATORS 16
+unsigned image_allocators(struct proc *p, const char **out, unsigned max);
+
 /* Read the mappings again (libraries were loaded or unloaded). */
 void image_scan(struct proc *p);
 

@@ -24,7 +24,8 @@
  *   P  tid                             ... and it went back (the call failed or was abandoned)
  *   R  dt tid known                    ... and the realloc released it (known: it was taken)
  *   I  dt bt size ptr                  a block live before the attach (heap-at-attach inventory)
- *   E  dt exited exit_status(s) has_statm vss rss shared command    the process's last record
+ *   E  dt exited exit_status(s) has_statm vss rss shared command [n name...]    the process's
+ *                                      last record; version 2: the n allocators traced
  *   N  parent pid start_ns command     version 2: process parent forked process pid (-f); its heap,
  *                                      modules and backtraces start as copies of the parent's
  *   W  process                         version 2: the records from here on are of that process
@@ -45,6 +46,7 @@
 #define RECORD_VERSION 2u
 #define RECORD_HEADER_SIZE 16
 #define RECORD_MAX_STRING 4096
+#define RECORD_MAX_ALLOCATORS 16 /* names in an E record (image.h: IMAGE_MAX_ALLOCATORS) */
 #define RECORD_MAX_DEPTH 256
 
 struct proc;

@@ -69,6 +69,8 @@ struct report_info {
 	const char *kind; /* which report: "final", "periodic #3", "SIGUSR1"; text: in its header
 			   * line, NULL: none */
 	const struct inventory *inv; /* the heap at the attach, NULL if none */
+	const char *const *allocators; /* the allocators traced (summary.allocators), or NULL */
+	unsigned nallocators;
 	report_resolve_fn resolve;
 	void *resolve_ctx;
 	/* more of the report, or NULL: JSON members (each starting with ','), at the end of the

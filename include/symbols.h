@@ -43,6 +43,9 @@ int sym_exec_cave(const char *path, size_t len, uint64_t *vaddr);
  * number found, or -errno.
  */
 int sym_find_hooks(const char *path, uint64_t addrs[HOOK_COUNT]);
+/* The same, and in *foreign the bit of each allocator heaptrace does not trace itself
+ * (hook_foreign) whose entry point path defines. */
+int sym_find_hooks_foreign(const char *path, uint64_t addrs[HOOK_COUNT], uint32_t *foreign);
 
 /* The size of the function symbol whose value is value in path (the largest, of aliases), or 0. */
 uint64_t sym_func_size(const char *path, uint64_t value);

@@ -26,6 +26,7 @@ struct bt {
 	 * table.peak_epoch); else they are count and size: read them with table_bt_at_peak */
 	uint64_t snap_count, snap_size;
 	uint32_t snap_epoch;
+	uint8_t heap; /* the heap of its blocks (its key's TABLE_HEAP_SHIFT bits) */
 };
 
 /* 24 bytes: with the hash at most 3/4 full and at least 3/8, a live block costs 32 to 64. */
@@ -57,6 +58,25 @@ struct table_thread {
  * their size class's upper bound. No allocation function has address 0. */
 #define TABLE_PC_BEFORE_ATTACH 0
 
+/*
+ * Heaps other than the first (hooks.h: a custom heap's blocks may sit at the very address of
+ * the malloc block they were carved from) are kept in the same table under a key with the
+ * heap's number in the top byte, which no user-space address of the four arches uses (they
+ * stop at 2^56). Heap 0's keys are the pointers themselves.
+ */
+#define TABLE_HEAP_SHIFT 56
+#define TABLE_HEAPS 8
+
+static inline uint64_t table_key(unsigned heap, uint64_t ptr)
+{
+	return ptr && heap ? ptr | (uint64_t)heap << TABLE_HEAP_SHIFT : ptr;
+}
+
+static inline unsigned table_key_heap(uint64_t key)
+{
+	return (unsigned)(key >> TABLE_HEAP_SHIFT) % TABLE_HEAPS;
+}
+
 struct table {
 	struct bt *bts;
 	uint32_t nbts, bts_cap;
@@ -66,7 +86,9 @@ struct table {
 	uint32_t npcs, pcs_cap;
 	struct block *blocks;
 	uint64_t nblocks, blocks_cap; /* power of two */
-	struct table_summary sum;
+	struct table_summary sum; /* heap 0's (the only one a table has unless keys say else) */
+	struct table_summary heap_sum[TABLE_HEAPS]; /* the other heaps' ([0] unused): calls,
+						      * live and peak figures only */
 	uint64_t base_ns; /* time of the first allocation: blocks keep their age from it */
 	uint32_t epoch; /* table_reset()s so far: a backtrace index is of one epoch only */
 	uint32_t peak_epoch; /* new maxima of live_bytes so far */
@@ -83,6 +105,12 @@ void table_reset(struct table *t);
 
 /* Return the index of the backtrace with these PCs, adding it if new. depth >= 1. */
 uint32_t table_intern(struct table *t, const uint64_t *pcs, uint32_t depth);
+
+/* The summary of heap h (t->sum for heap 0). */
+static inline struct table_summary *table_heap_sum(struct table *t, unsigned h)
+{
+	return h ? &t->heap_sum[h % TABLE_HEAPS] : &t->sum;
+}
 
 /* Record an allocation of size bytes at ptr (non-zero) from backtrace bt at time now.
  * A ptr already live (its free was missed) is replaced without counting a free. */
@@ -113,6 +141,17 @@ bool table_free(struct table *t, uint64_t ptr);
 bool table_take(struct table *t, uint64_t ptr, struct block *out);
 bool table_put_back(struct table *t, const struct block *blk); /* false: address reused */
 void table_count_release(struct table *t, bool known);
+/* The same for a block of heap (table_key_heap of its key). */
+void table_heap_release(struct table *t, unsigned heap, bool known);
+
+/*
+ * Release the addresses [lo, hi) of heap's blocks (a block spans its size from its address):
+ * a block wholly inside is freed (a free call); one partly inside keeps the rest, in one or
+ * two pieces (a hole in its middle), under its backtrace and time, counting no call.
+ * Return how many blocks had addresses released. A scan of every live block: for the mmap
+ * heap, whose releases are rare.
+ */
+unsigned table_release_range(struct table *t, unsigned heap, uint64_t lo, uint64_t hi);
 
 /*
  * Temporary allocations, heaptrack's rule: a block freed by the thread that made it before

@@ -61,7 +61,8 @@ static void drop_frame(struct thread *t)
 
 	if (f->took_old) {
 		table_put_back(&t->p->table, &f->old);
-		record_put_back(t->p, t->tid);
+		if (!hook_table[f->call.id].heap)
+			record_put_back(t->p, t->tid);
 	}
 	if (f->logged && !f->stubbed && t->p->retlog.inflight)
 		t->p->retlog.inflight--;
@@ -78,36 +79,111 @@ static void drop_stale(struct thread *t, uint64_t sp, unsigned adjust)
 		drop_frame(t);
 }
 
+/*
+ * True if t has a call of heap in flight: a call made inside it is part of it (realloc ->
+ * malloc). A call of another heap is counted in its own (a pool function's malloc of a new
+ * chunk is malloc's).
+ */
+static bool inside(const struct thread *t, unsigned heap)
+{
+	if (heap == HEAP_MMAP)
+		return t->nframes != 0; /* an allocator's own mapping is its blocks' */
+	for (unsigned i = 0; i < t->nframes; i++)
+		if (hook_table[t->frames[i].call.id].heap == heap)
+			return true;
+	return false;
+}
+
+/* Release the block of key (table.h) by thread t, of a hook of heap: true if it was live. The
+ * event log (record.h) holds the malloc heap only. */
+static bool release(struct thread *t, unsigned heap, uint64_t key, uint64_t ns)
+{
+	if (!heap)
+		record_free(t->p, t->tid, key, ns);
+	table_thread_free(&t->p->table, t->tid, key);
+	return table_free(&t->p->table, key);
+}
+
+/* Take the old block of a resize of frame f by thread t out of the table (table_take). */
+static void take_old(struct thread *t, struct frame *f, uint64_t ns)
+{
+	const struct hook_desc *d = &hook_table[f->call.id];
+	uint64_t key;
+
+	f->took_old = false;
+	if (d->kind != HK_REALLOC && d->kind != HK_RESIZE)
+		return;
+	key = table_key(d->heap, f->call.args[d->ptr]);
+	if (!key || !table_find(&t->p->table, key))
+		return;
+	table_thread_free(&t->p->table, t->tid, key);
+	f->took_old = table_take(&t->p->table, key, &f->old);
+	if (!d->heap)
+		record_take(t->p, t->tid, f->old.ptr, ns);
+}
+
+/* True for a mapping call (--mmap), whose effect is a range (hook_map_effect). */
+static bool maps_range(const struct hook_desc *d)
+{
+	return d->kind == HK_MMAP || d->kind == HK_UNMAP || d->kind == HK_MREMAP ||
+	       d->kind == HK_SBRK;
+}
+
+/* Account mapping call f of thread t, which returned retval. */
+static void account_map(struct thread *t, const struct frame *f, uint64_t retval)
+{
+	struct table *tb = &t->p->table;
+	struct hook_map_effect e;
+	unsigned released;
+
+	hook_map_effect(&f->call, retval, arch->word_size, arch->map_anonymous, &e);
+	released = table_release_range(tb, HEAP_MMAP, e.release_lo, e.release_hi);
+	if (e.allocated && (released || !e.only_if_released)) {
+		uint32_t bt = table_intern(tb, f->pcs, f->npcs);
+		uint64_t key = table_key(HEAP_MMAP, e.allocated);
+
+		table_alloc(tb, key, e.size, bt, f->entry_ns);
+		table_thread_alloc(tb, t->tid, key);
+	}
+}
+
 /* Account call f of thread t, which returned retval, in the table. */
 static void account(struct thread *t, const struct frame *f, uint64_t retval)
 {
 	struct table *tb = &t->p->table;
+	unsigned heap = hook_table[f->call.id].heap;
 	uint64_t memptr = 0;
 	struct hook_effect e;
 
+	if (maps_range(&hook_table[f->call.id])) {
+		account_map(t, f, retval);
+		return;
+	}
 	if (hook_needs_memptr(&f->call, retval))
 		remote_read_word(t->tid, f->call.args[hook_table[f->call.id].ptr], arch->word_size,
 				 &memptr);
 	hook_effect(&f->call, retval, memptr, &e);
 	if (hook_table[f->call.id].kind == HK_REALLOC || hook_table[f->call.id].kind == HK_RESIZE) {
 		if (e.freed) {
-			table_count_release(tb, f->took_old);
-			record_release(t->p, t->tid, f->took_old, f->entry_ns);
+			table_heap_release(tb, heap, f->took_old);
+			if (!heap)
+				record_release(t->p, t->tid, f->took_old, f->entry_ns);
 		} else if (f->took_old) {
 			table_put_back(tb, &f->old);
-			record_put_back(t->p, t->tid);
+			if (!heap)
+				record_put_back(t->p, t->tid);
 		}
 	} else if (e.freed) {
-		table_thread_free(tb, t->tid, e.freed);
-		table_free(tb, e.freed);
-		record_free(t->p, t->tid, e.freed, f->entry_ns);
+		release(t, heap, table_key(heap, e.freed), f->entry_ns);
 	}
 	if (e.allocated) {
 		uint32_t bt = table_intern(tb, f->pcs, f->npcs);
+		uint64_t key = table_key(heap, e.allocated);
 
-		table_alloc(tb, e.allocated, e.size, bt, f->entry_ns);
-		table_thread_alloc(tb, t->tid, e.allocated);
-		record_alloc(t->p, t->tid, e.allocated, e.size, bt, f->entry_ns);
+		table_alloc(tb, key, e.size, bt, f->entry_ns);
+		table_thread_alloc(tb, t->tid, key);
+		if (!heap)
+			record_alloc(t->p, t->tid, key, e.size, bt, f->entry_ns);
 	}
 }
 
@@ -246,14 +322,12 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 		return false;
 	}
 	/* inside another traced call (realloc -> malloc, posix_memalign -> malloc, ...) */
-	if (t->nframes || !p->counting || !count)
+	if (inside(t, d->heap) || !p->counting || !count)
 		return false;
 	if (d->kind == HK_FREE) {
 		uint64_t ptr = arch->get_arg(regs, d->ptr);
 
-		record_free(p, t->tid, ptr, now_ns());
-		table_thread_free(&p->table, t->tid, ptr);
-		if (!table_free(&p->table, ptr) && ptr && log_level >= 2) {
+		if (!release(t, d->heap, table_key(d->heap, ptr), now_ns()) && ptr && log_level >= 2) {
 			uint64_t caller = 0;
 
 			return_address(t, regs, sp, &caller);
@@ -278,16 +352,10 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	f->call.id = b->hook;
 	for (unsigned i = 0; i < HOOK_MAX_ARGS; i++)
 		f->call.args[i] = i < hook_nargs(d) ? arch->get_arg(regs, i) : 0;
-	f->took_old = false;
-	if ((d->kind == HK_REALLOC || d->kind == HK_RESIZE) && f->call.args[d->ptr] &&
-	    table_find(&p->table, f->call.args[d->ptr])) {
-		table_thread_free(&p->table, t->tid, f->call.args[d->ptr]);
-		f->took_old = table_take(&p->table, f->call.args[d->ptr], &f->old);
-		record_take(p, t->tid, f->old.ptr, now_ns());
-	}
+	take_old(t, f, now_ns());
 	f->pcs[0] = arch->get_pc(regs);
 	f->npcs = 1;
-	if (d->kind == HK_FREE) {
+	if (d->kind == HK_FREE || d->kind == HK_UNMAP) {
 		/* no block: no backtrace */
 	} else if (sample > 1 && p->unwind_seq++ % sample) {
 		/* not sampled: the allocation function and its caller, known without unwinding */
@@ -319,7 +387,8 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 			t->nframes--;
 			if (f->took_old) {
 				table_put_back(&p->table, &f->old);
-				record_put_back(p, t->tid);
+				if (!d->heap)
+					record_put_back(p, t->tid);
 			}
 			return false;
 		}
@@ -348,14 +417,12 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 		if (r->args[0] == (o->call.args[0] ? o->call.args[0] : 1))
 			o->inner_cookie = r->cookie;
 	}
-	if (t->nframes || !p->counting)
+	if (inside(t, d->heap) || !p->counting)
 		return; /* inside another traced call */
 	if (d->kind == HK_FREE) {
 		uint64_t ptr = r->args[d->ptr];
 
-		record_free(p, t->tid, ptr, r->ns);
-		table_thread_free(&p->table, t->tid, ptr);
-		if (!table_free(&p->table, ptr) && ptr)
+		if (!release(t, d->heap, table_key(d->heap, ptr), r->ns) && ptr)
 			pr_dbg(2, "thread %d: %s(%#llx) of a block never seen", t->tid, d->name,
 			       (unsigned long long)ptr);
 		/* operator delete calls free: its return is recorded so that free is nested */
@@ -374,17 +441,12 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 	f->awaits_inner = r->awaits_inner;
 	f->inner_cookie = UINT64_MAX;
 	f->call.id = r->hook;
-	memcpy(f->call.args, r->args, sizeof(f->call.args));
-	f->took_old = false;
-	if ((d->kind == HK_REALLOC || d->kind == HK_RESIZE) && r->args[d->ptr] &&
-	    table_find(&p->table, r->args[d->ptr])) {
-		table_thread_free(&p->table, t->tid, r->args[d->ptr]);
-		f->took_old = table_take(&p->table, r->args[d->ptr], &f->old);
-		record_take(p, t->tid, f->old.ptr, r->ns);
-	}
+	memset(f->call.args, 0, sizeof(f->call.args));
+	memcpy(f->call.args, r->args, sizeof(r->args));
+	take_old(t, f, r->ns);
 	f->pcs[0] = p->hook_addr[r->hook];
 	f->npcs = 1;
-	if (d->kind == HK_FREE) {
+	if (d->kind == HK_FREE || d->kind == HK_UNMAP) {
 		/* no block: no backtrace */
 	} else if (depth > 1 && sample > 1 && p->unwind_seq++ % sample) {
 		if (r->ret)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The traced functions and the counting rules of man/heaptrace.1 ("What is counted"), call by
  * call. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,7 +12,7 @@
 #define DELETE(n) { n, HK_FREE, -1, -1, 0, HF_NESTS }
 #define FREE(n) DELETE(n)
 
-const struct hook_desc hook_table[HOOK_COUNT] = {
+struct hook_desc hook_table[HOOK_COUNT] = {
 	[HOOK_MALLOC] = ALLOC("malloc", 0, -1),
 	[HOOK_CALLOC] = ALLOC("calloc", 1, 0),
 	[HOOK_REALLOC] = { "realloc", HK_REALLOC, 1, -1, 0, 0 },
@@ -111,7 +112,27 @@ const struct hook_desc hook_table[HOOK_COUNT] = {
 	[HOOK_MI_NEW_ALIGNED_NOTHROW] = NEW("mi_new_aligned_nothrow", 0),
 	[HOOK_MI_NEW_N] = { "mi_new_n", HK_ALLOC, 1, 0, -1, HF_THROWS },
 	[HOOK_MI_NEW_REALLOC] = { "mi_new_realloc", HK_REALLOC, 1, -1, 0, HF_THROWS },
+	/* jemalloc with the je_ prefix */
+	[HOOK_JEP_MALLOC] = ALLOC("je_malloc", 0, -1),
+	[HOOK_JEP_CALLOC] = ALLOC("je_calloc", 1, 0),
+	[HOOK_JEP_REALLOC] = { "je_realloc", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_JEP_FREE] = FREE("je_free"),
+	[HOOK_JEP_POSIX_MEMALIGN] = { "je_posix_memalign", HK_ALLOC_MEMPTR, 2, -1, 0, 0 },
+	[HOOK_JEP_ALIGNED_ALLOC] = ALLOC("je_aligned_alloc", 1, -1),
+	[HOOK_JEP_MEMALIGN] = ALLOC("je_memalign", 1, -1),
+	[HOOK_JEP_VALLOC] = ALLOC("je_valloc", 0, -1),
+	[HOOK_JEP_MALLOCX] = ALLOC("je_mallocx", 0, -1),
+	[HOOK_JEP_RALLOCX] = { "je_rallocx", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_JEP_XALLOCX] = { "je_xallocx", HK_RESIZE, 1, -1, 0, 0 },
+	[HOOK_JEP_SDALLOCX] = FREE("je_sdallocx"),
+	[HOOK_JEP_DALLOCX] = FREE("je_dallocx"),
 	[HOOK_UNWIND] = { "_Unwind_RaiseException", HK_UNWIND, -1, -1, -1, 0 },
+	/* the mapping calls: named by hook_enable_mmap */
+	[HOOK_MMAP] = { NULL, HK_MMAP, 1, 3, -1, 0, HEAP_MMAP },
+	[HOOK_MMAP64] = { NULL, HK_MMAP, 1, 3, -1, 0, HEAP_MMAP },
+	[HOOK_MUNMAP] = { NULL, HK_UNMAP, 1, -1, 0, 0, HEAP_MMAP },
+	[HOOK_MREMAP] = { NULL, HK_MREMAP, 2, 1, 0, 0, HEAP_MMAP },
+	[HOOK_SBRK] = { NULL, HK_SBRK, 0, -1, -1, 0, HEAP_MMAP },
 };
 
 /*
@@ -135,6 +156,8 @@ int hook_lookup(const char *name)
 	for (int i = 0; i < HOOK_COUNT; i++) {
 		const char *h = hook_table[i].name;
 
+		if (!h)
+			continue; /* a free custom slot */
 		if (!strcmp(h, name))
 			return i;
 		/* ILP32: the same name with j for size_t */
@@ -156,12 +179,143 @@ const char *hook_symbol(int h, unsigned word_size, char *buf, size_t len)
 	return buf;
 }
 
+/* heap names by index; HEAP_MALLOC's is fixed, HEAP_MMAP's named with --mmap */
+static const char *heap_names[HEAP_MAX] = { [HEAP_MALLOC] = "malloc" };
+
+static void hook_heap_name_set(unsigned h, const char *name)
+{
+	heap_names[h] = name;
+}
+
+const char *hook_heap_name(unsigned h)
+{
+	return h < HEAP_MAX ? heap_names[h] : NULL;
+}
+
+void hook_enable_mmap(void)
+{
+	hook_table[HOOK_MMAP].name = "mmap";
+	hook_table[HOOK_MMAP64].name = "mmap64";
+	hook_table[HOOK_MUNMAP].name = "munmap";
+	hook_table[HOOK_MREMAP].name = "mremap";
+	hook_table[HOOK_SBRK].name = "sbrk";
+	hook_heap_name_set(HEAP_MMAP, "mmap");
+}
+
+int hook_add_custom(const struct hook_desc *d, const char *heap_name)
+{
+	unsigned heap = HEAP_MAX;
+	int slot = HOOK_CUSTOM0;
+
+	if (hook_lookup(d->name) >= 0)
+		return -EEXIST;
+	while (slot < HOOK_COUNT && hook_table[slot].name)
+		slot++;
+	for (unsigned h = 0; h < HEAP_MAX && heap == HEAP_MAX; h++)
+		if (heap_names[h] && !strcmp(heap_names[h], heap_name))
+			heap = h;
+	for (unsigned h = 0; h < HEAP_MAX && heap == HEAP_MAX; h++)
+		if (!heap_names[h] && h != HEAP_MMAP)
+			heap = h;
+	if (slot == HOOK_COUNT || heap == HEAP_MAX)
+		return -ENOSPC;
+	heap_names[heap] = heap_name;
+	hook_table[slot] = *d;
+	hook_table[slot].heap = (uint8_t)heap;
+	return slot;
+}
+
 unsigned hook_nargs(const struct hook_desc *d)
 {
 	int n = d->size > d->count ? d->size : d->count;
 
 	n = n > d->ptr ? n : d->ptr;
 	return (unsigned)(n + 1);
+}
+
+static const struct hook_foreign foreign[] = {
+	/* Python calls pymalloc through its own pointers, mostly not by these names */
+	{ "PyObject_Malloc", "Python's small-object allocator, pymalloc",
+	  "the environment variable PYTHONMALLOC=malloc" },
+	{ "dlmalloc", "dlmalloc",
+	  "--alloc=dlmalloc:1 --alloc=dlcalloc:2:1 --realloc=dlrealloc:1:2 --free=dlfree:1" },
+	{ "mspace_malloc", "dlmalloc's mspaces",
+	  "--alloc=mspace_malloc:2 --realloc=mspace_realloc:2:3 --free=mspace_free:2" },
+	{ "rpmalloc", "rpmalloc",
+	  "--alloc=rpmalloc:1 --alloc=rpcalloc:2:1 --realloc=rprealloc:1:2 --free=rpfree:1" },
+	{ "tlsf_malloc", "TLSF",
+	  "--alloc=tlsf_malloc:2 --realloc=tlsf_realloc:2:3 --free=tlsf_free:2" },
+	{ "xxmalloc", "Hoard", "--alloc=xxmalloc:1 --free=xxfree:1" },
+	{ "apr_palloc", "APR's pools (blocks released with their pool)", "--alloc=apr_palloc:2" },
+};
+
+int hook_foreign_lookup(const char *name)
+{
+	for (size_t i = 0; i < sizeof(foreign) / sizeof(foreign[0]); i++)
+		if (!strcmp(foreign[i].symbol, name))
+			return (int)i;
+	return -1;
+}
+
+const struct hook_foreign *hook_foreign_at(int i)
+{
+	return i >= 0 && (size_t)i < sizeof(foreign) / sizeof(foreign[0]) ? &foreign[i] : NULL;
+}
+
+/* A mapping call's failure: MAP_FAILED, (void *)-1, in either word size. */
+static bool map_failed(uint64_t retval, unsigned word_size)
+{
+	return word_size == 4 ? (uint32_t)retval == UINT32_MAX : retval == UINT64_MAX;
+}
+
+void hook_map_effect(const struct hook_call *c, uint64_t retval, unsigned word_size,
+		     uint32_t map_anonymous, struct hook_map_effect *e)
+{
+	const struct hook_desc *d = &hook_table[c->id];
+	const uint64_t *a = c->args;
+	int64_t incr;
+
+	memset(e, 0, sizeof(*e));
+	if (map_failed(retval, word_size))
+		return;
+	switch (d->kind) {
+	case HK_MMAP:
+		/* whatever was mapped there before is gone (MAP_FIXED); an anonymous private
+		 * mapping is a block (MAP_PRIVATE is 2 on every arch: the type's low bits) */
+		e->release_lo = retval;
+		e->release_hi = retval + a[d->size];
+		if ((a[d->count] & map_anonymous) && (a[d->count] & 0xf) == 2) {
+			e->allocated = retval;
+			e->size = a[d->size];
+		}
+		break;
+	case HK_UNMAP:
+		if (retval == 0) {
+			e->release_lo = a[d->ptr];
+			e->release_hi = a[d->ptr] + a[d->size];
+		}
+		break;
+	case HK_MREMAP:
+		e->release_lo = a[d->ptr];
+		e->release_hi = a[d->ptr] + a[d->count];
+		e->allocated = retval;
+		e->size = a[d->size];
+		e->only_if_released = true;
+		break;
+	case HK_SBRK:
+		/* the old break; an increment of the word size, signed */
+		incr = word_size == 4 ? (int32_t)a[d->size] : (int64_t)a[d->size];
+		if (incr > 0) {
+			e->allocated = retval;
+			e->size = (uint64_t)incr;
+		} else if (incr < 0) {
+			e->release_lo = retval + (uint64_t)incr;
+			e->release_hi = retval;
+		}
+		break;
+	default:
+		break;
+	}
 }
 
 /* nmemb * size, or 0 on overflow (the call then fails and returns NULL anyway). */
@@ -232,6 +386,10 @@ void hook_effect(const struct hook_call *c, uint64_t retval, uint64_t memptr_val
 			e->freed = a[d->ptr];
 		break;
 	case HK_UNWIND:
+	case HK_MMAP: /* ranges: hook_map_effect */
+	case HK_UNMAP:
+	case HK_MREMAP:
+	case HK_SBRK:
 		break;
 	}
 	if (!e->allocated)

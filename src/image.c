@@ -10,10 +10,12 @@
 #include <string.h>
 
 #define PR_DOMAIN "image"
+#include "custom.h"
 #include "guard.h"
 #include "fallback.h"
 #include "image.h"
 #include "inject.h"
+#include "inventory.h"
 #include "log.h"
 #include "remote.h"
 #include "session.h"
@@ -29,6 +31,23 @@ static bool is_libc(const char *path)
 	base = base ? base + 1 : path;
 	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
 	       !strncmp(base, "ld-musl", 7);
+}
+
+/* Say once per allocator that module m defines the entry points (foreign, hook_foreign bits)
+ * of one heaptrace does not trace, unless named with --alloc. */
+static void warn_foreign(const struct module *m, uint32_t foreign)
+{
+	static uint32_t said;
+
+	for (int i = 0; i < 32; i++) {
+		const struct hook_foreign *f = hook_foreign_at(i);
+
+		if (!(foreign & 1u << i) || (said & 1u << i) || !f || hook_lookup(f->symbol) >= 0)
+			continue;
+		said |= 1u << i;
+		pr_warn("%s defines %s (%s): the blocks it carves from its own memory are not "
+			"traced; trace them with %s", m->path, f->symbol, f->what, f->spec);
+	}
 }
 
 /* Note the load bias of modules [old, n) and the hooks they define. */
@@ -48,8 +67,12 @@ static void note_modules(struct proc *p, size_t old)
 		m->bias_known = true;
 		/* glibc's dynamic linker has only its own minimal allocator; musl's is the C
 		 * library itself (ld-musl-ARCH.so.1 = libc.so) */
-		if (m->exec && ((int)i != p->interp || is_libc(m->path)))
-			sym_find_hooks(m->path, p->mod_hooks[i]);
+		if (m->exec && ((int)i != p->interp || is_libc(m->path))) {
+			uint32_t foreign;
+
+			sym_find_hooks_foreign(m->path, p->mod_hooks[i], &foreign);
+			warn_foreign(m, foreign);
+		}
 	}
 	p->mod_hooks_n = p->mods.n;
 	if (p->unw)
@@ -211,6 +234,14 @@ static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
 		p->hooks_full = true;
 		return 0;
 	}
+	if (ret && (h >= HOOK_MMAP || hook_table[h].heap != HEAP_MALLOC)) {
+		/* an extra the user asked for (--alloc, --mmap): the rest is traced all the same */
+		pr_warn("cannot trace %s at %#llx in %s: %s: it is left out", hook_table[h].name,
+			(unsigned long long)addr, m->path,
+			ret == -ENOTSUP ? "its first instruction is not supported yet" :
+			ret == -ERANGE ? "the scratch page is too far away" : strerror(-ret));
+		return 0;
+	}
 	if (ret) {
 		pr_err("cannot trace %s at %#llx in %s: %s", hook_table[h].name,
 		       (unsigned long long)addr, m->path,
@@ -220,9 +251,93 @@ static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
 		return ret;
 	}
 	p->hook_addr[h] = addr;
+	custom_found(h);
 	pr_dbg(1, "traced %s at %#llx (%s)", hook_table[h].name, (unsigned long long)addr,
 	       m->path);
 	return 0;
+}
+
+/* The name of the allocator module m is: a replacement's, the C library's (glibc or musl,
+ * told apart in a static executable by a function only musl has), else the file's. */
+static const char *allocator_name(const struct proc *p, const struct module *m, char *buf,
+				  size_t len)
+{
+	const char *base = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
+	const char *other = inv_other_allocator(base);
+
+	if (other)
+		return other;
+	if (is_libc(m->path)) /* musl's is libc.so under a musl directory, or ld-musl-ARCH */
+		return strstr(m->path, "musl") ? "musl" : "glibc";
+	if (p->interp < 0 && p->exe && !strcmp(m->path, p->exe))
+		return sym_lookup(m->path, "__init_libc") ? "musl" : "glibc";
+	snprintf(buf, len, "malloc of %s", base);
+	return buf;
+}
+
+/* Add name to out[*n] unless it is there. */
+static void add_name(const char **out, unsigned *n, unsigned max, const char *name)
+{
+	for (unsigned i = 0; i < *n; i++)
+		if (!strcmp(out[i], name))
+			return;
+	if (*n < max)
+		out[(*n)++] = name;
+}
+
+unsigned image_allocators(struct proc *p, const char **out, unsigned max)
+{
+	static char names[IMAGE_MAX_ALLOCATORS][96];
+	unsigned n = 0, k = 0;
+
+	for (int h = 0; h < HOOK_COUNT && k < IMAGE_MAX_ALLOCATORS; h++) {
+		const struct hook_desc *d = &hook_table[h];
+		const struct module *m;
+		const char *name;
+		char buf[80];
+
+		if (!p->hook_addr[h] || d->kind == HK_UNWIND)
+			continue;
+		if (d->heap != HEAP_MALLOC) {
+			snprintf(names[k], sizeof(names[k]), "%s (--%s)", hook_heap_name(d->heap),
+				 d->heap == HEAP_MMAP ? "mmap" : "alloc");
+		} else {
+			m = modlist_find(&p->mods, p->hook_addr[h]);
+			if (!m)
+				continue;
+			name = allocator_name(p, m, buf, sizeof(buf));
+			/* operators new and delete: their own entry unless their module's malloc
+			 * is listed (jemalloc's) */
+			if (h >= HOOK_NEW && h <= HOOK_DELETE_ARRAY_ALIGNED_NOTHROW &&
+			    !(p->hook_addr[HOOK_MALLOC] &&
+			      modlist_find(&p->mods, p->hook_addr[HOOK_MALLOC]) == m))
+				snprintf(names[k], sizeof(names[k]), "%s operators",
+					 is_cxx_runtime(m->path) ? (strstr(m->path, "libc++") ?
+								   "libc++" : "libstdc++") : name);
+			else
+				snprintf(names[k], sizeof(names[k]), "%s", name);
+		}
+		add_name(out, &n, max, names[k]);
+		if (n && out[n - 1] == names[k])
+			k++;
+	}
+	return n;
+}
+
+/* Say with -v which allocators process p has traced now. */
+static void say_allocators(struct proc *p)
+{
+	const char *names[IMAGE_MAX_ALLOCATORS];
+	char line[512] = "";
+	unsigned n;
+
+	if (log_level < 1)
+		return;
+	n = image_allocators(p, names, IMAGE_MAX_ALLOCATORS);
+	for (unsigned i = 0; i < n; i++)
+		snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s%s", i ? ", " : "",
+			 names[i]);
+	pr_info("process %d: allocators traced: %s", p->pid, n ? line : "none");
 }
 
 /*
@@ -233,7 +348,7 @@ static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
 int image_arm_hooks(struct proc *p, pid_t tid)
 {
 	int chosen[HOOK_COUNT];
-	bool was_armed = p->armed, throws = false;
+	bool was_armed = p->armed, throws = false, more = false;
 
 	/* hooks a module loaded later defines are armed then (an executable's own malloc is
 	 * there before the C library, which brings the rest of the family; a C++ runtime a C
@@ -273,6 +388,7 @@ int image_arm_hooks(struct proc *p, pid_t tid)
 			ret = arm_hook(p, tid, h, chosen[h]);
 			if (ret)
 				return ret;
+			more |= p->hook_addr[h] != 0;
 		}
 		if (p->hook_addr[h] && (hook_table[h].flags & HF_THROWS))
 			throws = true;
@@ -280,6 +396,8 @@ int image_arm_hooks(struct proc *p, pid_t tid)
 	if (!was_armed)
 		watch_sigaction(p, tid, sigaction_module(p, chosen[HOOK_MALLOC]));
 	p->armed = true;
+	if (more)
+		say_allocators(p);
 	return 0;
 }
 

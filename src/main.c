@@ -25,9 +25,11 @@
 #include "arch.h"
 #include "calltrace.h"
 #include "core.h"
+#include "custom.h"
 #include "dbgserver.h"
 #include "events.h"
 #include "hints.h"
+#include "hooks.h"
 #include "log.h"
 #include "offline.h"
 #include "record.h"
@@ -49,7 +51,8 @@ enum {
 	OPT_OLDER, OPT_MIN_SIZE, OPT_MAX_SIZE, OPT_VERSION, OPT_SAMPLE, OPT_NO_PIN, OPT_MODE,
 	OPT_STACK_COPY, OPT_NO_INVENTORY, OPT_CORE, OPT_EXE, OPT_SYMBOLS, OPT_DEBUG_DIR, OPT_RECORD,
 	OPT_SYSROOT, OPT_DEBUGINFO, OPT_AT, OPT_TIMELINE, OPT_LIVE, OPT_ONLY_LEAKED, OPT_TEMPORARY,
-	OPT_BLOCKS, OPT_TRACE_CALLS, OPT_CALLS, OPT_DEBUGINFOD,
+	OPT_BLOCKS, OPT_TRACE_CALLS, OPT_CALLS, OPT_DEBUGINFOD, OPT_ALLOC, OPT_REALLOC, OPT_FREE,
+	OPT_MMAP,
 };
 
 /* One table: struct option, the short-option string and --help all come from it. */
@@ -79,6 +82,14 @@ static const struct opt_desc {
 	{ "blocks", OPT_BLOCKS, NULL, "list each live block under its backtrace" },
 	{ "trace-calls", OPT_TRACE_CALLS, NULL, "print each call as it is traced" },
 	{ "sample", OPT_SAMPLE, "N", "unwind every N-th allocation only; counts stay exact" },
+	{ "alloc", OPT_ALLOC, "FUNC:SIZE_ARG[:COUNT_ARG][@HEAP]",
+	  "also trace the program's own allocation function FUNC (arguments from 1)" },
+	{ "realloc", OPT_REALLOC, "FUNC:PTR_ARG:SIZE_ARG[@HEAP]",
+	  "also trace the program's own resizing function FUNC" },
+	{ "free", OPT_FREE, "FUNC:PTR_ARG[@HEAP]", "also trace the program's own release function "
+						   "FUNC" },
+	{ "mmap", OPT_MMAP, NULL, "also count anonymous mappings (mmap, munmap, mremap, sbrk) as "
+				  "the heap mmap" },
 	{ "mode", OPT_MODE, "MODE", "stubs (default: no stop per call where safe) or breakpoint" },
 	{ "stack-copy", OPT_STACK_COPY, "BYTES", "stack bytes an entry stub copies per allocation "
 						 "for the unwinder (default 8192)" },
@@ -147,7 +158,10 @@ static void list_options(FILE *f, const struct opt_desc *table, size_t n)
 			snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? "=" : "",
 				 o->arg ? o->arg : "");
 		snprintf(help, sizeof(help), o->help, HEAPTRACE_DEPTH);
-		fprintf(f, "  %-22s %s\n", left, help);
+		if (strlen(left) > 22) /* a long argument: the help on a line of its own */
+			fprintf(f, "  %s\n  %-22s %s\n", left, "", help);
+		else
+			fprintf(f, "  %-22s %s\n", left, help);
 	}
 }
 
@@ -818,6 +832,8 @@ int main(int argc, char **argv)
 	const char *outfile = NULL, *core = NULL, *exe = NULL, *record = NULL;
 	struct calltrace trace;
 	bool trace_calls = false;
+	char why[256];
+	bool customs = false;
 	uint64_t v;
 	int c, ret;
 
@@ -914,6 +930,18 @@ int main(int argc, char **argv)
 				return usage_error("invalid --sample '%s'", optarg);
 			o.sample = v;
 			break;
+		case OPT_ALLOC:
+		case OPT_REALLOC:
+		case OPT_FREE:
+			if (custom_add(c == OPT_ALLOC ? CUSTOM_ALLOC : c == OPT_REALLOC ?
+				       CUSTOM_REALLOC : CUSTOM_FREE, optarg, why, sizeof(why)))
+				return usage_error("%s", why);
+			customs = true;
+			break;
+		case OPT_MMAP:
+			hook_enable_mmap();
+			customs = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -947,6 +975,11 @@ int main(int argc, char **argv)
 		return usage_error("%s", "--core reads a core file: no --pid or program with it");
 	if (exe && !core)
 		return usage_error("%s", "--exe goes with --core");
+	if (customs && core)
+		return usage_error("%s", "--alloc, --realloc, --free and --mmap trace calls: not "
+					 "with --core");
+	if (custom_commit(why, sizeof(why)))
+		return usage_error("%s", why);
 	if (!o.pid && !core && optind >= argc)
 		return usage_error("%s", "no program to trace");
 	/* the program's CPU is chosen for it only in breakpoint mode, where stops are shared */

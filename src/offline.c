@@ -80,6 +80,10 @@ struct replay {
 	unsigned depth; /* --depth of the run, 0: unknown */
 	char command[RECORD_MAX_STRING + 1];
 	bool started, ended, exited, has_statm;
+	/* the allocators traced (summary.allocators), from the E record of a version 2 log */
+	char *allocators[RECORD_MAX_ALLOCATORS];
+	unsigned nallocators;
+	bool has_allocators;
 	enum offline_at at; /* where to stop */
 	uint64_t at_ns; /* AT_TIME: since start_ns */
 	uint64_t at_peak; /* AT_PEAK: the peak's live bytes */
@@ -317,6 +321,26 @@ static bool read_start(struct reader *r, struct replay *rp)
 	return true;
 }
 
+/* E's list of the allocators traced (version 2). */
+static bool read_allocators(struct reader *r, struct replay *rp)
+{
+	char name[RECORD_MAX_STRING + 1];
+	uint64_t n;
+
+	if (!get_u(r, &n))
+		return false;
+	if (n > RECORD_MAX_ALLOCATORS)
+		return corrupt(r, "more allocators than a log holds");
+	for (uint64_t i = 0; i < n; i++) {
+		if (!get_bytes(r, name, sizeof(name), NULL))
+			return false;
+		if (rp->nallocators < RECORD_MAX_ALLOCATORS)
+			rp->allocators[rp->nallocators++] = xstrdup(name);
+	}
+	rp->has_allocators = true;
+	return true;
+}
+
 static bool read_end(struct reader *r, struct replay *rp)
 {
 	uint64_t exited, has_statm;
@@ -330,7 +354,7 @@ static bool read_end(struct reader *r, struct replay *rp)
 	rp->exit_status = (int)status;
 	rp->has_statm = has_statm != 0;
 	rp->ended = true;
-	return true;
+	return r->version < 2 || read_allocators(r, rp);
 }
 
 /* The realloc's old block thread tid holds, or NULL. */
@@ -898,6 +922,8 @@ static void replay_free(struct replay *rp)
 	free(rp->ids);
 	free(rp->idlen);
 	free(rp->held);
+	for (unsigned i = 0; i < rp->nallocators; i++)
+		free(rp->allocators[i]);
 	free(rp);
 }
 
@@ -1126,6 +1152,8 @@ static int report_proc(const struct offline_opts *o, struct side *sd, struct rep
 		.extra_ctx = rp,
 		.keep = sd->leaked ? keep_leaked : NULL,
 		.keep_ctx = &sd->lt,
+		.allocators = rp->has_allocators ? (const char *const *)rp->allocators : NULL,
+		.nallocators = rp->nallocators,
 	};
 
 	if (html)

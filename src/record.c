@@ -493,6 +493,8 @@ void record_realloc_slow(struct proc *p, pid_t tid, char what, uint64_t arg, uin
 
 static void put_end(struct recproc *rp, const struct proc *p, const struct report_info *ri)
 {
+	unsigned n;
+
 	if (p)
 		put_modules(rp, p); /* libraries loaded after the last new backtrace */
 	room();
@@ -505,6 +507,11 @@ static void put_end(struct recproc *rp, const struct proc *p, const struct repor
 	put_u(ri ? ri->statm_rss : 0);
 	put_u(ri ? ri->statm_shared : 0);
 	put_str(ri ? ri->command : "?");
+	n = ri && ri->allocators ? ri->nallocators : 0;
+	n = n < RECORD_MAX_ALLOCATORS ? n : RECORD_MAX_ALLOCATORS;
+	put_u(n);
+	for (unsigned i = 0; i < n; i++) /* 16 names of at most 255 bytes: MAX_RECORD holds them */
+		put_bytes(ri->allocators[i], strnlen(ri->allocators[i], 255));
 	if (rp)
 		rp->ended = true;
 }

@@ -11,6 +11,7 @@
 
 #include "blockview.h"
 #include "frames.h"
+#include "hooks.h"
 #include "report.h"
 #include "util.h"
 
@@ -403,6 +404,49 @@ static void text_header(FILE *f, const struct report_info *ri)
 	fprintf(f, "), %.3f s after start: %s\n", ri->elapsed_ns / 1e9, ri->kind);
 }
 
+/* The custom heaps (hooks.h), one line each: their blocks are not in the figures above. */
+static void text_heaps(FILE *f, const struct table *t)
+{
+	char b1[32], b2[32];
+
+	for (unsigned h = 1; h < HEAP_MAX && h < TABLE_HEAPS; h++) {
+		const struct table_summary *s = &t->heap_sum[h];
+
+		if (!hook_heap_name(h))
+			continue;
+		fprintf(f, "[heaptrace] heap %s: %" PRIu64 " blocks, %s live; peak %" PRIu64
+			   " blocks, %s\n", hook_heap_name(h), s->live_blocks,
+			fmt_size(b1, sizeof(b1), s->live_bytes), s->peak_live_blocks,
+			fmt_size(b2, sizeof(b2), s->peak_live_bytes));
+	}
+}
+
+/* "heaps" in the summary: the custom heaps' figures, by name (none: no "heaps"). */
+static void json_heaps(FILE *f, const struct table *t)
+{
+	bool first = true;
+
+	for (unsigned h = 1; h < HEAP_MAX && h < TABLE_HEAPS; h++) {
+		const struct table_summary *s = &t->heap_sum[h];
+
+		if (!hook_heap_name(h))
+			continue;
+		fputs(first ? ",\"heaps\":{" : ",", f);
+		first = false;
+		report_json_str(f, hook_heap_name(h));
+		fprintf(f,
+			":{\"alloc_calls\":%" PRIu64 ",\"free_calls\":%" PRIu64
+			",\"unknown_frees\":%" PRIu64 ",\"live_blocks\":%" PRIu64
+			",\"live_bytes\":%" PRIu64 ",\"peak_live_blocks\":%" PRIu64
+			",\"peak_live_bytes\":%" PRIu64 ",\"total_allocated_bytes\":%" PRIu64 "}",
+			s->alloc_calls, s->free_calls, s->unknown_frees, s->live_blocks,
+			s->live_bytes, s->peak_live_blocks, s->peak_live_bytes,
+			s->total_allocated_bytes);
+	}
+	if (!first)
+		fputc('}', f);
+}
+
 static void write_text(FILE *f, const struct table *t, const struct report_opts *o,
 		       const struct report_info *ri, const struct entry *e, uint32_t n,
 		       const struct blockview *bv)
@@ -440,9 +484,12 @@ static void write_text(FILE *f, const struct table *t, const struct report_opts 
 		}
 		fprintf(f, "=== backtrace #%u === [count/peak: %" PRIu64 "/%" PRIu64 "] ", i + 1,
 			e[i].count, b->peak_count);
-		fprintf(f, "[size/peak: %s/%s] [age: %s]\n", fmt_size(b1, sizeof(b1), e[i].size),
+		fprintf(f, "[size/peak: %s/%s] [age: %s]", fmt_size(b1, sizeof(b1), e[i].size),
 			fmt_size(b2, sizeof(b2), b->peak_size),
 			fmt_age(b3, sizeof(b3), since(ri->now_ns, b->first_ns)));
+		if (b->heap)
+			fprintf(f, " [heap: %s]", hook_heap_name(b->heap));
+		fputc('\n', f);
 		text_frames(f, t, b, ri, o);
 		if (bv)
 			blockview_text(f, bv, t, e[i].bt, ri->now_ns);
@@ -462,6 +509,13 @@ static void write_text(FILE *f, const struct table *t, const struct report_opts 
 			fmt_size(b1, sizeof(b1), ri->statm_vss),
 			fmt_size(b2, sizeof(b2), ri->statm_rss),
 			fmt_size(b3, sizeof(b3), ri->statm_shared));
+	text_heaps(f, t);
+	if (ri->allocators) {
+		fputs("[heaptrace] allocators traced         :", f);
+		for (unsigned i = 0; i < ri->nallocators; i++)
+			fprintf(f, "%s %s", i ? "," : "", ri->allocators[i]);
+		fputs(ri->nallocators ? "\n" : " none\n", f);
+	}
 	text_peak(f, t, o, ri);
 }
 
@@ -718,6 +772,15 @@ static void write_json(FILE *f, const struct table *t, const struct report_opts 
 		live_bts(t), t->nbts, ri->elapsed_ns);
 	if (ri->inv)
 		fprintf(f, ",\"freed_from_before_attach\":%" PRIu64, s->freed_from_before_attach);
+	json_heaps(f, t);
+	if (ri->allocators) {
+		fputs(",\"allocators\":[", f);
+		for (unsigned i = 0; i < ri->nallocators; i++) {
+			fputs(i ? "," : "", f);
+			report_json_str(f, ri->allocators[i]);
+		}
+		fputc(']', f);
+	}
 	fputc('}', f);
 	if (ri->inv)
 		json_inventory(f, ri->inv);
@@ -739,6 +802,8 @@ static void write_json(FILE *f, const struct table *t, const struct report_opts 
 			b->total_count, b->temporary);
 		json_frames(f, t, b, ri);
 		json_bt_end(f, t, b, o, ri);
+		fputs(",\"heap\":", f);
+		report_json_str(f, hook_heap_name(b->heap));
 		if (bv)
 			blockview_json(f, bv, t, e[i].bt, ri->now_ns);
 		fputc('}', f);

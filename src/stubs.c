@@ -392,7 +392,9 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 	size_t covered = 0;
 	struct pc_ctx pcs;
 	int len, blen, a;
-	uint32_t word = hook | (hook_at_entry_only(d) ? STUB_HOOK_FREE : 0) |
+	/* a free record holds the first argument only: a free of another argument (a custom
+	 * one's, custom.h) is recorded as a whole entry, its return ignored */
+	uint32_t word = hook | (hook_at_entry_only(d) && d->ptr == 0 ? STUB_HOOK_FREE : 0) |
 			(awaits_inner(hook, m) ? STUB_HOOK_NORET : 0);
 
 	if (!s || s->off)

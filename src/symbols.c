@@ -205,22 +205,37 @@ static int for_each_func(const char *path,
 	return 0;
 }
 
+struct hooks_ctx {
+	uint64_t *addrs;
+	uint32_t *foreign;
+};
+
 static void hook_cb(void *ctx, const char *name, uint64_t v, uint64_t size)
 {
 	(void)size;
-	uint64_t *addrs = ctx;
+	struct hooks_ctx *c = ctx;
 	int h = hook_lookup(name);
 
-	if (h >= 0 && !addrs[h])
-		addrs[h] = v;
+	if (h >= 0 && !c->addrs[h])
+		c->addrs[h] = v;
+	if (c->foreign && h < 0 && (h = hook_foreign_lookup(name)) >= 0)
+		*c->foreign |= 1u << h;
 }
 
 int sym_find_hooks(const char *path, uint64_t addrs[HOOK_COUNT])
 {
+	return sym_find_hooks_foreign(path, addrs, NULL);
+}
+
+int sym_find_hooks_foreign(const char *path, uint64_t addrs[HOOK_COUNT], uint32_t *foreign)
+{
+	struct hooks_ctx c = { addrs, foreign };
 	int n = 0, ret;
 
 	memset(addrs, 0, HOOK_COUNT * sizeof(*addrs));
-	ret = for_each_func(path, hook_cb, addrs);
+	if (foreign)
+		*foreign = 0;
+	ret = for_each_func(path, hook_cb, &c);
 	if (ret < 0)
 		return ret;
 	for (int i = 0; i < HOOK_COUNT; i++)

@@ -200,12 +200,13 @@ static inline void keep_peak(const struct table *t, struct bt *b)
 static void block_unaccount(struct table *t, const struct block *blk)
 {
 	struct bt *b = &t->bts[blk->bt];
+	struct table_summary *sum = table_heap_sum(t, table_key_heap(blk->ptr));
 
 	keep_peak(t, b);
 	b->count--;
 	b->size -= blk->size;
-	t->sum.live_blocks--;
-	t->sum.live_bytes -= blk->size;
+	sum->live_blocks--;
+	sum->live_bytes -= blk->size;
 }
 
 static inline void raise_to(uint64_t *peak, uint64_t v)
@@ -217,6 +218,7 @@ static inline void raise_to(uint64_t *peak, uint64_t v)
 static void block_add(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint64_t now,
 		      bool call)
 {
+	struct table_summary *sum = table_heap_sum(t, table_key_heap(ptr));
 	struct block *blk;
 	struct bt *b;
 	uint64_t s;
@@ -243,6 +245,7 @@ static void block_add(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt,
 	blk->bt = bt;
 
 	b = &t->bts[bt];
+	b->heap = (uint8_t)table_key_heap(ptr);
 	keep_peak(t, b);
 	b->count++;
 	b->size += size;
@@ -256,17 +259,18 @@ static void block_add(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt,
 		b->first_ns = now ? now : 1;
 
 	if (call) {
-		t->sum.alloc_calls++;
-		t->sum.total_allocated_bytes += size;
+		sum->alloc_calls++;
+		sum->total_allocated_bytes += size;
 	}
-	t->sum.live_blocks++;
-	t->sum.live_bytes += size;
-	raise_to(&t->sum.peak_live_blocks, t->sum.live_blocks);
-	if (t->sum.live_bytes > t->sum.peak_live_bytes) {
-		t->sum.peak_live_bytes = t->sum.live_bytes;
-		t->sum.peak_ns = now;
-		t->sum.peak_at_blocks = t->sum.live_blocks;
-		t->peak_epoch++; /* every backtrace is now as at the peak */
+	sum->live_blocks++;
+	sum->live_bytes += size;
+	raise_to(&sum->peak_live_blocks, sum->live_blocks);
+	if (sum->live_bytes > sum->peak_live_bytes) {
+		sum->peak_live_bytes = sum->live_bytes;
+		sum->peak_ns = now;
+		sum->peak_at_blocks = sum->live_blocks;
+		if (sum == &t->sum)
+			t->peak_epoch++; /* every backtrace is now as at heap 0's peak */
 	}
 }
 
@@ -294,13 +298,13 @@ bool table_free(struct table *t, uint64_t ptr)
 	if (!ptr)
 		return false;
 	if (!t->blocks_cap || !t->blocks[s = block_slot(t, ptr)].ptr) {
-		t->sum.unknown_frees++;
+		table_heap_sum(t, table_key_heap(ptr))->unknown_frees++;
 		return false;
 	}
 	count_before_attach(t, &t->blocks[s], 1);
 	block_unaccount(t, &t->blocks[s]);
 	block_remove(t, s);
-	t->sum.free_calls++;
+	table_heap_sum(t, table_key_heap(ptr))->free_calls++;
 	return true;
 }
 
@@ -330,6 +334,7 @@ bool table_take(struct table *t, uint64_t ptr, struct block *out)
 bool table_put_back(struct table *t, const struct block *blk)
 {
 	struct bt *b = &t->bts[blk->bt];
+	struct table_summary *sum = table_heap_sum(t, table_key_heap(blk->ptr));
 	uint64_t s;
 
 	if ((t->nblocks + 1) * 4 > t->blocks_cap * 3)
@@ -343,23 +348,63 @@ bool table_put_back(struct table *t, const struct block *blk)
 	keep_peak(t, b);
 	b->count++;
 	b->size += blk->size;
-	t->sum.live_blocks++;
-	t->sum.live_bytes += blk->size;
+	sum->live_blocks++;
+	sum->live_bytes += blk->size;
 	/* by the counting rules the block was live all along: what was allocated while it was
 	 * out (by other threads, or while the realloc was in flight) was live beside it */
 	raise_to(&b->peak_count, b->count);
 	raise_to(&b->peak_size, b->size);
-	raise_to(&t->sum.peak_live_blocks, t->sum.live_blocks);
-	raise_to(&t->sum.peak_live_bytes, t->sum.live_bytes);
+	raise_to(&sum->peak_live_blocks, sum->live_blocks);
+	raise_to(&sum->peak_live_bytes, sum->live_bytes);
 	return true;
+}
+
+void table_heap_release(struct table *t, unsigned heap, bool known)
+{
+	if (known)
+		table_heap_sum(t, heap)->free_calls++;
+	else
+		table_heap_sum(t, heap)->unknown_frees++;
 }
 
 void table_count_release(struct table *t, bool known)
 {
-	if (known)
-		t->sum.free_calls++;
-	else
-		t->sum.unknown_frees++;
+	table_heap_release(t, 0, known);
+}
+
+unsigned table_release_range(struct table *t, unsigned heap, uint64_t lo, uint64_t hi)
+{
+	uint64_t mask = ((uint64_t)1 << TABLE_HEAP_SHIFT) - 1;
+	unsigned n = 0;
+
+	if (lo >= hi || !table_heap_sum(t, heap)->live_blocks)
+		return 0;
+	for (uint64_t i = 0; i < t->blocks_cap; i++) {
+		struct block blk = t->blocks[i], piece;
+		uint64_t start = blk.ptr & mask, end = start + blk.size;
+
+		if (!blk.ptr || table_key_heap(blk.ptr) != heap || end <= lo || start >= hi ||
+		    (!blk.size && (start < lo || start >= hi)))
+			continue;
+		n++;
+		if (start >= lo && end <= hi) {
+			table_free(t, blk.ptr);
+		} else {
+			table_take(t, blk.ptr, &piece);
+			if (start < lo) {
+				piece.ptr = table_key(heap, start);
+				piece.size = lo - start;
+				table_put_back(t, &piece);
+			}
+			if (end > hi) {
+				piece.ptr = table_key(heap, hi);
+				piece.size = end - hi;
+				table_put_back(t, &piece);
+			}
+		}
+		i = (uint64_t)-1; /* the table moved blocks around: from the start again */
+	}
+	return n;
 }
 
 /* The slot of thread tid (its empty slot if new). The map must have capacity. */
@@ -412,6 +457,6 @@ void table_thread_free(struct table *t, uint32_t tid, uint64_t ptr)
 	if (blk) {
 		t->bts[blk->bt].temporary++;
 		t->bts[blk->bt].temporary_size += blk->size;
-		t->sum.temporary++;
+		table_heap_sum(t, table_key_heap(ptr))->temporary++;
 	}
 }

@@ -18,12 +18,14 @@
 #include "attach.h"
 #include "calls.h"
 #include "cpu.h"
+#include "custom.h"
 #include "detach.h"
 #include "dispatch.h"
 #include "events.h"
 #include "hints.h"
 #include "hooks.h"
 #include "html.h"
+#include "image.h"
 #include "launch.h"
 #include "live.h"
 #include "log.h"
@@ -79,6 +81,7 @@ void tracer_report(struct proc *p, int sort)
 {
 	struct report_opts ro = session.opts->report;
 	struct tracer_resolver rc = { p, sym_open(&p->mods) };
+	const char *allocators[IMAGE_MAX_ALLOCATORS];
 	struct report_info ri = {
 		.pid = p->pid,
 		.command = p->command ? p->command : "?",
@@ -89,6 +92,7 @@ void tracer_report(struct proc *p, int sort)
 		.inv = p->inv,
 		.resolve = tracer_resolve_frame,
 		.resolve_ctx = &rc,
+		.allocators = allocators,
 	};
 	int ret;
 
@@ -110,6 +114,7 @@ void tracer_report(struct proc *p, int sort)
 	ri.statm_rss = p->statm[1];
 	ri.statm_shared = p->statm[2];
 	ri.elapsed_ns = ri.now_ns - p->start_ns;
+	ri.nallocators = image_allocators(p, allocators, IMAGE_MAX_ALLOCATORS);
 	if (sort >= 0)
 		ro.sort = sort;
 	tracer_drain(p);
@@ -326,6 +331,7 @@ int tracer_run(const struct tracer_opts *o)
 	if (log_level)
 		print_cost();
 	hints_print();
+	custom_warn_unfound();
 	status = o->pid ? 0 : wait_launched();
 	if (o->live)
 		live_finish();

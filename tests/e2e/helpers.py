@@ -421,7 +421,10 @@ ALLOC_FUNCTIONS = {"malloc", "calloc", "realloc", "reallocarray", "posix_memalig
                    "aligned_alloc", "memalign", "valloc", "pvalloc", "new", "new[]",
                    # replacement allocators' own (tests/targets/vendor.h)
                    "mallocx", "rallocx", "xallocx", "tc_malloc_skip_new_handler", "mi_zalloc",
-                   "mi_mallocn", "mi_reallocn", "mi_malloc_aligned", "mi_new_n"}
+                   "mi_mallocn", "mi_reallocn", "mi_malloc_aligned", "mi_new_n",
+                   # a jemalloc with the je_ prefix (tests/targets/jeprefix.c)
+                   "je_malloc", "je_calloc", "je_realloc", "je_posix_memalign", "je_mallocx",
+                   "je_rallocx"}
 _CLONE_SUFFIX = re.compile(r"(\.(constprop|isra|part|cold|lto_priv|localalias|clone)(\.\d+)?)+$")
 
 
@@ -465,6 +468,7 @@ class Site:
         self.chain = chain
         for k in ("count", "size", "peak_count", "peak_size", "total_count", "total_size"):
             setattr(self, k, bt.get(k))
+        self.heap = bt.get("heap", "malloc")
 
     def key(self):
         return "%s <- %s" % (self.fn, ",".join(self.chain) or "(no frames)")
@@ -659,8 +663,10 @@ def list_sum_errors(summ, ss):
     return errors
 
 
-def check_consistency(run, report):
-    """Facts that hold for any report: the summary agrees with the unfiltered list."""
+def check_consistency(run, report, custom=()):
+    """Facts that hold for any report: the summary agrees with the unfiltered list; so does
+    each custom heap's (summary.heaps, --alloc) with its backtraces. custom: the functions given
+    to --alloc, --realloc and --free, which frame 0 of a custom heap's backtrace names."""
     summ = report["summary"]
     ss = sites(report)
     errors = []
@@ -669,17 +675,28 @@ def check_consistency(run, report):
         errors.append("alloc_calls + blocks found at the attach - free_calls = %d but "
                       "live_blocks = %d" % (summ["alloc_calls"] + seeded - summ["free_calls"],
                                             summ["live_blocks"]))
-    errors += list_sum_errors(summ, ss)
+    errors += list_sum_errors(summ, [s for s in ss if s.heap == "malloc"])
+    for name, hs in (summ.get("heaps") or {}).items():
+        # a hole punched in an mmap block's middle leaves two blocks of one
+        if name != "mmap" and hs["alloc_calls"] - hs["free_calls"] != hs["live_blocks"]:
+            errors.append("heap %s: alloc_calls - free_calls = %d but live_blocks = %d"
+                          % (name, hs["alloc_calls"] - hs["free_calls"], hs["live_blocks"]))
+        errors += ["heap %s: %s" % (name, e)
+                   for e in list_sum_errors(hs, [s for s in ss if s.heap == name])]
     if summ.get("backtraces") != len(ss):
         errors.append("summary.backtraces = %s but %d are listed"
                       % (summ.get("backtraces"), len(ss)))
     for s in ss:
         if s.count <= 0:
             errors.append("%s is listed with count %s" % (s.key(), s.count))
+        if s.heap != "malloc" and s.heap not in (summ.get("heaps") or {}):
+            errors.append("%s is of heap %r, which the summary does not list" % (s.key(), s.heap))
         if s.before_attach:
             continue
-        if not s.frames or short_alloc(fn_name(s.frames[0])) not in ALLOC_FUNCTIONS:
-            errors.append("frame 0 of %s is not a public allocation function" % s.key())
+        allowed = custom if s.heap != "malloc" else ALLOC_FUNCTIONS
+        if not s.frames or short_alloc(fn_name(s.frames[0])) not in allowed:
+            errors.append("frame 0 of %s is not a public allocation function of heap %s"
+                          % (s.key(), s.heap))
     if errors:
         raise Fail(errors[0], "\n".join(errors) + "\n" + run.describe())
 

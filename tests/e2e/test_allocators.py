@@ -7,7 +7,8 @@ mimalloc's mi_*) are traced; every live block the program makes is found with it
 does nothing in main (the library's, libstdc++'s and the C library's own allocations, the same in
 both). Peaks cannot be told apart that way and are not compared."""
 
-from helpers import (OPTS, check_consistency, check_debug_info, check_sites, expect_rc, heaptrace,
+from helpers import (OPTS, check_consistency, check_debug_info, check_sites, check_summary,
+                     expect_rc, heaptrace,
                      site_lines, site_records, summary_record, target, variants, Fail)
 
 LIBS = ("jemalloc", "tcmalloc", "mimalloc")
@@ -59,3 +60,21 @@ def test_allocator_new_throws(v):
     idle = heaptrace(prog, args=["idle"], name="%s-throw-idle-%s" % (lib, opt))
     expect_rc(idle, 0)
     baseline_diff(r, idle, summary_record(r), KEYS[:5])
+
+
+def test_jemalloc_prefixed():
+    """A jemalloc built with the je_ prefix (tests/targets/jeprefix.c: its entry points defined
+    by the executable, as Debian's jemalloc has no prefix): je_malloc, je_calloc, je_realloc,
+    je_free, je_posix_memalign, je_mallocx, je_rallocx, je_dallocx and je_sdallocx are found and
+    counted exactly as the program counts them, in the malloc heap. At -O0 only: at -O2 the
+    executable's je_malloc starts with a pc-relative load, which a breakpoint steps over from
+    the scratch page, and x86_64's scratch page lies near the libraries, out of a PIE
+    executable's reach (a real libjemalloc is mapped beside the others)."""
+    opt = "O0"
+    prog = target("jeprefix", opt)
+    r = heaptrace(prog, name="jeprefix-" + opt)
+    expect_rc(r, 0)
+    quiet(r)
+    check_consistency(r, r.report)
+    check_sites(r, r.report, site_records(r), lines=site_lines("jeprefix"))
+    check_summary(r, r.report, summary_record(r))

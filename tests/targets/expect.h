@@ -16,6 +16,9 @@
  *           [peak_live_blocks=N peak_live_bytes=N total_allocated_bytes=N]
  *       what the program itself does; allocations the C library or libstdc++ make on their own
  *       are not in it, and the tests account for them separately
+ *   heap name=NAME alloc_calls=N ... total_allocated_bytes=N
+ *       the same figures as a summary record (all of them), for the custom heap NAME (the
+ *       program's own allocator traced with --alloc, --realloc and --free: summary.heaps.NAME)
  *   exit status=N           the status heaptrace must exit with
  *   any record may carry scope=NAME (e.g. scope=child in a forked child).
  * The allocation call of each site carries a comment marking its line, site(FUNCTION), which the
@@ -140,12 +143,14 @@ struct expect_sum {
 	unsigned long peak_live_blocks, peak_live_bytes, total_allocated_bytes;
 };
 
-static inline __attribute__((unused)) void expect_summary(const struct expect_sum *s)
+/* kind: "summary", or "heap name=NAME" */
+static inline __attribute__((unused)) void expect_summary_of(const char *kind,
+							     const struct expect_sum *s)
 {
 	struct expect_buf b;
 
 	b.n = 0;
-	expect_str(&b, "summary");
+	expect_str(&b, kind);
 	expect_kv(&b, "alloc_calls", s->alloc_calls);
 	expect_kv(&b, "free_calls", s->free_calls);
 	expect_kv(&b, "unknown_frees", s->unknown_frees);
@@ -159,6 +164,11 @@ static inline __attribute__((unused)) void expect_summary(const struct expect_su
 	expect_flush(&b);
 }
 
+static inline __attribute__((unused)) void expect_summary(const struct expect_sum *s)
+{
+	expect_summary_of("summary", s);
+}
+
 /*
  * The running count of a target that tracks each of its calls as heaptrace counts them (one
  * object shared by all files of a target: a weak definition). A realloc that moves or keeps a
@@ -167,10 +177,9 @@ static inline __attribute__((unused)) void expect_summary(const struct expect_su
  */
 __attribute__((weak)) struct expect_sum expect_tracked;
 
-static inline __attribute__((unused)) void expect_alloc(unsigned long size)
+static inline __attribute__((unused)) void expect_alloc_in(struct expect_sum *s,
+							   unsigned long size)
 {
-	struct expect_sum *s = &expect_tracked;
-
 	s->tracked = 1;
 	s->alloc_calls++;
 	s->total_allocated_bytes += size;
@@ -182,13 +191,22 @@ static inline __attribute__((unused)) void expect_alloc(unsigned long size)
 		s->peak_live_bytes = s->live_bytes;
 }
 
-static inline __attribute__((unused)) void expect_free(unsigned long size)
+static inline __attribute__((unused)) void expect_free_in(struct expect_sum *s,
+							  unsigned long size)
 {
-	struct expect_sum *s = &expect_tracked;
-
 	s->free_calls++;
 	s->live_blocks--;
 	s->live_bytes -= size;
+}
+
+static inline __attribute__((unused)) void expect_alloc(unsigned long size)
+{
+	expect_alloc_in(&expect_tracked, size);
+}
+
+static inline __attribute__((unused)) void expect_free(unsigned long size)
+{
+	expect_free_in(&expect_tracked, size);
 }
 
 static inline __attribute__((unused)) void expect_exit(int status)

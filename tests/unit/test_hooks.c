@@ -124,3 +124,56 @@ TEST_CASE(free_cases)
 	CHECK_EFFECT(run(HOOK_FREE, 0x1000, 0, 0, 0, 0), 0x1000, 0, 0);
 	CHECK_EFFECT(run(HOOK_FREE, 0, 0, 0, 0, 0), 0, 0, 0);
 }
+
+TEST_CASE(map_effects)
+{
+	struct hook_call c = { .id = HOOK_MMAP, .args = { 0, 8192, 3, 0x22 } };
+	struct hook_map_effect e;
+
+	/* anonymous private (x86 flags): a block; the range is released first (MAP_FIXED) */
+	hook_map_effect(&c, 0x7000000, 8, 0x20, &e);
+	CHECK_EQ(e.allocated, 0x7000000);
+	CHECK_EQ(e.size, 8192);
+	CHECK_EQ(e.release_lo, 0x7000000);
+	CHECK_EQ(e.release_hi, 0x7002000);
+	/* shared anonymous, or a file: no block; MAP_FAILED: nothing */
+	c.args[3] = 0x21;
+	hook_map_effect(&c, 0x7000000, 8, 0x20, &e);
+	CHECK_EQ(e.allocated, 0);
+	c.args[3] = 0x802; /* mips' MAP_ANONYMOUS */
+	hook_map_effect(&c, 0x7000000, 8, 0x800, &e);
+	CHECK_EQ(e.allocated, 0x7000000);
+	hook_map_effect(&c, UINT64_MAX, 8, 0x800, &e);
+	CHECK_EQ(e.release_hi, 0);
+	hook_map_effect(&c, UINT32_MAX, 4, 0x800, &e);
+	CHECK_EQ(e.allocated, 0);
+	/* munmap that failed releases nothing */
+	c = (struct hook_call){ .id = HOOK_MUNMAP, .args = { 0x7000000, 4096 } };
+	hook_map_effect(&c, (uint64_t)-22, 8, 0x20, &e);
+	CHECK_EQ(e.release_hi, 0);
+	hook_map_effect(&c, 0, 8, 0x20, &e);
+	CHECK_EQ(e.release_hi, 0x7001000);
+	/* mremap(old, old_size, new_size): only of a counted block */
+	c = (struct hook_call){ .id = HOOK_MREMAP, .args = { 0x7000000, 4096, 16384 } };
+	hook_map_effect(&c, 0x8000000, 8, 0x20, &e);
+	CHECK(e.only_if_released);
+	CHECK_EQ(e.release_hi, 0x7001000);
+	CHECK_EQ(e.allocated, 0x8000000);
+	CHECK_EQ(e.size, 16384);
+	/* sbrk: the old break; a negative increment releases below it (32-bit: sign of a word) */
+	c = (struct hook_call){ .id = HOOK_SBRK, .args = { 8192 } };
+	hook_map_effect(&c, 0x500000, 8, 0x20, &e);
+	CHECK_EQ(e.allocated, 0x500000);
+	CHECK_EQ(e.size, 8192);
+	c.args[0] = 0xfffff000u;
+	hook_map_effect(&c, 0x502000, 4, 0x20, &e);
+	CHECK_EQ(e.allocated, 0);
+	CHECK_EQ(e.release_lo, 0x501000);
+	CHECK_EQ(e.release_hi, 0x502000);
+	CHECK(hook_needs_stop(&hook_table[HOOK_MMAP]));
+	CHECK(!hook_needs_stop(&hook_table[HOOK_MUNMAP]));
+	CHECK(hook_table[HOOK_MMAP].name == NULL); /* traced with --mmap only */
+	hook_enable_mmap();
+	CHECK_STREQ(hook_table[HOOK_MMAP].name, "mmap");
+	CHECK_STREQ(hook_heap_name(HEAP_MMAP), "mmap");
+}

@@ -605,7 +605,7 @@ TEST_CASE(json_output)
 			  "\"module\":null,\"file\":null,\"line\":null,\"how\":\"scan\"}"));
 	CHECK(strstr(out, "\"function\":\"make_node\",\"offset\":20,\"module\":\"/usr/bin/prog\","
 			  "\"file\":\"list.c\",\"line\":42,\"how\":\"scan\",\"stopped\":true}],"
-			  "\"truncated\":false}],\"peak\":{\"live_bytes\":400,"
+			  "\"truncated\":false,\"heap\":\"malloc\"}],\"peak\":{\"live_bytes\":400,"
 			  "\"live_blocks\":1,"));
 	CHECK(strstr(out, "\"peak\":{\"live_bytes\":400,\"live_blocks\":1,\"elapsed_ns\":0,"
 			  "\"backtraces\":[{\"count\":1,\"size\":400,\"frames\":[{\"address\":"

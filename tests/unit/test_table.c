@@ -486,3 +486,68 @@ TEST_CASE(temporary_rule)
 	CHECK_EQ(t.bts[a].temporary, 2);
 	table_destroy(&t);
 }
+
+TEST_CASE(heaps_kept_apart)
+{
+	struct table t;
+	uint32_t a, b;
+	uint64_t pool = table_key(2, 0x100);
+
+	table_init(&t);
+	a = table_intern(&t, PCS_A, 3);
+	b = table_intern(&t, PCS_B, 3);
+	/* a pool block at the very address of the malloc block it was carved from */
+	table_alloc(&t, 0x100, 4096, a, 1);
+	table_alloc(&t, pool, 100, b, 2);
+	CHECK_EQ(table_key_heap(pool), 2);
+	CHECK_EQ(table_key(0, 0x100), 0x100);
+	CHECK_EQ(table_key(2, 0), 0);
+	CHECK_EQ(t.bts[b].heap, 2);
+	CHECK_EQ(t.bts[a].heap, 0);
+	CHECK_SUM(&t, 1, 0, 0, 1, 4096);
+	CHECK_EQ(t.heap_sum[2].live_bytes, 100);
+	CHECK(table_free(&t, pool));
+	CHECK(!table_free(&t, pool)); /* an unknown free of heap 2 only */
+	CHECK_SUM(&t, 1, 0, 0, 1, 4096);
+	CHECK_EQ(t.heap_sum[2].alloc_calls, 1);
+	CHECK_EQ(t.heap_sum[2].free_calls, 1);
+	CHECK_EQ(t.heap_sum[2].unknown_frees, 1);
+	CHECK_EQ(t.heap_sum[2].live_blocks, 0);
+	CHECK_EQ(t.heap_sum[2].peak_live_bytes, 100);
+	table_heap_release(&t, 2, false);
+	CHECK_EQ(t.heap_sum[2].unknown_frees, 2);
+	CHECK_EQ(t.peak_epoch, 1); /* only heap 0's peaks snapshot the backtraces */
+	table_destroy(&t);
+}
+
+TEST_CASE(release_range_splits)
+{
+	struct table t;
+	uint32_t a;
+	const unsigned m = 1; /* the mmap heap */
+
+	table_init(&t);
+	a = table_intern(&t, PCS_A, 3);
+	table_alloc(&t, table_key(m, 0x10000), 0x5000, a, 1);
+	table_alloc(&t, 0x10000, 64, a, 1); /* heap 0 at the same address: untouched */
+	/* a hole in the middle: two pieces, no call counted */
+	CHECK_EQ(table_release_range(&t, m, 0x12000, 0x13000), 1);
+	CHECK_EQ(t.heap_sum[m].live_blocks, 2);
+	CHECK_EQ(t.heap_sum[m].live_bytes, 0x4000);
+	CHECK_EQ(t.heap_sum[m].free_calls, 0);
+	REQUIRE(table_find(&t, table_key(m, 0x13000)));
+	CHECK_EQ(table_find(&t, table_key(m, 0x13000))->size, 0x2000);
+	CHECK_EQ(table_find(&t, table_key(m, 0x10000))->size, 0x2000);
+	/* the head of the first piece, then all of the second: a free */
+	CHECK_EQ(table_release_range(&t, m, 0x10000, 0x11000), 1);
+	CHECK(table_find(&t, table_key(m, 0x10000)) == NULL);
+	CHECK_EQ(table_find(&t, table_key(m, 0x11000))->size, 0x1000);
+	CHECK_EQ(table_release_range(&t, m, 0x13000, 0x20000), 1);
+	CHECK_EQ(t.heap_sum[m].free_calls, 1);
+	CHECK_EQ(t.heap_sum[m].live_blocks, 1);
+	CHECK_EQ(t.heap_sum[m].live_bytes, 0x1000);
+	CHECK_EQ(table_release_range(&t, m, 0x30000, 0x40000), 0);
+	CHECK_EQ(t.bts[a].count, 2); /* the piece and heap 0's block */
+	CHECK_SUM(&t, 1, 0, 0, 1, 64);
+	table_destroy(&t);
+}
