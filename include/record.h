@@ -12,7 +12,7 @@
  * module n, the n-th B record backtrace n (both from 0, again from 0 after an X), of the
  * process the records are of; the n-th S or N record is process n.
  *
- *   S  pid start_ns word_size elf_machine depth command   first record (depth: --depth, version 2)
+ *   S  pid start_ns word_size elf_machine depth command   first record (depth: --depth, or 0)
  *   X  start_ns command                 the process ran execve: forget heap, modules, backtraces;
  *                                      times count from start_ns now
  *   M  start end base bias_known bias build_id path        a mapped ELF file

@@ -305,11 +305,10 @@ static bool read_backtrace(struct reader *r, struct replay *rp)
 
 static bool read_start(struct reader *r, struct replay *rp)
 {
-	uint64_t pid, start, word, machine, depth = 0;
+	uint64_t pid, start, word, machine, depth;
 
 	if (!get_u(r, &pid) || !get_u(r, &start) || !get_u(r, &word) || !get_u(r, &machine) ||
-	    (r->version >= 2 && !get_u(r, &depth)) ||
-	    !get_bytes(r, rp->command, sizeof(rp->command), NULL))
+	    !get_u(r, &depth) || !get_bytes(r, rp->command, sizeof(rp->command), NULL))
 		return false;
 	rp->depth = depth <= RECORD_MAX_DEPTH ? (unsigned)depth : 0;
 	if (pid > INT32_MAX)
