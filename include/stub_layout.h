@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef HEAPTRACE_STUB_LAYOUT_H
+#define HEAPTRACE_STUB_LAYOUT_H
+
+/*
+ * The entry stubs' pages and records, the same on every architecture that has stubs
+ * (arch/<arch>/stub_arch.h includes it and adds its own facts: the futex system call number,
+ * the entry record's header length, the clock, the registers). Read by the stub code, where
+ * the values are spelled into assembly (plain numbers only), and by stubs.c. Offsets are bytes.
+ */
+
+/* The data page: private to the process (a forked child gets its own copy). */
+#define STUB_D_OFF 0 /* nonzero: record nothing (detached, or a child left untraced) */
+#define STUB_D_CTL 8 /* the control page of the ring */
+#define STUB_D_RING 16 /* the ring, mapped twice in a row: a record never wraps */
+#define STUB_D_MASK 24 /* ring size - 1 */
+#define STUB_D_SIZE 32 /* ring size */
+#define STUB_D_COPY 40 /* most bytes of stack an entry record copies */
+#define STUB_D_TRAMP 48 /* ht_stub_ret in the process */
+#define STUB_D_CONT 3072 /* per hook (up to 128): its continuation (the relocated first
+			  * instructions) */
+#define STUB_D_MAIN_LO 192 /* the main thread's stack: [lo, top), whatever its key */
+#define STUB_D_MAIN_TOP 200
+#define STUB_D_TOPS 1024 /* { thread pointer, stack top } per known thread */
+#define STUB_TOPS_MASK 127 /* entries - 1 */
+#define STUB_TOPS_PROBE 8 /* entries looked at from the hashed one */
+
+/* The control page, shared with heaptrace (the first page of the ring's memfd). */
+#define STUB_C_HEAD 0 /* u64: bytes reserved so far */
+#define STUB_C_TAIL 64 /* u64: bytes heaptrace has read; stubs wait on its low word */
+#define STUB_C_WAITERS 72 /* u32: a stub waits for room */
+#define STUB_C_OWNER 128 /* u32: robust futex, heaptrace's; the kernel marks its death */
+#define STUB_C_ROBUST 136 /* heaptrace's robust list entry for it */
+#define STUB_C_DWAKE 192 /* u32: heaptrace's reader sleeps on it; stubs wake it */
+#define STUB_OWNER_DIED 0x40000000 /* FUTEX_OWNER_DIED (bit 30) */
+
+/* Records: a u64 tag (the position | kind, written last), a u32 length, a u32 hook. The entry
+ * record's header length (STUB_REC_ENTRY) is the architecture's. */
+#define STUB_KIND_ENTRY 1
+#define STUB_KIND_FREE 2
+#define STUB_KIND_RETURN 3
+#define STUB_REC_FREE 32
+#define STUB_REC_RETURN 48
+#define STUB_HOOK_FREE 0x100 /* in the thunk's word: a free, recorded at entry only */
+#define STUB_HOOK_NORET 0x200 /* in the thunk's word: an entry record, its return left alone
+			       * (libstdc++'s operator new: stubs.c) */
+
+#endif
