@@ -35,6 +35,7 @@ import concurrent.futures
 import glob
 import gzip
 import importlib.util
+import json
 import os
 import re
 import shlex
@@ -205,6 +206,9 @@ def plan(opts, arch):
              c.mod("test_basic").full_check("family", "O0", opts=["-v"]),
              c.arch.name in c.mod("test_retlog").LOGGING_ARCHES)),
     ]
+    # the board workflow: record in the guest, report on this host from the guest's files
+    cases.append(("record_host[O2]", [GuestRun("ht", "leaks", "O2", opts=["--record=log"])],
+                  lambda c: check_record_host(c, "O2")))
     if arch in INVENTORY_ARCHES:
         # glibc's heap at the attach, every thread's tcache found from its thread pointer
         cases.append(("inventory_exact[O0]", [GuestRun("attach", "heapinv", mode="plain")],
@@ -669,7 +673,7 @@ send() { # run-id file
 	fi
 }
 finish() { # run-id dir
-	for f in stdout stderr report expect target.err; do send "$1" "$2/$f"; done
+	for f in stdout stderr report expect target.err log; do send "$1" "$2/$f"; done
 	echo "$M SENT $1"
 }
 run() { # run-id argv...: the command with HEAPTRACE_EXPECT/OUTFILE in /r/run-id
@@ -990,6 +994,41 @@ class Context:
             run.fail("the attached program exited %s: %s" % (
                 o.target_rc, ta.TARGET_RC.get(o.target_rc, "it was disturbed")))
         return run, o.pid
+
+
+def check_record_host(ctx, opt):
+    """A log written by the guest's static heaptrace (--record=log, in the run's directory) and
+    read by this host's heaptrace report, symbolised from the guest's root (--sysroot): the
+    same figures and the same function, file and line in every frame as the guest's own live
+    report, which the guest symbolised from the same files."""
+    h = ctx.h
+    run = ctx.heaptrace(ctx.target("leaks", opt), opts=["--record=log"])
+    log = os.path.join(os.path.dirname(run.outfile), "log")
+    if run.rc != 0 or not os.path.exists(log):
+        run.fail("the guest run wrote no log (rc %s)" % run.rc)
+    host_ht = os.path.join(ROOT, "heaptrace")
+    if not os.access(host_ht, os.X_OK):
+        raise h.Fail("no host heaptrace at %s (make builds it; make check runs first)" % host_ht)
+    p = subprocess.run([host_ht, "report", log, "--format=json", "--sysroot=" + ctx.arch.rootfs],
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        raise h.Fail("host report of the guest's log: exit %d: %s" % (p.returncode,
+                                                                      p.stderr.strip()))
+    live, off = run.reports[-1], json.loads(p.stdout.splitlines()[-1])
+
+    def shape(rep):
+        return (rep["summary"]["alloc_calls"], rep["summary"]["free_calls"],
+                rep["summary"]["live_blocks"], rep["summary"]["live_bytes"],
+                sorted((b["count"], b["size"], tuple((f.get("function"), f.get("file"),
+                                                      f.get("line")) for f in b["frames"]))
+                       for b in rep["backtraces"]))
+    if shape(off) != shape(live):
+        raise h.Fail("the host's report of the guest's log differs from the guest's live one",
+                     "live: %r\nhost: %r" % (shape(live), shape(off)))
+    named = [f for b in off["backtraces"] for f in b["frames"][1:] if f.get("line")]
+    if not named or not any(f.get("function") == "main" for b in off["backtraces"]
+                            for f in b["frames"]):
+        raise h.Fail("the host's report has no names and lines up to main", p.stdout[:2000])
 
 
 def check_survive(ctx):
