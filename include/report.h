@@ -92,6 +92,8 @@ int report_parse_sort(const char *s, enum report_sort *out);
 
 /* s as a JSON string, escaped, or null for NULL. */
 void report_json_str(FILE *f, const char *s);
+/* A frame's JSON fields after its function: ,"module":...,"file":...,"line":... */
+void report_json_place(FILE *f, const struct sym_frame *sf);
 
 /* Write one report. JSON is one line (JSON Lines) ending with '\n'.
  * Return 0 or -errno from the stream. */

@@ -197,14 +197,7 @@ static void json_frame(FILE *f, const struct table *t, const struct bt *b, uint3
 	}
 	fputs("{\"function\":", f);
 	report_json_str(f, sf.function);
-	fputs(",\"module\":", f);
-	report_json_str(f, sf.module);
-	fputs(",\"file\":", f);
-	report_json_str(f, sf.file);
-	if (sf.line > 0)
-		fprintf(f, ",\"line\":%d", sf.line);
-	else
-		fputs(",\"line\":null", f);
+	report_json_place(f, &sf);
 	if (table_bt_before_attach(t, b))
 		fputs(",\"address\":null}", f);
 	else

@@ -1326,14 +1326,8 @@ static void diff_frames(FILE *f, struct side *sd, const struct diff_row *r, bool
 		if (json) {
 			fprintf(f, "%s{\"function\":", d ? "," : "");
 			report_json_str(f, sf.function);
-			fputs(",\"module\":", f);
-			report_json_str(f, sf.module);
-			fputs(",\"file\":", f);
-			report_json_str(f, sf.file);
-			if (sf.line > 0)
-				fprintf(f, ",\"line\":%d}", sf.line);
-			else
-				fputs(",\"line\":null}", f);
+			report_json_place(f, &sf);
+			fputc('}', f);
 			continue;
 		}
 		fprintf(f, "%2u ", d);

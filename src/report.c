@@ -594,6 +594,18 @@ void report_json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+void report_json_place(FILE *f, const struct sym_frame *sf)
+{
+	fputs(",\"module\":", f);
+	report_json_str(f, sf->module);
+	fputs(",\"file\":", f);
+	report_json_str(f, sf->file);
+	if (sf->line > 0)
+		fprintf(f, ",\"line\":%d", sf->line);
+	else
+		fputs(",\"line\":null", f);
+}
+
 /* "heap_at_attach" (man/heaptrace.1), and the summary's freed_from_before_attach before it. */
 static void json_inventory(FILE *f, const struct inventory *inv)
 {
@@ -656,14 +668,7 @@ static void json_frames(FILE *f, const struct table *t, const struct bt *b,
 			fprintf(f, ",\"offset\":%" PRIu64, sf.offset);
 		else
 			fputs(",\"offset\":null", f);
-		fputs(",\"module\":", f);
-		report_json_str(f, sf.module);
-		fputs(",\"file\":", f);
-		report_json_str(f, sf.file);
-		if (sf.line > 0)
-			fprintf(f, ",\"line\":%d", sf.line);
-		else
-			fputs(",\"line\":null", f);
+		report_json_place(f, &sf);
 		/* frame 0 is the allocation function's entry: no unwinding found it; the blocks
 		 * found at the attach have no call site */
 		if (!table_bt_before_attach(t, b))
