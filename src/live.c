@@ -242,7 +242,8 @@ static int row_cmp(const void *x, const void *y)
 
 static void sort_rows(void)
 {
-	qsort(lv.rows, lv.nrows, sizeof(*lv.rows), row_cmp);
+	if (lv.nrows) /* no rows yet: no array (qsort's base must not be NULL) */
+		qsort(lv.rows, lv.nrows, sizeof(*lv.rows), row_cmp);
 	lv.sel = 0;
 	for (size_t i = 0; i < lv.nrows; i++)
 		if (lv.rows[i].bt == lv.sel_bt)
