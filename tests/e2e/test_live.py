@@ -407,8 +407,12 @@ def test_live_plain_text():
             raise Fail("terminal escapes in the plain text", text[-2000:])
     finally:
         if p.returncode is None:
-            p.kill()
-            p.communicate()
+            # heaptrace and the program (its own session): the program holds the pipes too
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.communicate(timeout=WAIT)
         g.close()
 
 
