@@ -11,49 +11,12 @@
 #include <string.h>
 
 #include "heaptrack.h"
+#include "pairmap.h"
 #include "util.h"
 
 #ifndef HEAPTRACE_VERSION
 #define HEAPTRACE_VERSION "0.0.0"
 #endif
-
-/* (a, b) -> value, open addressing; value 0 is "absent" (the callers store index + 1). */
-struct pairmap {
-	struct pair {
-		uint64_t a, b;
-		uint32_t v;
-	} *v;
-	uint32_t n, cap;
-};
-
-static uint32_t *pair_slot(struct pairmap *m, uint64_t a, uint64_t b)
-{
-	uint32_t mask, s;
-
-	if ((m->n + 1) * 4 > m->cap * 3) {
-		struct pair *old = m->v;
-		uint32_t old_cap = m->cap;
-
-		m->cap = old_cap ? old_cap * 2 : 256;
-		m->v = xcalloc(m->cap, sizeof(*m->v));
-		for (uint32_t i = 0; i < old_cap; i++) {
-			if (!old[i].v)
-				continue;
-			s = (uint32_t)hash64(old[i].a ^ hash64(old[i].b)) & (m->cap - 1);
-			while (m->v[s].v)
-				s = (s + 1) & (m->cap - 1);
-			m->v[s] = old[i];
-		}
-		free(old);
-	}
-	mask = m->cap - 1;
-	for (s = (uint32_t)hash64(a ^ hash64(b)) & mask; m->v[s].v; s = (s + 1) & mask)
-		if (m->v[s].a == a && m->v[s].b == b)
-			return &m->v[s].v;
-	m->v[s].a = a;
-	m->v[s].b = b;
-	return &m->v[s].v; /* 0: new; the caller sets it (and it counts) */
-}
 
 struct htk {
 	FILE *f;
@@ -70,15 +33,6 @@ struct htk {
 	bool ticked;
 };
 
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
 /* The string's index (1-based), written the first time; 0 for none. */
 static uint32_t string(struct htk *h, const char *s)
 {
@@ -86,9 +40,9 @@ static uint32_t string(struct htk *h, const char *s)
 
 	if (!s || !*s)
 		return 0;
-	hash = str_hash(s);
+	hash = pairmap_str_hash(s, 0);
 	for (uint64_t salt = 0;; salt++) {
-		uint32_t *v = pair_slot(&h->strings, hash, salt);
+		uint32_t *v = pairmap_slot(&h->strings, hash, salt);
 
 		if (*v && !strcmp(h->names[*v - 1], s))
 			return *v;
@@ -110,7 +64,7 @@ static uint32_t string(struct htk *h, const char *s)
 /* The frame of return address pc (1-based). */
 static uint32_t frame(struct htk *h, uint64_t pc, unsigned idx)
 {
-	uint32_t *v = pair_slot(&h->ips, pc, 0), ip;
+	uint32_t *v = pairmap_slot(&h->ips, pc, 0), ip;
 	struct sym_frame sf = { .line = -1 };
 	uint32_t mod, fn, file;
 
@@ -140,7 +94,7 @@ static uint32_t trace(struct htk *h, uint32_t bt, const uint64_t *pcs, uint32_t 
 	if (bt < h->nbt_trace && h->bt_trace[bt])
 		return h->bt_trace[bt];
 	for (uint32_t d = depth; d-- > 1;) {
-		uint32_t ip = frame(h, pcs[d], d), *v = pair_slot(&h->nodes, ip, parent);
+		uint32_t ip = frame(h, pcs[d], d), *v = pairmap_slot(&h->nodes, ip, parent);
 
 		if (!*v) {
 			h->nodes.n++;
@@ -189,7 +143,7 @@ void htk_alloc(struct htk *h, uint64_t ms, uint64_t size, uint32_t bt, const uin
 	uint32_t t = trace(h, bt, pcs, depth), *v;
 
 	tick(h, ms);
-	v = pair_slot(&h->infos, size, t);
+	v = pairmap_slot(&h->infos, size, t);
 	if (!*v) {
 		/* written right before its first use: infos are first used in index order */
 		h->infos.n++;
@@ -205,7 +159,7 @@ void htk_free(struct htk *h, uint64_t ms, uint64_t size, uint32_t bt)
 
 	if (bt >= h->nbt_trace || !h->bt_trace[bt])
 		return; /* allocated before this file began: heaptrack writes nothing either */
-	v = pair_slot(&h->infos, size, h->bt_trace[bt]);
+	v = pairmap_slot(&h->infos, size, h->bt_trace[bt]);
 	if (!*v)
 		return; /* never allocated in this file (the slot stays empty) */
 	tick(h, ms);

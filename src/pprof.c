@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "frames.h"
+#include "pairmap.h"
 #include "pprof.h"
 #include "util.h"
 
@@ -46,42 +47,6 @@ bool pprof_available(void)
 	return true;
 }
 
-/* key -> index + 1 (0: absent), open addressing over 64-bit keys. */
-struct idmap {
-	struct idslot {
-		uint64_t key;
-		uint32_t v;
-	} *v;
-	uint32_t n, cap;
-};
-
-static uint32_t *idmap_slot(struct idmap *m, uint64_t key)
-{
-	uint32_t s;
-
-	if ((m->n + 1) * 4 > m->cap * 3) {
-		struct idslot *old = m->v;
-		uint32_t old_cap = m->cap;
-
-		m->cap = old_cap ? old_cap * 2 : 256;
-		m->v = xcalloc(m->cap, sizeof(*m->v));
-		for (uint32_t i = 0; i < old_cap; i++) {
-			if (!old[i].v)
-				continue;
-			for (s = hash64(old[i].key) & (m->cap - 1); m->v[s].v;
-			     s = (s + 1) & (m->cap - 1))
-				;
-			m->v[s] = old[i];
-		}
-		free(old);
-	}
-	for (s = hash64(key) & (m->cap - 1); m->v[s].v; s = (s + 1) & (m->cap - 1))
-		if (m->v[s].key == key)
-			return &m->v[s].v;
-	m->v[s].key = key;
-	return &m->v[s].v; /* 0: new, the caller sets it and counts it in n */
-}
-
 /* A growable array of pointers to messages. */
 struct vec {
 	void **v;
@@ -100,18 +65,9 @@ static void vec_push(struct vec *a, void *p)
 struct builder {
 	const struct pprof_info *pi;
 	struct vec strings, functions, locations, samples;
-	struct idmap string_ids, function_ids, location_ids;
+	struct pairmap string_ids, function_ids, location_ids;
 	uint64_t *mapping_of; /* per module: its mapping id */
 };
-
-static uint64_t str_hash(const char *s, uint64_t seed)
-{
-	uint64_t h = 1469598103934665603ULL ^ seed;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
 
 /* The string table's index of s (NULL: "", index 0). Collisions of the hash go on probing
  * with another seed. */
@@ -122,7 +78,7 @@ static int64_t str_id(struct builder *b, const char *s)
 	if (!s || !*s)
 		return 0;
 	for (uint64_t seed = 0;; seed++) {
-		slot = idmap_slot(&b->string_ids, str_hash(s, seed));
+		slot = pairmap_slot(&b->string_ids, pairmap_str_hash(s, seed), 0);
 		if (!*slot) {
 			vec_push(&b->strings, xstrdup(s));
 			*slot = (uint32_t)b->strings.n; /* strings[0] is "" */
@@ -138,7 +94,7 @@ static int64_t str_id(struct builder *b, const char *s)
 static uint64_t function_id(struct builder *b, const char *name, const char *file)
 {
 	int64_t n = str_id(b, name ? name : "??"), fl = str_id(b, file);
-	uint32_t *slot = idmap_slot(&b->function_ids, (uint64_t)n << 32 ^ (uint64_t)fl);
+	uint32_t *slot = pairmap_slot(&b->function_ids, (uint64_t)n << 32 ^ (uint64_t)fl, 0);
 	pb_function *fn;
 
 	if (*slot)
@@ -199,7 +155,8 @@ static uint64_t location_id(struct builder *b, const struct table *t, const stru
 
 		snprintf(cls, sizeof(cls), "[blocks of up to %" PRIu64 " bytes]",
 			 table_bt_pcs(t, bt)[1]);
-		slot = idmap_slot(&b->location_ids, str_hash(idx ? cls : "", 0) | 1ull << 63);
+		slot = pairmap_slot(&b->location_ids,
+				    pairmap_str_hash(idx ? cls : "", 0) | 1ull << 63, 0);
 		if (!*slot) {
 			b->location_ids.n++;
 			loc = new_location(b, slot, 0);
@@ -207,7 +164,7 @@ static uint64_t location_id(struct builder *b, const struct table *t, const stru
 		}
 		return *slot;
 	}
-	slot = idmap_slot(&b->location_ids, pc);
+	slot = pairmap_slot(&b->location_ids, pc, 0);
 	if (*slot)
 		return *slot;
 	b->location_ids.n++;
