@@ -83,7 +83,8 @@ ifneq ($(STATIC),)
 UNW_ARCH    := $(patsubst mips64,mips,$(ARCH))
 PKG_LIBS    := $(shell $(PKG_ENV) $(PKG_CONFIG) --libs-only-L $(PKGS) 2>/dev/null) \
                -Wl,--start-group -lunwind-ptrace -lunwind-generic -lunwind-$(UNW_ARCH) -lunwind \
-               -ldw -lelf -Wl,--end-group $(if $(PPROF_DEF),-lprotobuf-c) -lzstd -lz -llzma \
+               -ldw -lelf -Wl,--end-group $(if $(CAPSTONE_DEF),-lcapstone) \
+               $(if $(PPROF_DEF),-lprotobuf-c) -lzstd -lz -llzma \
                -lbz2 -lpthread -ldl
 HT_LDFLAGS  += -static -Wl,--eh-frame-hdr
 endif
