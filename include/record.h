@@ -95,7 +95,7 @@ static inline void record_alloc(struct proc *p, pid_t tid, uint64_t ptr, uint64_
 }
 
 /* ptr was released by a free or a successful realloc (known to the table or not), in a call
- * made at ns (with entry stubs, heaptrace sees it later); 0: when heaptrace saw it. */
+ * made at ns (with entry stubs, heaptrace sees it later). */
 static inline void record_free(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns)
 {
 	if (record_on && ptr)

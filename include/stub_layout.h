@@ -34,12 +34,19 @@
 #define STUB_C_DWAKE 192 /* u32: heaptrace's reader sleeps on it; stubs wake it */
 #define STUB_OWNER_DIED 0x40000000 /* FUTEX_OWNER_DIED (bit 30) */
 
-/* Records: a u64 tag (the position | kind, written last), a u32 length, a u32 hook. The entry
- * record's header length (STUB_REC_ENTRY) is the architecture's. */
+/*
+ * Records: a u64 tag (the position | kind, written last), a u32 length, a u32 hook; lengths are
+ * multiples of 16 (the kind is in the tag's low 4 bits). The entry record's header length
+ * (STUB_REC_ENTRY) is the architecture's, its time stamp at 96. A free: 16 the pointer, 24 the
+ * thread pointer, 32 the time stamp (the clock of stub_ticks), read late as the entry's is, so
+ * a block's end is dated when the program freed it. A return: 16 the cookie, 24 the result, 32
+ * the thread pointer; no time stamp, as every effect of a call (its block, a realloc's release)
+ * is dated at its entry, in both modes.
+ */
 #define STUB_KIND_ENTRY 1
 #define STUB_KIND_FREE 2
 #define STUB_KIND_RETURN 3
-#define STUB_REC_FREE 32
+#define STUB_REC_FREE 48
 #define STUB_REC_RETURN 48
 #define STUB_HOOK_FREE 0x100 /* in the thunk's word: a free, recorded at entry only */
 #define STUB_HOOK_NORET 0x200 /* in the thunk's word: an entry record, its return left alone

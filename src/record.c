@@ -457,8 +457,6 @@ void record_seeded(struct proc *p)
 
 void record_free_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns)
 {
-	if (!ns) /* an entry stub's free record has no time stamp: when heaptrace saw it */
-		ns = now_ns();
 	if (trace)
 		calltrace_free(trace, p->pid, (uint32_t)tid, since_start(p, ns), ptr);
 	if (rec.fd < 0 || !follow(p))

@@ -754,9 +754,13 @@ static void take_entry(struct proc *p, struct stubs *s, const uint8_t *r, uint64
 	calls_rec_entry(thread_of(p, get64(r + 104), pos), &c, unwind_rec, &uc);
 }
 
-static void take_free(struct proc *p, const uint8_t *r, uint64_t pos)
+static void take_free(struct proc *p, struct stubs *s, const uint8_t *r, uint64_t pos)
 {
-	struct calls_rec c = { .hook = get32(r + 12) & 0xff, .args = { get64(r + 16) } };
+	struct calls_rec c = {
+		.hook = get32(r + 12) & 0xff,
+		.args = { get64(r + 16) },
+		.ns = rec_ns(s, get64(r + 32)),
+	};
 
 	calls_rec_entry(thread_of(p, get64(r + 24), pos), &c, NULL, NULL);
 }
@@ -858,7 +862,7 @@ unsigned stubs_drain(struct proc *p)
 		if (kind == STUB_KIND_ENTRY)
 			take_entry(p, s, r, s->tail);
 		else if (kind == STUB_KIND_FREE)
-			take_free(p, r, s->tail);
+			take_free(p, s, r, s->tail);
 		else
 			calls_rec_return(thread_of(p, get64(r + 32), s->tail), get64(r + 16),
 					 get64(r + 24));

@@ -15,8 +15,8 @@
  * ht_stub_entry saves x0-x15, x30 and NZCV in a 160-byte frame below sp (E, the entry sp):
  * x0..x15 at 0, x30 at 128, NZCV at 136, and 144..159 (E-16) for { cookie, return address }.
  * It reserves a record in the shared ring (ldxr/stxr on its head), writes it (free: the
- * pointer; others: arguments, sp, x29, x30, x19-x28, a time stamp, and a copy of the stack
- * from E up) and publishes it by writing its tag last (stlr). An allocation's return goes
+ * pointer and a time stamp; others: arguments, sp, x29, x30, x19-x28, a time stamp, and a copy
+ * of the stack from E up) and publishes it by writing its tag last (stlr). An allocation's return goes
  * through ht_stub_ret: x30 = the trampoline, the function starts at sp = E-16 with
  * { cookie, return address } there (no malloc-family function takes stack arguments). Then
  * the function goes on at its continuation: its displaced first instruction, relocated, and a
@@ -136,10 +136,12 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	mov x17, #144\n" /* the function starts at E-16, returning into the trampoline */
 	"	cbnz w2, 12f\n"
 	"	b 9f\n"
-	/* free: { tag, length, hook, pointer, thread } */
+	/* free: { tag, length, hook, pointer, thread, time stamp } */
 	"5:	mov x14, #" S(STUB_REC_FREE) "\n" RESERVE("11")
 	"	str w16, [x0, #12]\n"
 	"	ldr x1, [sp]\n	mrs x2, tpidr_el0\n	stp x1, x2, [x0, #16]\n"
+	"	mrs x1, cntvct_el0\n"
+	"	str x1, [x0, #32]\n"
 	"	orr x15, x15, #" S(STUB_KIND_FREE) "\n"
 	"	stlr x15, [x0]\n"
 	"9:	mov x17, #160\n" /* the function starts at E with its own return address */

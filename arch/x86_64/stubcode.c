@@ -8,8 +8,8 @@
  * ht_stub_entry is reached from a per-function thunk (`push $hook|flags; jmp ht_stub_entry`)
  * with the function's return address above that word. It saves every register it touches and
  * the flags, reserves a record in the shared ring with `lock xadd` on its head, writes it
- * (free: the pointer; others: arguments, the registers an unwinder needs, a time stamp, and a
- * copy of the stack from the return address up), and publishes it by writing its tag last.
+ * (free: the pointer and a time stamp; others: arguments, the registers an unwinder needs, a
+ * time stamp, and a copy of the stack from the return address up), and publishes it by writing its tag last.
  * An allocation's return goes through ht_stub_ret, which records the result. Then the
  * function goes on at its continuation: its displaced first instructions, relocated, and a
  * jump back. With the data page's off word set, or heaptrace gone (the kernel marks the
@@ -133,11 +133,12 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	test %r9,%r9\n"
 	"	jnz 8f\n"
 	"	jmp 9f\n"
-	/* free: { tag, length, hook, pointer, thread } */
+	/* free: { tag, length, hook, pointer, thread, time stamp } */
 	"5:	mov $" S(STUB_REC_FREE) ",%edx\n"
 	"	mov %rdx,%rax\n"
 	"	lock xadd %rax," S(STUB_C_HEAD) "(%r9)\n"
 	"	call ht_stub_room\n"
+	"	mov %rax,%r8\n" /* the position, for the tag: rdtsc takes rax and rdx */
 	"	mov %rax,%rdi\n"
 	"	and " S(STUB_D_MASK) "(%r10),%rdi\n"
 	"	add " S(STUB_D_RING) "(%r10),%rdi\n"
@@ -145,8 +146,12 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	mov %r11d,12(%rdi)\n"
 	"	mov 32(%rsp),%rcx\n	mov %rcx,16(%rdi)\n"
 	"	mov %fs:0,%rcx\n	mov %rcx,24(%rdi)\n"
-	"	or $" S(STUB_KIND_FREE) ",%rax\n"
-	"	mov %rax,(%rdi)\n"
+	"	rdtsc\n"
+	"	shl $32,%rdx\n"
+	"	or %rdx,%rax\n"
+	"	mov %rax,32(%rdi)\n"
+	"	or $" S(STUB_KIND_FREE) ",%r8\n"
+	"	mov %r8,(%rdi)\n"
 	/* the function starts at E with its own return address */
 	"9:\n" POP_ALL
 	"	popfq\n"

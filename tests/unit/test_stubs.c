@@ -191,6 +191,23 @@ static void check_entry_regs(const uint8_t *r)
 }
 #endif
 
+/* stub_ticks, ordered against the instructions around it, so that a time stamp the stub code
+ * takes between two of these lies between them. */
+static uint64_t fenced_ticks(void)
+{
+	uint64_t v;
+
+#if defined(__x86_64__)
+	__builtin_ia32_lfence();
+	v = stub_ticks();
+	__builtin_ia32_lfence();
+#else
+	v = stub_ticks(); /* isb first */
+	__asm__ volatile("isb" ::: "memory");
+#endif
+	return v;
+}
+
 TEST_CASE(entry_and_return_recorded)
 {
 	struct env e;
@@ -201,11 +218,15 @@ TEST_CASE(entry_and_return_recorded)
 		uint64_t head = rd64(e.ctl + STUB_C_HEAD), pos = head;
 		const uint8_t *r;
 
+		uint64_t t0 = fenced_ticks(), t1;
+
 		CHECK_EQ(call_fn(&e, 1000 + i, &ok), 1001 + i);
+		t1 = fenced_ticks();
 		CHECK(ok);
 		r = e.ring + (pos & (RING - 1));
 		CHECK_EQ(rd64(r), pos | STUB_KIND_ENTRY);
 		CHECK_EQ(rd64(r + 16), 1000 + i); /* the argument */
+		CHECK(rd64(r + 96) >= t0 && rd64(r + 96) <= t1); /* the time stamp */
 		check_entry_regs(r);
 		CHECK(*(const uint32_t *)(r + 112) <= 256); /* the stack copy, bounded */
 		CHECK_EQ(*(const uint32_t *)(r + 116), 1); /* the return is recorded */
@@ -225,13 +246,20 @@ TEST_CASE(free_recorded_at_entry_only)
 	struct env e;
 	bool ok;
 
+	uint64_t t0, t1;
+
 	REQUIRE(setup(&e, STUB_HOOK_FREE, 256));
+	t0 = fenced_ticks();
 	CHECK_EQ(call_fn(&e, 0x5000, &ok), 0x5001);
+	t1 = fenced_ticks();
 	CHECK(ok);
 	CHECK_EQ(rd64(e.ring), 0 | STUB_KIND_FREE);
 	CHECK_EQ(*(const uint32_t *)(e.ring + 8), STUB_REC_FREE);
 	CHECK_EQ(*(const uint32_t *)(e.ring + 12), STUB_HOOK_FREE);
 	CHECK_EQ(rd64(e.ring + 16), 0x5000);
+	CHECK(rd64(e.ring + 24) == (uint64_t)pthread_self()); /* the thread pointer */
+	/* its own time stamp, taken in the call: the free is dated when it ran, not when read */
+	CHECK(rd64(e.ring + 32) >= t0 && rd64(e.ring + 32) <= t1);
 	CHECK_EQ(rd64(e.ctl + STUB_C_HEAD), STUB_REC_FREE); /* nothing at the return */
 	teardown(&e);
 }
