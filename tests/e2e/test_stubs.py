@@ -2,12 +2,15 @@
 """Entry stubs (--mode=stubs, src/stubs.c): traced calls cost the program no ptrace stop, the
 ring they are recorded in may fill (the program then waits for heaptrace, never stops), and an
 entry that cannot be patched keeps its breakpoint, with the same exact counts. The whole suite
-runs in both modes (tests/run.py --modes); these tests look at what only stubs change."""
+runs in both modes (tests/run.py --modes); these tests look at what only stubs change, and
+at what a late reading of the ring must not change: the times of the calls."""
 
+import json
+import os
 import re
 
 import helpers
-from helpers import OPTS, Skip, summary_record, variants
+from helpers import HEAPTRACE, OPTS, Fail, Skip, run, summary_record, variants
 from test_basic import full_check
 from test_threads import threads_run
 
@@ -103,3 +106,78 @@ def test_unpatchable_entry_keeps_breakpoint(opt):
     if not stops(r) or not recorded(r):
         r.fail("expected stops for malloc and records for the rest: %d stops, %d records"
                % (stops(r), recorded(r)))
+
+
+# tests/targets/freetimes.c: FREED_N early_block blocks of FREED_SIZE, all freed, then a quiet
+# phase between its "freed" and "woke" stamps, then one mark_block of MARK_SIZE.
+FREED_N, FREED_SIZE, MARK_SIZE = 4, 65536, 1234
+# every record read at least 1 s after it was written (src/stubs.c: slow_reader), more than
+# freetimes' quiet phase: a free dated when it was read would come after mark_block's malloc
+LATE_READER = {"HEAPTRACE_TEST_SLOW_READER": "1000"}
+
+
+@variants(*OPTS)
+def test_free_times_exact(opt):
+    """Each record carries its own time: with records read late on purpose, freetimes' frees
+    are dated before its quiet phase, as the program stamped them, in --trace-calls, in report
+    --calls and in the timeline of the --record log (in breakpoint mode every call is seen at
+    its stop, so the times are exact there too)."""
+    check_free_times(free_times_run(opt))
+
+
+def free_times_run(opt):
+    return full_check("freetimes", opt, opts=["--record=log", "--trace-calls"],
+                      env=LATE_READER)
+
+
+def calls_of(text):
+    return [o for o in (json.loads(line) for line in text.splitlines() if line.strip())
+            if "call" in o]
+
+
+def check_free_times(r):
+    """r: freetimes under free_times_run (tests/xarch too). The quiet phase lasted, by the
+    program's own clock, q = woke - freed; heaptrace's times must see at least q / 2 between
+    every early_block free and mark_block's malloc (exact times give q: the slack is for the
+    conversion of the stubs' clock, never for load, which stretches both clocks alike)."""
+    stamps = {x["name"]: x["ns"] for x in r.records if x["kind"] == "stamp"}
+    if set(stamps) != {"freed", "woke"}:
+        r.fail("freetimes wrote the stamps %s" % sorted(stamps))
+    quiet = stamps["woke"] - stamps["freed"]
+    log = os.path.join(os.path.dirname(r.outfile), "log")
+    p = run([HEAPTRACE, "report", log, "--calls", "--format=json"])
+    if p.rc != 0:
+        raise Fail("heaptrace report --calls exited %s" % p.rc, p.describe())
+    live = calls_of(r.out or "")
+    if calls_of(p.stdout) != live:
+        r.fail("report --calls differs from the live --trace-calls")
+    marks = [i for i, c in enumerate(live) if c["call"] == "malloc" and c["size"] == MARK_SIZE]
+    mark = [live[i]["elapsed_ns"] for i in marks]
+    before = live[:marks[0]] if marks else live  # mark_block may reuse a freed address
+    made = [c["result"] for c in before if c["call"] == "malloc" and c["size"] == FREED_SIZE]
+    frees = [c["elapsed_ns"] for c in before if c["call"] == "free" and c["address"] in made]
+    if len(made) != FREED_N or len(frees) != FREED_N or len(mark) != 1:
+        r.fail("calls: %d early_block mallocs, %d of their frees, %d mark_block mallocs"
+               % (len(made), len(frees), len(mark)))
+    late = [f for f in frees if mark[0] - f < quiet // 2]
+    if late:
+        r.fail("frees dated %s ns, mark_block's malloc at %d ns: the program's quiet phase of "
+               "%d ns between them is missing (a free dated when it was read?)"
+               % (late, mark[0], quiet))
+    check_quiet_timeline(r, log, max(frees), mark[0])
+
+
+def check_quiet_timeline(r, log, freed, mark):
+    """The --record log's timeline: no interval inside (freed, mark) holds the freed blocks."""
+    p = run([HEAPTRACE, "report", log, "--timeline", "--format=json"])
+    if p.rc != 0:
+        raise Fail("heaptrace report --timeline exited %s" % p.rc, p.describe())
+    tl = json.loads(p.stdout.splitlines()[-1])["timeline"]
+    inside = [x for x in tl["points"]
+              if x["elapsed_ns"] - tl["interval_ns"] >= freed and x["elapsed_ns"] <= mark]
+    if not inside:
+        r.fail("no timeline interval of %d ns inside the quiet phase (%d, %d)"
+               % (tl["interval_ns"], freed, mark))
+    held = [x for x in inside if x["live_bytes"] >= FREED_N * FREED_SIZE]
+    if held:
+        r.fail("the timeline holds the freed blocks in the quiet phase: %s" % held)

@@ -98,6 +98,8 @@ THREADS = (4, 500, 10)
 SURVIVE_ROUNDS = (5, 4)
 # Enough calls to fill the 4 MiB ring of entry stubs while heaptrace's reader is slowed.
 FULL_RING = (4, 5000, 10)
+# freetimes' run (test_stubs.free_times_run): the log, and the calls as they are read
+FREE_TIMES = ["--record=log", "--trace-calls"]
 
 # ABI facts in the native tests' constants that differ on an architecture: {arch: {module:
 # {name: value}}}. libstdc++ 12's emergency exception pool (eh_alloc.cc) is 64 objects of 1024
@@ -249,6 +251,12 @@ def stub_cases(opts):
                   lambda c: c.mod("test_stubs").check_full_ring(
                       c.mod("test_threads").threads_run("O0", *FULL_RING, timeout=RUN_LIMIT,
                                                         opts=["-v"], env=dict(slow)))))
+    # records read 1 s late on purpose: the frees keep the times the stubs stamped
+    late = (("HEAPTRACE_TEST_SLOW_READER", "1000"),)
+    cases.append(("stubs_free_times", [GuestRun("ht", "freetimes", opts=FREE_TIMES, env=late)],
+                  lambda c: c.mod("test_stubs").check_free_times(
+                      c.mod("test_basic").full_check("freetimes", "O0", opts=FREE_TIMES,
+                                                     env=dict(late)))))
     return cases
 
 
