@@ -257,7 +257,11 @@ TEST_CASE(free_recorded_at_entry_only)
 	CHECK_EQ(*(const uint32_t *)(e.ring + 8), STUB_REC_FREE);
 	CHECK_EQ(*(const uint32_t *)(e.ring + 12), STUB_HOOK_FREE);
 	CHECK_EQ(rd64(e.ring + 16), 0x5000);
-	CHECK(rd64(e.ring + 24) == (uint64_t)pthread_self()); /* the thread pointer */
+#if defined(__x86_64__)
+	CHECK(rd64(e.ring + 24) == (uint64_t)pthread_self()); /* the thread pointer, %fs:0 */
+#else
+	CHECK(rd64(e.ring + 24) == (uint64_t)__builtin_thread_pointer()); /* tpidr_el0 */
+#endif
 	/* its own time stamp, taken in the call: the free is dated when it ran, not when read */
 	CHECK(rd64(e.ring + 32) >= t0 && rd64(e.ring + 32) <= t1);
 	CHECK_EQ(rd64(e.ctl + STUB_C_HEAD), STUB_REC_FREE); /* nothing at the return */
