@@ -13,6 +13,7 @@
 #define PR_DOMAIN "unwind"
 #include "log.h"
 #include "maps.h"
+#include "procinfo.h"
 #include "remote.h"
 #include "unwind.h"
 #include "util.h"
@@ -33,7 +34,8 @@ struct ro_cache {
 
 struct unwinder {
 	unw_addr_space_t as;
-	void *upt; /* _UPT context: libunwind's find_proc_info needs it */
+	void *upt; /* _UPT context: for addresses in no module (procinfo.c) */
+	struct procinfo *tables; /* every module's unwind tables */
 	pid_t pid;
 	struct ro_cache *ro; /* NULL until the first unwind after a mapping change */
 };
@@ -206,6 +208,7 @@ struct unwinder *unwind_new(pid_t pid)
 		accessors = _UPT_accessors;
 		accessors.access_mem = acc_mem;
 		accessors.access_reg = acc_reg;
+		accessors.find_proc_info = procinfo_find;
 	}
 	u->pid = pid;
 	u->as = unw_create_addr_space(&accessors, 0);
@@ -216,6 +219,7 @@ struct unwinder *unwind_new(pid_t pid)
 		unw_set_cache_size(u->as, 4096, 0);
 	}
 	u->upt = _UPT_create(pid);
+	u->tables = procinfo_new(pid);
 	return u;
 }
 
@@ -227,6 +231,7 @@ void unwind_destroy(struct unwinder *u)
 		_UPT_destroy(u->upt);
 	if (u->as)
 		unw_destroy_addr_space(u->as);
+	procinfo_free(u->tables);
 	if (cur.ro == u->ro)
 		cur.ro = NULL;
 	ro_free(u->ro);
@@ -241,6 +246,7 @@ void unwind_flush(struct unwinder *u)
 		cur.ro = NULL;
 	ro_free(u->ro);
 	u->ro = NULL;
+	procinfo_flush(u->tables);
 	/* _UPT keeps the last ELF image it read: start afresh after a mapping change */
 	if (u->upt) {
 		_UPT_destroy(u->upt);
@@ -278,6 +284,7 @@ static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint6
 	if (!u->ro)
 		u->ro = ro_load(u->pid);
 	cur.ro = u->ro;
+	procinfo_use(u->tables);
 	unwinding = true;
 	if (unw_init_remote(&c, u->as, u->upt) < 0) {
 		unwinding = false;
