@@ -133,7 +133,7 @@ TARGET_CFLAGS := -g -fno-inline -fno-omit-frame-pointer -fno-optimize-sibling-ca
 TARGET_DIRS := $(sort $(dir $(wildcard tests/targets/*/main.c)))
 TARGET_ONE  := $(wildcard tests/targets/*.c) $(wildcard tests/targets/*.cc)
 
-.PHONY: all clean install deps demo check unit e2e targets bench check-cross html-vendor
+.PHONY: all clean install deps demo check unit e2e targets bench check-cross bench-cross html-vendor
 
 all: $(OUT)
 
@@ -247,6 +247,12 @@ check-cross:
 bench: deps
 	@$(MAKE) --no-print-directory all
 	$(PYTHON) tests/bench/bench.py --build $(BUILD)
+
+# The cost of a traced call in each architecture's guest of check-cross, against the same calls
+# untraced and a bare ptrace stop there (tests/xarch/xarch.py --bench; prints, checks nothing).
+bench-cross:
+	@sh tests/xarch/deps.sh
+	$(PYTHON) tests/xarch/xarch.py --arches "$(ARCHES)" --bench
 
 install: $(OUT)
 	install -D -m 755 $(OUT) $(DESTDIR)$(PREFIX)/bin/heaptrace

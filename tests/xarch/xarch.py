@@ -3,7 +3,7 @@
 """The cross-architecture lab (standard library only): make check-cross.
 
     python3 tests/xarch/xarch.py [--arches "aarch64 arm mips64"] [--opts "O0 O2"] [--timeout 600]
-                                 [--only REGEX] [-v]
+                                 [--only REGEX] [-v] [--bench]
 
 For each architecture, everything under build/xarch/<arch>/ (no host package is changed):
 
@@ -22,6 +22,9 @@ For each architecture, everything under build/xarch/<arch>/ (no host package is 
   check     the files are decoded into results/<run>/ and checked by the native tests' own
             functions (tests/e2e/test_*.py, helpers.py), whose heaptrace() and target() are
             replaced by a look-up of the guest's runs: the same expectations as make check.
+
+--bench (make bench-cross) runs no cases: it boots each guest with the runs of bench_plan and
+prints the cost of a traced call per entry mode and stack (see BENCH_STACKS).
 
 Prints "PASS arch case", "FAIL arch case: reason" or "SKIP arch case: reason" for each case, the
 time each guest ran, and last "N passed, M failed" (", K skipped"). Exit status 0 if and only if
@@ -160,6 +163,11 @@ class GuestRun:
                 self.env)
 
 
+# test_unwind_cross: a chain that goes on below main into the C library (its LEVELS, CALLS
+# and --depth)
+CROSS_ARGS, CROSS_OPTS = (5, 20), ["--depth=16"]
+
+
 def plan(opts, arch):
     """[(case name, GuestRun list or None, check(ctx))] for one architecture."""
     cases = [("static", [], lambda c: c.arch.check_static())]
@@ -190,6 +198,9 @@ def plan(opts, arch):
              lambda c, o=opt: c.mod("test_cxx").test_cxx(o)),
             ("cxx_summary[%s]" % opt, [GuestRun("ht", "cxx", opt, opts=["--depth=24"])],
              lambda c, o=opt: c.mod("test_cxx").test_cxx_summary(o)),
+            ("unwind_cross[%s]" % opt, [GuestRun("ht", "deep", opt, args=CROSS_ARGS,
+                                                 opts=CROSS_OPTS)],
+             lambda c, o=opt: c.mod("test_unwind_cross").cross_run(o)),
             ("attach_sigint[%s]" % opt, [GuestRun("attach", "attach", opt, mode="int",
                                                   opts=["--no-inventory"])],
              lambda c, o=opt: c.mod("test_attach").test_attach_sigint(o)),
@@ -260,49 +271,100 @@ def stub_cases(opts):
     return cases
 
 
-# --bench: the cost of one traced call in one guest run: tests/targets/threads with one thread
-# (a malloc and a free per iteration) untraced, with entry stubs and with breakpoints, each at 1
-# and at N iterations, so that start-up cancels out. {mode: N}. The guest has one CPU: the
-# program and heaptrace take turns on it.
-# "stubs-depth1" is the stubs mode with --depth=1: no unwinding, so mostly the stubs' own cost
-# and heaptrace's reading of the records.
-BENCH = {"native": 200000, "stubs": 20000, "stubs-depth1": 20000, "breakpoint": 1000}
+# --bench (make bench-cross): the cost of one traced call in one guest run, as ratios to the
+# same calls untraced and to a bare breakpoint stop in the same guest. tests/targets/deep (a
+# malloc and a free per iteration, LEVELS frames of descend below main) runs untraced, under
+# heaptrace in each entry mode of the arch and under tests/bench/stopfloor (one ptrace stop per
+# hit, nothing else); each at 1 and at N iterations, so that start-up cancels out, in
+# BENCH_ROUNDS rounds that each run every row once (the host's load comes and goes: each figure
+# is the median of its rounds). The guest has one CPU: the program and its tracer take turns
+# on it.
+# Stacks, (name, LEVELS, --depth): 10 frames either way; "program" stays in the program (frame
+# 0, malloc's entry, is taken from the registers), "cross" goes on below main into the C
+# library (__libc_start_call_main, __libc_start_main) and back to the program (_start), so
+# the unwinder changes module twice in each backtrace; "depth 1" unwinds nothing.
+BENCH_STACKS = [("depth 1", 16, 1), ("program", 16, 10), ("cross", 5, 10)]
+# N per kind of run: breakpoints cost milliseconds per call under TCG.
+BENCH_N = {"native": 2000000, "floor": 4000, "stubs": 20000, "breakpoint": 1500}
+BENCH_ROUNDS = 3
+BENCH_FLOOR = "stopfloor"  # tests/bench/stopfloor.c
+
+
+def bench_plan(arch):
+    """[(row, kind, [(GuestRun at 1, GuestRun at N) per round])]; kind: native, floor, or the
+    entry mode. A round is told apart by HEAPTRACE_BENCH_ROUND in the environment."""
+    rows = [("native", "native", "deep", [16], None, []),
+            ("stop floor", "floor", BENCH_FLOOR, [], None, [])]
+    for mode, entry, _ in entry_modes(arch):
+        for stack, levels, depth in BENCH_STACKS:
+            rows.append(("%s, %s" % (mode, stack), mode, "deep", [levels], entry or mode,
+                         ["--depth=%d" % depth]))
+    plan = []
+    for row, kind, prog, args, entry, opts in rows:
+        pairs = []
+        for i in range(BENCH_ROUNDS):
+            env = (("HEAPTRACE_BENCH_ROUND", str(i)),)
+            pairs.append(tuple(GuestRun("plain" if entry is None else "ht", prog,
+                                        args=args + [it], entry=entry, opts=opts, env=env)
+                               for it in (1, BENCH_N[kind])))
+        plan.append((row, kind, pairs))
+    return plan
 
 
 def bench_runs(arch):
-    runs = []
-    for mode, n in BENCH.items():
-        if mode.startswith("stubs") and not has_stubs(arch):
-            continue
-        for it in (1, n):
-            if mode == "native":
-                runs.append(GuestRun("plain", "threads", args=[1, it, 0]))
-            else:
-                entry, _, depth = mode.partition("-depth")
-                runs.append(GuestRun("ht", "threads", args=[1, it, 0], entry=entry,
-                                     opts=["--depth=" + depth] if depth else []))
-    return runs
+    """The guest's runs, round by round."""
+    plan = bench_plan(arch)
+    return [r for i in range(BENCH_ROUNDS) for _, _, pairs in plan for r in pairs[i]]
 
 
-def bench_report(arch, outcomes, runs):
-    """Print the µs per call of each mode (wall time of the guest's runs, 10 ms resolution)."""
-    secs = {}
-    for r in runs:
-        o = outcomes.get(r.id)
-        mode = (r.entry or "native") + "".join("-depth" + o[8:] for o in r.opts
-                                               if o.startswith("--depth="))
-        if o is None or o.seconds is None or o.rc != 0:
-            note("%s bench: run %s failed (status %s)" % (arch, r.id, o and o.rc))
-            return
-        secs.setdefault(mode, {})[int(r.args[1])] = o.seconds
-    parts = []
-    for mode, n in BENCH.items():
-        if mode in secs:
-            calls = 2 * (n - 1)
-            us = (secs[mode][n] - secs[mode][1]) * 1e6 / calls
-            parts.append("%s %.2f us per call (%d calls, %.2f s - %.2f s)"
-                         % (mode, us, calls, secs[mode][n], secs[mode][1]))
-    note("%s bench: %s" % (arch, "; ".join(parts)))
+def bench_chain(o):
+    """(frames, modules in order) of the backtrace in the report of a heaptrace run, or None."""
+    try:
+        rep = json.loads(o.files["report"])
+        frames = (rep["peak"]["backtraces"] or rep["backtraces"])[0]["frames"]
+    except (KeyError, IndexError, ValueError):
+        return None
+    mods = []
+    for f in frames:
+        m = os.path.basename(f.get("module") or "?")
+        if not mods or mods[-1] != m:
+            mods.append(m)
+    return len(frames), mods
+
+
+def bench_report(arch, outcomes, load):
+    """Print each row's us per call (wall time of the guest's runs, 10 ms resolution; the median
+    of the rounds, and the lowest and highest) and its ratio to the native call and to one stop
+    of the floor."""
+    rows = []
+    for row, kind, pairs in bench_plan(arch):
+        per = 1 if kind == "floor" else 2  # deep: a malloc and a free per iteration
+        calls = per * (BENCH_N[kind] - 1)
+        us, chain = [], None
+        for r1, rn in pairs:
+            o1, on = outcomes.get(r1.id), outcomes.get(rn.id)
+            if any(o is None or o.seconds is None or o.rc != 0 for o in (o1, on)):
+                note("%s bench: %s, a round failed (status %s, %s)"
+                     % (arch, row, o1 and o1.rc, on and on.rc))
+                continue
+            us.append((on.seconds - o1.seconds) * 1e6 / calls)
+            chain = chain or bench_chain(on)
+        if us:
+            rows.append((row, kind, sorted(us), calls, chain))
+    med = {k: u[len(u) // 2] for _, k, u, *_ in rows if k in ("native", "floor")}
+    note("%s bench (qemu-system TCG, one CPU; host load %s; median of %d rounds):"
+         % (arch, load, BENCH_ROUNDS))
+    print("  %-22s %11s %17s %9s %7s  %s" % ("", "us per call", "(lowest-highest)", "x native",
+                                             "x stop", "calls; the chain's modules"), flush=True)
+    for row, kind, u, calls, chain in rows:
+        m = u[len(u) // 2]
+        xn = "%.0f" % (m / med["native"]) if med.get("native") and kind != "native" else ""
+        xs = "%.2f" % (m / med["floor"]) if med.get("floor") and kind != "native" else ""
+        what = "%d" % calls
+        if chain:
+            what += "; %d frames: %s" % (chain[0], " > ".join(chain[1]))
+        print("  %-22s %11.2f %17s %9s %7s  %s" % (row, m, "(%.4g-%.4g)" % (u[0], u[-1]), xn, xs,
+                                                   what), flush=True)
 
 
 # The targets alone (no heaptrace): they must exit 0 and write their records.
@@ -508,6 +570,15 @@ class Arch:
         return sorted(names)
 
     def build_targets(self, names):
+        if BENCH_FLOOR in names:  # a bench program, not a target the tests trace
+            names = [n for n in names if n != BENCH_FLOOR]
+            os.makedirs(self.targets, exist_ok=True)
+            rc, out = sh(["%s-gcc" % self.triplet, "-O2", "-Wall", "-Wextra", "-Werror", "-o",
+                          os.path.join(self.targets, BENCH_FLOOR),
+                          os.path.join(ROOT, "tests", "bench", BENCH_FLOOR + ".c")],
+                         log=self.log)
+            if rc != 0:
+                raise StepError("%s does not build: %s" % (BENCH_FLOOR, first_errors(out)), out)
         argv = ["make", "--no-print-directory", "-f", os.path.join(ROOT, "tests", "targets",
                                                                    "Makefile"),
                 "-j%d" % (os.cpu_count() or 1), "BUILD=" + self.targets, "ARCH=" + self.name,
@@ -799,7 +870,8 @@ def init_script(arch, runs):
         elif r.kind == "survive":
             lines.append("run %s /bin/sh %s %s\n" % (r.id, SURVIVE, " ".join(r.args)))
         elif r.kind == "plain":
-            lines.append("run %s %s\n" % (r.id, " ".join(map(shlex.quote, [r.prog] + r.args))))
+            argv = (["env"] + ["%s=%s" % e for e in r.env] if r.env else []) + [r.prog] + r.args
+            lines.append("run %s %s\n" % (r.id, " ".join(map(shlex.quote, argv))))
         else:
             lines.append("attach %s %s %s %s\n" % (r.id, r.prog, r.mode,
                                                     " ".join(map(shlex.quote, r.ht_opts))))
@@ -1140,8 +1212,10 @@ def run_arch(name, args, helpers, res, fetch_error):
             res.skip(name, case, "the lab could not be set up for %s" % name)
         return
     t_built = time.monotonic()
+    load = [os.getloadavg()[0]]
     try:
         text, elapsed, timed_out, argv = a.boot(args.timeout)
+        load.append(os.getloadavg()[0])
     except (OSError, StepError) as e:
         res.fail(name, "boot", "cannot start qemu: %s" % e)
         for case, _, _ in cases:
@@ -1157,7 +1231,7 @@ def run_arch(name, args, helpers, res, fetch_error):
         name, t_built - t_start, elapsed, " TIMED OUT" if timed_out else "",
         boot or "no boot line", (re.search(r"uptime=(\S+)", boot or "") or [None, "?"])[1],
         ("done at " + done) if done else "did not finish"))
-    if per_run:
+    if per_run and not bench:  # the bench's table says it
         note("%s: runs: %s" % (name, per_run))
     if boot is None:
         res.fail(name, "boot", "no output from /init%s" % (
@@ -1166,7 +1240,7 @@ def run_arch(name, args, helpers, res, fetch_error):
         res.fail(name, "boot", "the guest did not finish its runs%s" % (
             " (qemu killed after %ds)" % args.timeout if timed_out else ""), tail)
     if bench:
-        bench_report(name, outcomes, bench)
+        bench_report(name, outcomes, "%.1f at the start, %.1f at the end" % tuple(load))
         return
     ctx = Context(helpers, a, outcomes, runs, tail)
     for case, r in plain:
