@@ -6,12 +6,14 @@
  * Asked about an address in another, it unmaps the file it had, reads /proc/PID/maps, maps the
  * other's whole file and looks for its tables again; where libunwind reads .debug_frame (arm
  * and aarch64) that look-up maps the file a second time and tries the three places of its
- * .gnu_debuglink file. So each change of module inside a backtrace costs a dozen system calls
- * and the page faults of two file mappings. On arm it is worse: a module whose only table is
- * .ARM.exidx (Debian's C library: no .eh_frame_hdr, no .debug_frame) is never taken for the
- * module already loaded, because that test looks at the exidx range only when a .debug_frame
- * was found; and every exidx frame is looked up twice (DWARF first, then exidx). So each
- * frame in the C library paid the whole reload twice.
+ * .gnu_debuglink file: about a dozen system calls and two mappings of the whole file, at each
+ * change of module that libunwind's cache of unwind rules does not hide. On arm it is worse:
+ * a module whose only table is .ARM.exidx (Debian's C library: no .eh_frame_hdr, no
+ * .debug_frame) is never taken for the module already loaded, because that test looks at the
+ * exidx range only when a .debug_frame was found; and every exidx frame is looked up twice (DWARF first, then exidx), never
+ * cached. So each frame in the C library paid the whole reload twice (measured in the arm
+ * guest: a backtrace through it cost 10 times one that stays in the program; heaptrace's
+ * system time fell from 26.5 s to 1.4 s for 300 of them).
  *
  * Here each module gets its own _UPT context, which keeps that module's tables for good, and
  * what the ELF file says decides how a module is answered:
