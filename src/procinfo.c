@@ -10,10 +10,10 @@
  * change of module that libunwind's cache of unwind rules does not hide. On arm it is worse:
  * a module whose only table is .ARM.exidx (Debian's C library: no .eh_frame_hdr, no
  * .debug_frame) is never taken for the module already loaded, because that test looks at the
- * exidx range only when a .debug_frame was found; and every exidx frame is looked up twice (DWARF first, then exidx), never
- * cached. So each frame in the C library paid the whole reload twice (measured in the arm
- * guest: a backtrace through it cost 10 times one that stays in the program; heaptrace's
- * system time fell from 26.5 s to 1.4 s for 300 of them).
+ * exidx range only when a .debug_frame was found; and every exidx frame is looked up twice
+ * (DWARF first, then exidx), never cached. So each frame in the C library paid the whole
+ * reload twice (measured in the arm guest: a backtrace through it cost 10 times one that
+ * stays in the program; heaptrace's system time fell from 26.5 s to 1.4 s for 300 of them).
  *
  * Here each module gets its own _UPT context, which keeps that module's tables for good, and
  * what the ELF file says decides how a module is answered:

@@ -5,7 +5,8 @@ depth that goes on below main, where the chain crosses into the C library
 tables itself (src/procinfo.c: every module's kept, arm's exidx-only C library searched
 directly), so these frames are the ones that path finds."""
 
-from helpers import OPTS, check_summary, fn_name, heaptrace, expect_rc, summary_record, target, variants
+from helpers import (OPTS, check_summary, fn_name, heaptrace, expect_rc, summary_record, target,
+                     variants)
 
 LEVELS, CALLS, DEPTH = 5, 20, 16
 
