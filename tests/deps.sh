@@ -28,6 +28,8 @@ command -v musl-gcc >/dev/null 2>&1 || need="$need musl-tools"
 [ -e /usr/include/mimalloc.h ] || need="$need libmimalloc-dev"
 command -v zstd >/dev/null 2>&1 || need="$need zstd"
 command -v heaptrack_print >/dev/null 2>&1 || need="$need heaptrack"
+# heaptrack_gui must open report --format=heaptrack (tests/e2e/test_heaptrack_gui.py, offscreen)
+command -v heaptrack_gui >/dev/null 2>&1 || need="$need heaptrack-gui"
 # the --format=html pages, and speedscope opening --format=pprof, are checked in headless
 # chromium, driven by playwright-core (npm; tests/html/ pins both)
 command -v chromium >/dev/null 2>&1 || need="$need chromium"
