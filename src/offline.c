@@ -571,6 +571,8 @@ static bool read_fork(struct reader *r, struct replay *root, struct replay *cur)
 	c->at_ns = root->start_ns + root->at_ns > start ? root->start_ns + root->at_ns - start : 0;
 	c->ct = root->sel_pid ? NULL : root->ct;
 	c->root = root;
+	if (c->t.sum.live_blocks) /* its timeline starts with the heap it inherited */
+		timeline_note(&c->tl, 0, c->t.sum.live_bytes, c->t.sum.live_blocks);
 	if (root->sel_pid == c->pid && !root->sel_found)
 		take_chosen(root, c);
 	return true;
