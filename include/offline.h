@@ -32,6 +32,8 @@ struct offline_opts {
 	bool pprof; /* write a pprof profile instead (pprof.h), of the moment of at */
 	bool massif; /* write valgrind massif's file instead (massif.h), of the whole run */
 	bool calls; /* print every call up to the moment first (calltrace.h) */
+	int pid; /* --pid: only this process of the log (-f logs hold several); 0: every one,
+		  * but heaptrack, pprof, massif and diff take one and refuse a log of several */
 	struct report_opts report;
 	FILE *out;
 	struct html_series *series; /* inside offline.c: follows the replay (html.h) */

@@ -52,7 +52,7 @@ enum {
 	OPT_STACK_COPY, OPT_NO_INVENTORY, OPT_CORE, OPT_EXE, OPT_SYMBOLS, OPT_DEBUG_DIR, OPT_RECORD,
 	OPT_SYSROOT, OPT_DEBUGINFO, OPT_AT, OPT_TIMELINE, OPT_LIVE, OPT_ONLY_LEAKED, OPT_TEMPORARY,
 	OPT_BLOCKS, OPT_TRACE_CALLS, OPT_CALLS, OPT_DEBUGINFOD, OPT_ALLOC, OPT_REALLOC, OPT_FREE,
-	OPT_MMAP,
+	OPT_MMAP, OPT_PID,
 };
 
 /* One table: struct option, the short-option string and --help all come from it. */
@@ -122,6 +122,7 @@ static const struct opt_desc report_table[] = {
 	{ "calls", OPT_CALLS, NULL, "print every call up to the moment, then the report" },
 	{ "at", OPT_AT, "WHEN", "the heap at: end (default), peak, or MS after the start" },
 	{ "timeline", OPT_TIMELINE, NULL, "add the heap over time (a table, or JSON timeline)" },
+	{ "pid", OPT_PID, "PID", "only process PID of a -f log (one file: needed if several)" },
 	{ "sysroot", OPT_SYSROOT, "DIR", "the recorded machine's files are under DIR" },
 	{ "debuginfo-path", OPT_DEBUGINFO, "DIRS", "more directories of debug files (a:b)" },
 	{ "debuginfod", OPT_DEBUGINFOD, NULL, "also ask the debuginfod servers of DEBUGINFOD_URLS" },
@@ -134,6 +135,7 @@ static const struct opt_desc diff_table[] = {
 	{ "format", OPT_FORMAT, "FMT", "text (default), json, html" },
 	{ "outfile", OPT_OUTFILE, "FILE", "write the report to FILE instead of stdout" },
 	{ "top", OPT_TOP, "NUM", "backtraces shown by the text report (default 10)" },
+	{ "pid", OPT_PID, "PID[,PID]", "the process of A and B of -f logs (one pid: both)" },
 	{ "sysroot", OPT_SYSROOT, "DIR", "the recorded machine's files are under DIR" },
 	{ "debuginfo-path", OPT_DEBUGINFO, "DIRS", "more directories of debug files (a:b)" },
 	{ "debuginfod", OPT_DEBUGINFOD, NULL, "also ask the debuginfod servers of DEBUGINFOD_URLS" },
@@ -660,6 +662,17 @@ static int offline_option(int c, struct offline_opts *o, const char **outfile)
 	}
 }
 
+/* --pid's PID: true and *pid set, or false. */
+static bool parse_pid(const char *s, int *pid)
+{
+	uint64_t v;
+
+	if (!parse_u64(s, &v) || !v || v > INT32_MAX)
+		return false;
+	*pid = (int)v;
+	return true;
+}
+
 /* Standard output, or --outfile opened; NULL after saying why. */
 static FILE *open_out(const char *outfile)
 {
@@ -687,8 +700,9 @@ static int diff_main(int argc, char **argv)
 	char shortopts[64] = "+:";
 	struct offline_opts a = { .report = { .format = FMT_TEXT, .top = 10 } }, b;
 	const char *outfile = NULL;
-	int c, ret;
+	int c, ret, pid_b = 0;
 	bool debuginfod = false;
+	char *comma;
 
 	offline_signals();
 	getopt_tables(diff_table, ARRAY_SIZE(diff_table), longopts, shortopts);
@@ -698,6 +712,16 @@ static int diff_main(int argc, char **argv)
 		switch (c) {
 		case OPT_DEBUGINFOD:
 			debuginfod = true;
+			break;
+		case OPT_PID: /* PID for both logs, or PID_A,PID_B */
+			comma = strchr(optarg, ',');
+			if (comma)
+				*comma = '\0';
+			if (!parse_pid(optarg, &a.pid) || !parse_pid(comma ? comma + 1 : optarg, &pid_b)) {
+				if (comma)
+					*comma = ',';
+				return usage_error("invalid --pid '%s' (PID, or PID_A,PID_B)", optarg);
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -718,6 +742,7 @@ static int diff_main(int argc, char **argv)
 	if (ret)
 		return ret;
 	b = a;
+	b.pid = pid_b;
 	if (!parse_side(argv[optind], &a) || !parse_side(argv[optind + 1], &b))
 		return usage_error("%s", "diff: a moment of - (standard input) cannot be read");
 	if (!strcmp(a.path, "-") && !strcmp(b.path, "-"))
@@ -756,6 +781,10 @@ static int report_main(int argc, char **argv)
 			break;
 		case OPT_DEBUGINFOD:
 			debuginfod = true;
+			break;
+		case OPT_PID:
+			if (!parse_pid(optarg, &o.pid))
+				return usage_error("invalid --pid '%s'", optarg);
 			break;
 		case OPT_FORMAT:
 			o.heaptrack = !strcmp(optarg, "heaptrack");

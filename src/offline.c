@@ -100,6 +100,15 @@ struct replay {
 	struct replay *root; /* the one with procs */
 	uint64_t end_seq; /* 1 + how many processes ended before this one, 0 if it did not */
 	uint64_t nended; /* in the root */
+	/* in the root: the pid of the process --pid chose (0: none, the first process is
+	 * followed and every one's calls printed), whose peak --at=peak is, whose events the
+	 * heaptrack file and the html series follow, and whose calls --calls prints; the first
+	 * process of that pid in the log (sel_found) */
+	int sel_pid;
+	bool sel_found, sel_peak;
+	struct htk *sel_htk;
+	struct html_series *sel_series;
+	struct calltrace *sel_ct;
 };
 
 static bool fill(struct reader *r)
@@ -303,6 +312,25 @@ static bool read_backtrace(struct reader *r, struct replay *rp)
 	return true;
 }
 
+/* The first process of the log, its pid known: --pid chose it, or the child of that pid
+ * (take_chosen) will take what it follows. */
+static void choose_root(struct replay *rp)
+{
+	if (rp->pid == rp->sel_pid) {
+		rp->sel_found = true;
+		return;
+	}
+	rp->sel_peak = rp->at == AT_PEAK;
+	if (rp->sel_peak)
+		rp->at = AT_END;
+	rp->sel_htk = rp->htk;
+	rp->sel_series = rp->series;
+	rp->sel_ct = rp->ct;
+	rp->htk = NULL;
+	rp->series = NULL;
+	rp->ct = NULL;
+}
+
 static bool read_start(struct reader *r, struct replay *rp)
 {
 	uint64_t pid, start, word, machine, depth;
@@ -314,6 +342,8 @@ static bool read_start(struct reader *r, struct replay *rp)
 	if (pid > INT32_MAX)
 		return corrupt(r, "a process id out of range");
 	rp->pid = (int)pid;
+	if (rp == rp->root && rp->sel_pid)
+		choose_root(rp);
 	rp->start_ns = rp->now_ns = start;
 	rp->machine = (unsigned)machine;
 	rp->started = true;
@@ -442,6 +472,19 @@ static void htk_events(struct replay *rp, uint64_t ptr, bool alloc, uint64_t siz
 			  rp->t.bts[bt].depth);
 }
 
+/* To the heaptrack file: execve ended the process's heap (as the report's): its live blocks
+ * are released, and backtrace indices start again. */
+static void htk_exec(struct replay *rp)
+{
+	const struct table *t = &rp->t;
+	uint64_t ms = (rp->now_ns - rp->start_ns) / 1000000;
+
+	for (uint64_t i = 0; i < t->blocks_cap; i++)
+		if (t->blocks[i].ptr)
+			htk_free(rp->htk, ms, t->blocks[i].size, t->blocks[i].bt);
+	htk_forget(rp->htk);
+}
+
 /* The allocation function of backtrace bt (hooks.h), -1 if the log does not say. */
 static int bt_hook(const struct replay *rp, uint32_t bt)
 {
@@ -454,6 +497,32 @@ static int bt_hook(const struct replay *rp, uint32_t bt)
 }
 
 static void replay_free(struct replay *rp);
+
+/* The child --pid chose, just forked: --at=peak is its peak, and the heaptrack file and the
+ * html series follow it, the heaptrack file from the blocks it inherited on (allocated, for
+ * heaptrack, at the fork: its reader knows no heap it did not see made). */
+static void take_chosen(struct replay *root, struct replay *c)
+{
+	const struct table *t = &c->t;
+
+	root->sel_found = true;
+	c->ct = root->sel_ct;
+	if (root->sel_peak) {
+		c->at = AT_PEAK;
+		c->at_peak = root->at_peak;
+	}
+	c->series = root->sel_series;
+	c->htk = root->sel_htk;
+	if (!c->htk)
+		return;
+	for (uint64_t i = 0; i < t->blocks_cap; i++) {
+		const struct block *b = &t->blocks[i];
+
+		if (b->ptr)
+			htk_alloc(c->htk, 0, b->size, b->bt, table_bt_pcs(t, &t->bts[b->bt]),
+				  t->bts[b->bt].depth);
+	}
+}
 
 /* N: a process forked from procs[parent] (-f), with copies of its heap, modules and
  * backtraces; its times go on from the parent's. */
@@ -500,8 +569,12 @@ static bool read_fork(struct reader *r, struct replay *root, struct replay *cur)
 	/* a moment counts from the first process's start; a peak is the first process's */
 	c->at = root->at == AT_TIME ? AT_TIME : AT_END;
 	c->at_ns = root->start_ns + root->at_ns > start ? root->start_ns + root->at_ns - start : 0;
-	c->ct = root->ct;
+	c->ct = root->sel_pid ? NULL : root->ct;
 	c->root = root;
+	if (c->t.sum.live_blocks) /* its timeline starts with the heap it inherited */
+		timeline_note(&c->tl, 0, c->t.sum.live_bytes, c->t.sum.live_blocks);
+	if (root->sel_pid == c->pid && !root->sel_found)
+		take_chosen(root, c);
 	return true;
 }
 
@@ -545,11 +618,15 @@ static bool read_record(struct reader *r, struct replay *rp, uint8_t type)
 			return corrupt(r, "a second start record");
 		return read_start(r, rp);
 	case 'X':
-		replay_forget(rp);
 		if (rp->htk)
-			htk_forget(rp->htk);
-		return get_u(r, &rp->start_ns) &&
-		       get_bytes(r, rp->command, sizeof(rp->command), NULL);
+			htk_exec(rp);
+		replay_forget(rp);
+		if (!get_u(r, &rp->start_ns) ||
+		    !get_bytes(r, rp->command, sizeof(rp->command), NULL))
+			return false;
+		/* the new program's timeline starts at its start */
+		timeline_init(&rp->tl);
+		return true;
 	case 'M':
 		return read_module(r, rp);
 	case 'B':
@@ -622,8 +699,10 @@ static bool replay_record(struct reader *r, struct replay *root)
 	if (rp != root->procs[root->cur] ||
 	    (bytes == rp->t.sum.live_bytes && blocks == rp->t.sum.live_blocks))
 		return true;
-	timeline_note(&rp->tl, rp->now_ns - rp->start_ns, rp->t.sum.live_bytes,
-		      rp->t.sum.live_blocks);
+	/* an exec's start can be later than the last event's time (the clock is the events'):
+	 * its heap, emptied, is at the start */
+	timeline_note(&rp->tl, rp->now_ns > rp->start_ns ? rp->now_ns - rp->start_ns : 0,
+		      rp->t.sum.live_bytes, rp->t.sum.live_blocks);
 	if (rp->series)
 		html_series_note(rp->series, &rp->t, rp->now_ns - rp->start_ns);
 	return true;
@@ -889,6 +968,7 @@ static struct replay *replay_file(const struct offline_opts *o, enum offline_at 
 	rp->procs[0] = rp;
 	rp->nprocs = 1;
 	rp->root = rp;
+	rp->sel_pid = o->pid;
 	rp->at = at;
 	rp->at_ns = at_ns;
 	rp->at_peak = at_peak;
@@ -936,9 +1016,10 @@ static void extra_text(FILE *f, void *ctx)
 	timeline_text(f, &((struct replay *)ctx)->tl);
 }
 
-/* A log replayed up to the moment o asks for, and its symbolizer. */
+/* A log replayed up to the moment o asks for, and the symbolizer of its process p. */
 struct side {
 	struct replay *rp;
+	struct replay *p; /* the process --pid chose, else the first */
 	struct offline_resolve res;
 	char **files;
 	char *dpath;
@@ -947,10 +1028,36 @@ struct side {
 	struct calltrace ct;
 };
 
-/* Return 0 or -EINVAL (said). */
-static int side_open(const struct offline_opts *o, struct side *sd)
+/* The process of rp that o->pid names, or the first when o->pid is 0 and one is all the
+ * log has or all the command wants; NULL (said) if there is none or it has to be chosen. */
+static struct replay *pick_proc(const struct offline_opts *o, struct replay *rp, bool one)
 {
-	struct replay *rp;
+	char pids[160];
+	size_t len = 0;
+
+	for (size_t i = 0; i < rp->nprocs; i++)
+		if (o->pid && rp->procs[i]->pid == o->pid)
+			return rp->procs[i];
+	if (!o->pid && (rp->nprocs == 1 || !one))
+		return rp;
+	for (size_t i = 0; i < rp->nprocs && len < sizeof(pids) - 16; i++)
+		len += snprintf(pids + len, sizeof(pids) - len, "%s%d", i ? " " : "",
+				rp->procs[i]->pid);
+	if (len >= sizeof(pids) - 16)
+		snprintf(pids + len, sizeof(pids) - len, " ...");
+	if (o->pid)
+		pr_err("%s: no process %d in the log (its processes: %s)", o->path, o->pid, pids);
+	else
+		pr_err("%s: the log has %zu processes (%s): choose one with --pid=PID", o->path,
+		       rp->nprocs, pids);
+	return NULL;
+}
+
+/* Replay o's log to its moment; one: the command reports one process. Return 0 or -EINVAL
+ * (said). */
+static int side_open(const struct offline_opts *o, struct side *sd, bool one)
+{
+	struct replay *rp, *p;
 	bool calls_now = o->calls && o->at == AT_END;
 
 	memset(sd, 0, sizeof(*sd));
@@ -964,9 +1071,17 @@ static int side_open(const struct offline_opts *o, struct side *sd)
 		calltrace_destroy(&sd->ct);
 		return -EINVAL;
 	}
+	p = pick_proc(o, rp, one);
+	if (!p) {
+		replay_free(rp);
+		lifetime_destroy(&sd->lt);
+		calltrace_destroy(&sd->ct);
+		return -EINVAL;
+	}
 	if (o->at != AT_END) {
 		/* the whole log was read and checked: now up to the moment asked for */
-		uint64_t peak = rp->t.sum.peak_live_bytes;
+		uint64_t peak = p->t.sum.peak_live_bytes;
+		int pid = p->pid;
 		struct lifetime end;
 
 		lifetime_init(&end);
@@ -987,14 +1102,27 @@ static int side_open(const struct offline_opts *o, struct side *sd)
 			calltrace_destroy(&sd->ct);
 			return -EINVAL;
 		}
+		/* the same process, the first of its pid, now at the moment */
+		p = NULL;
+		for (size_t i = 0; i < rp->nprocs && !p; i++)
+			if (rp->procs[i]->pid == pid)
+				p = rp->procs[i];
+		if (!p) {
+			pr_err("%s: process %d did not exist yet at that moment", o->path, pid);
+			replay_free(rp);
+			lifetime_destroy(&sd->lt);
+			calltrace_destroy(&sd->ct);
+			return -EINVAL;
+		}
 	}
 	sd->rp = rp;
-	sd->files = xcalloc(rp->mods.n ? rp->mods.n : 1, sizeof(*sd->files));
-	for (size_t i = 0; i < rp->mods.n; i++)
-		sd->files[i] = find_file(o, rp, i);
+	sd->p = p;
+	sd->files = xcalloc(p->mods.n ? p->mods.n : 1, sizeof(*sd->files));
+	for (size_t i = 0; i < p->mods.n; i++)
+		sd->files[i] = find_file(o, p, i);
 	sd->dpath = debug_path(o);
-	sd->res.rp = rp;
-	sd->res.sym = sym_open_files(&rp->mods, sd->files, sd->dpath);
+	sd->res.rp = p;
+	sd->res.sym = sym_open_files(&p->mods, sd->files, sd->dpath);
 	return 0;
 }
 
@@ -1003,7 +1131,7 @@ static void side_close(struct side *sd)
 	if (!sd->rp)
 		return;
 	sym_close(sd->res.sym);
-	for (size_t i = 0; i < sd->rp->mods.n; i++)
+	for (size_t i = 0; i < sd->p->mods.n; i++)
 		free(sd->files[i]);
 	free(sd->files);
 	free(sd->dpath);
@@ -1016,9 +1144,9 @@ static void side_close(struct side *sd)
 /* The log as heaptrack's data file: a second replay, the symbolizer of the first. */
 static int heaptrack_file(const struct offline_opts *o, struct side *sd)
 {
-	struct htk *h = htk_open(o->out, sd->rp->command, resolve_named, &sd->res);
+	struct htk *h = htk_open(o->out, sd->p->command, resolve_named, &sd->res);
 	struct replay *rp = replay_file(o, AT_END, 0, 0, h, NULL, NULL);
-	uint64_t end_ms = rp ? (rp->now_ns - rp->start_ns) / 1000000 : 0;
+	uint64_t end_ms = rp ? (sd->p->now_ns - sd->p->start_ns) / 1000000 : 0;
 	int ret = htk_close(h, end_ms);
 
 	if (!rp)
@@ -1033,15 +1161,15 @@ static int heaptrack_file(const struct offline_opts *o, struct side *sd)
  * up to the same moment (none from standard input, which cannot be read twice). */
 static int html_page(const struct offline_opts *o, struct side *sd, const struct report_info *ri)
 {
-	uint64_t peak = sd->rp->t.sum.peak_live_bytes;
+	uint64_t peak = sd->p->t.sum.peak_live_bytes;
 	struct offline_opts so = *o;
 	struct html_series s;
 	struct replay *rp;
 	int ret;
 
 	if (!strcmp(o->path, "-"))
-		return html_write(o->out, &sd->rp->t, ri, NULL);
-	html_series_init(&s, &sd->rp->t, &sd->rp->tl);
+		return html_write(o->out, &sd->p->t, ri, NULL);
+	html_series_init(&s, &sd->p->t, &sd->p->tl);
 	so.series = &s;
 	rp = replay_file(&so, o->at == AT_PEAK && !peak ? AT_END : o->at, o->at_ms * 1000000,
 			 peak, NULL, NULL, NULL);
@@ -1049,7 +1177,7 @@ static int html_page(const struct offline_opts *o, struct side *sd, const struct
 		html_series_free(&s);
 		return -EINVAL;
 	}
-	ret = html_write(o->out, &sd->rp->t, ri, &s);
+	ret = html_write(o->out, &sd->p->t, ri, &s);
 	replay_free(rp);
 	html_series_free(&s);
 	return ret;
@@ -1058,7 +1186,7 @@ static int html_page(const struct offline_opts *o, struct side *sd, const struct
 /* The table of the moment asked for as a pprof profile; the modules as its mappings. */
 static int pprof_file(const struct offline_opts *o, struct side *sd)
 {
-	const struct replay *rp = sd->rp;
+	const struct replay *rp = sd->p;
 	struct pprof_module *mods = xcalloc(rp->mods.n ? rp->mods.n : 1, sizeof(*mods));
 	char (*hex)[129] = xcalloc(rp->mods.n ? rp->mods.n : 1, sizeof(*hex));
 	struct pprof_info pi = {
@@ -1094,7 +1222,7 @@ static int pprof_file(const struct offline_opts *o, struct side *sd)
 /* The whole run as massif's file: the timeline, the heap at its peak and at the end. */
 static int massif_file(const struct offline_opts *o, struct side *sd)
 {
-	const struct replay *rp = sd->rp;
+	const struct replay *rp = sd->p;
 	const struct table_summary *s = &rp->t.sum;
 	struct massif_info mi = {
 		.command = rp->command,
@@ -1193,11 +1321,13 @@ int offline_report(const struct offline_opts *o)
 	struct replay **order;
 	struct side sd;
 	size_t n;
-	int ret = side_open(o, &sd);
+	/* one file of one process: heaptrack, pprof, massif and a page */
+	bool one = o->heaptrack || o->pprof || o->massif || o->report.format == FMT_HTML;
+	int ret = side_open(o, &sd, one);
 
 	if (ret)
 		return ret;
-	if (o->heaptrack || o->pprof || o->massif) { /* the first process */
+	if (o->heaptrack || o->pprof || o->massif) {
 		ret = o->pprof	? pprof_file(o, &sd) :
 		      o->massif ? massif_file(o, &sd) :
 				  heaptrack_file(o, &sd);
@@ -1211,16 +1341,18 @@ int offline_report(const struct offline_opts *o)
 		side_close(&sd);
 		return -EINVAL;
 	}
-	if (o->report.format == FMT_HTML)
-		n = 1; /* one page: the first process */
-	/* one report per process, as a live -f run writes them */
+	/* one report per process, as a live -f run writes them, or --pid's */
 	order = xmalloc(n * sizeof(*order));
 	memcpy(order, sd.rp->procs, n * sizeof(*order));
+	if (one || o->pid) {
+		order[0] = sd.p;
+		n = 1;
+	}
 	if (n > 1)
 		qsort(order, n, sizeof(*order), by_end);
 	for (size_t i = 0; i < n && !ret; i++)
-		ret = order[i] == sd.rp ? report_proc(o, &sd, sd.rp, &sd.res) :
-					  report_child(o, &sd, order[i]);
+		ret = order[i] == sd.p ? report_proc(o, &sd, sd.p, &sd.res) :
+					 report_child(o, &sd, order[i]);
 	if (ret && ret != -EINVAL)
 		pr_err("writing the report: %s", strerror(-ret));
 	free(order);
@@ -1241,7 +1373,7 @@ struct diff_row {
 static void frame_key(FILE *f, struct side *sd, uint64_t pc, unsigned idx)
 {
 	struct sym_frame sf;
-	const struct module *m = modlist_find(&sd->rp->mods, pc);
+	const struct module *m = modlist_find(&sd->p->mods, pc);
 
 	resolve_named(&sd->res, pc, idx, &sf);
 	if (sf.function)
@@ -1258,7 +1390,7 @@ static void frame_key(FILE *f, struct side *sd, uint64_t pc, unsigned idx)
 /* Rows for the live backtraces of side s. */
 static void diff_rows(struct side *sd, int s, struct diff_row **rows, size_t *n, size_t *cap)
 {
-	const struct table *t = &sd->rp->t;
+	const struct table *t = &sd->p->t;
 
 	for (uint32_t i = 0; i < t->nbts; i++) {
 		const struct bt *b = &t->bts[i];
@@ -1314,13 +1446,13 @@ static int row_by_growth(const void *a, const void *b)
 
 static void diff_frames(FILE *f, struct side *sd, const struct diff_row *r, bool json)
 {
-	const struct table *t = &sd->rp->t;
+	const struct table *t = &sd->p->t;
 	const struct bt *b = &t->bts[r->bt];
 	const uint64_t *pcs = table_bt_pcs(t, b);
 
 	for (uint32_t d = 0; d < b->depth; d++) {
 		struct sym_frame sf;
-		const struct module *m = modlist_find(&sd->rp->mods, pcs[d]);
+		const struct module *m = modlist_find(&sd->p->mods, pcs[d]);
 
 		resolve_named(&sd->res, pcs[d], d, &sf);
 		if (json) {
@@ -1350,8 +1482,8 @@ static void side_json(FILE *f, const char *name, const struct offline_opts *o,
 	report_json_str(f, o->path);
 	fprintf(f, ",\"elapsed_ns\":%" PRIu64 ",\"live_bytes\":%" PRIu64 ",\"live_blocks\":%" PRIu64
 		   "}",
-		sd->rp->now_ns - sd->rp->start_ns, sd->rp->t.sum.live_bytes,
-		sd->rp->t.sum.live_blocks);
+		sd->p->now_ns - sd->p->start_ns, sd->p->t.sum.live_bytes,
+		sd->p->t.sum.live_blocks);
 }
 
 /* The diff's JSON, inside a page. */
@@ -1388,10 +1520,10 @@ int offline_diff(const struct offline_opts *a, const struct offline_opts *b)
 
 	if (b->report.format == FMT_HTML)
 		return diff_html(a, b);
-	ret = side_open(a, &sd[0]);
+	ret = side_open(a, &sd[0], true);
 	if (ret)
 		return ret;
-	ret = side_open(b, &sd[1]);
+	ret = side_open(b, &sd[1], true);
 	if (ret) {
 		side_close(&sd[0]);
 		return ret;
@@ -1426,10 +1558,10 @@ int offline_diff(const struct offline_opts *a, const struct offline_opts *b)
 	} else {
 		fprintf(f, "[heaptrace] live heap growth from %s at %.3f ms to %s at %.3f ms: "
 			   "%+" PRId64 " bytes, %+" PRId64 " blocks\n",
-			a->path, (sd[0].rp->now_ns - sd[0].rp->start_ns) / 1e6, b->path,
-			(sd[1].rp->now_ns - sd[1].rp->start_ns) / 1e6,
-			(int64_t)(sd[1].rp->t.sum.live_bytes - sd[0].rp->t.sum.live_bytes),
-			(int64_t)(sd[1].rp->t.sum.live_blocks - sd[0].rp->t.sum.live_blocks));
+			a->path, (sd[0].p->now_ns - sd[0].p->start_ns) / 1e6, b->path,
+			(sd[1].p->now_ns - sd[1].p->start_ns) / 1e6,
+			(int64_t)(sd[1].p->t.sum.live_bytes - sd[0].p->t.sum.live_bytes),
+			(int64_t)(sd[1].p->t.sum.live_blocks - sd[0].p->t.sum.live_blocks));
 	}
 	for (size_t i = 0, shown = 0; i < n; i++) {
 		const struct diff_row *r = &rows[i];

@@ -28,7 +28,15 @@ command -v musl-gcc >/dev/null 2>&1 || need="$need musl-tools"
 [ -e /usr/include/mimalloc.h ] || need="$need libmimalloc-dev"
 command -v zstd >/dev/null 2>&1 || need="$need zstd"
 command -v heaptrack_print >/dev/null 2>&1 || need="$need heaptrack"
-# the --format=html pages are checked in headless chromium, driven by playwright-core (npm)
+# heaptrack_gui must open report --format=heaptrack (tests/e2e/test_heaptrack_gui.py): offscreen,
+# and on Xvfb, whose screenshot (xwd, netpbm) of its Summary is read by OCR (tesseract)
+command -v heaptrack_gui >/dev/null 2>&1 || need="$need heaptrack-gui"
+command -v Xvfb >/dev/null 2>&1 || need="$need xvfb"
+command -v xwd >/dev/null 2>&1 || need="$need x11-apps"
+command -v pamcut >/dev/null 2>&1 || need="$need netpbm"
+command -v tesseract >/dev/null 2>&1 || need="$need tesseract-ocr tesseract-ocr-eng"
+# the --format=html pages, and speedscope opening --format=pprof, are checked in headless
+# chromium, driven by playwright-core (npm; tests/html/ pins both)
 command -v chromium >/dev/null 2>&1 || need="$need chromium"
 command -v node >/dev/null 2>&1 || need="$need nodejs"
 command -v npm >/dev/null 2>&1 || need="$need npm"

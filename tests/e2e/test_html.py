@@ -28,9 +28,12 @@ def chromium():
     if not exe:
         raise Skip("chromium is not installed (tests/deps.sh installs Debian's chromium)")
     d = tests_html_dir()
-    if not os.path.isdir(os.path.join(d, "node_modules", "playwright-core")):
+    # playwright-core drives chromium; speedscope is the viewer test_speedscope opens
+    if not all(os.path.isdir(os.path.join(d, "node_modules", m))
+               for m in ("playwright-core", "speedscope")):
         if not shutil.which("npm"):
-            raise Fail("npm is missing (tests/deps.sh installs it) to install playwright-core")
+            raise Fail("npm is missing (tests/deps.sh installs it) to install tests/html's "
+                       "packages")
         p = run(["npm", "ci", "--no-audit", "--no-fund"], cwd=d, timeout=600)
         if p.rc != 0:
             raise Fail("npm ci in tests/html failed", p.describe())
