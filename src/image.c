@@ -314,15 +314,17 @@ unsigned image_allocators(struct proc *p, const char **out, unsigned max)
 			      modlist_find(&p->mods, p->hook_addr[HOOK_MALLOC]) == m)) {
 				if (is_cxx_runtime(m->path))
 					snprintf(names[k], sizeof(names[k]), "%s operators",
-						 strstr(m->path, "libc++") ? "libc++" : "libstdc++");
+						 strstr(m->path, "libc++") ? "libc++" :
+									     "libstdc++");
 				else if (name == buf)
 					snprintf(names[k], sizeof(names[k]), "operators of %s",
 						 strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 :
 									 m->path);
 				else
 					snprintf(names[k], sizeof(names[k]), "%s operators", name);
-			} else
+			} else {
 				snprintf(names[k], sizeof(names[k]), "%s", name);
+			}
 		}
 		add_name(out, &n, max, names[k]);
 		if (n && out[n - 1] == names[k])
