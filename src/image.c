@@ -307,15 +307,24 @@ unsigned image_allocators(struct proc *p, const char **out, unsigned max)
 				continue;
 			name = allocator_name(p, m, buf, sizeof(buf));
 			/* operators new and delete: their own entry unless their module's malloc
-			 * is listed (jemalloc's) */
+			 * is listed (jemalloc's); a module heaptrace has no name for (the
+			 * executable's own operators) is "operators of FILE", not "malloc of" */
 			if (h >= HOOK_NEW && h <= HOOK_DELETE_ARRAY_ALIGNED_NOTHROW &&
 			    !(p->hook_addr[HOOK_MALLOC] &&
-			      modlist_find(&p->mods, p->hook_addr[HOOK_MALLOC]) == m))
-				snprintf(names[k], sizeof(names[k]), "%s operators",
-					 is_cxx_runtime(m->path) ? (strstr(m->path, "libc++") ?
-								   "libc++" : "libstdc++") : name);
-			else
+			      modlist_find(&p->mods, p->hook_addr[HOOK_MALLOC]) == m)) {
+				if (is_cxx_runtime(m->path))
+					snprintf(names[k], sizeof(names[k]), "%s operators",
+						 strstr(m->path, "libc++") ? "libc++" :
+									     "libstdc++");
+				else if (name == buf)
+					snprintf(names[k], sizeof(names[k]), "operators of %s",
+						 strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 :
+									 m->path);
+				else
+					snprintf(names[k], sizeof(names[k]), "%s operators", name);
+			} else {
 				snprintf(names[k], sizeof(names[k]), "%s", name);
+			}
 		}
 		add_name(out, &n, max, names[k]);
 		if (n && out[n - 1] == names[k])

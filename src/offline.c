@@ -910,7 +910,8 @@ static void resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_fra
 	}
 }
 
-/* Frame 0 gets the public name (malloc, not __libc_malloc), as in the live report. */
+/* Frame 0 gets the public name (malloc, not __libc_malloc; a C++ operator demangled), as in
+ * the live report (tracer_resolve_frame). */
 static void resolve_named(void *ctx, uint64_t pc, unsigned index, struct sym_frame *out)
 {
 	struct offline_resolve *res = ctx;
@@ -919,7 +920,12 @@ static void resolve_named(void *ctx, uint64_t pc, unsigned index, struct sym_fra
 	resolve_frame(ctx, pc, index, out);
 	for (unsigned i = 0; !index && i < rp->nhookpcs; i++) {
 		if (rp->hookpcs[i].pc == pc) {
-			out->function = hook_table[rp->hookpcs[i].hook].name;
+			int h = rp->hookpcs[i].hook;
+			char sym[64];
+			const char *cxx = sym_demangled(res->sym,
+				hook_symbol(h, rp->machine == EM_ARM ? 4 : 8, sym, sizeof(sym)));
+
+			out->function = cxx ? cxx : hook_table[h].name;
 			out->offset = 0;
 		}
 	}

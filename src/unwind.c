@@ -26,7 +26,7 @@
 
 /* Blocks of memory that does not change while mapped: kept from stop to stop. */
 struct ro_cache {
-	struct mapping *maps; /* file-backed mappings without write permission */
+	struct mapping *maps; /* file-backed mappings (see ro_load) */
 	size_t n;
 	uint64_t tag[RO_LINES];
 	uint8_t data[RO_LINES][1 << RO_SHIFT];
@@ -108,7 +108,14 @@ static int read_cached(uint64_t addr, unw_word_t *val)
 	return read_line(addr, val, LINE_SHIFT, LINES, cur.tag, &cur.data[0][0]);
 }
 
-/* The read-only file mappings of u's process, for the cache that outlives a stop. */
+/*
+ * The file mappings of u's process, for the cache that outlives a stop: code and unwind tables,
+ * and the modules' data, where the unwinder reads only what relocation wrote once: a C++
+ * function's CIE names its personality routine through a pointer in .data
+ * (DW.ref.__gxx_personality_v0), and libunwind gives up on a frame whose CIE it cannot read,
+ * so without it a record's backtrace ended at the first function with a try block or a
+ * destructor to run. Stacks and heaps are anonymous and never in it.
+ */
 static struct ro_cache *ro_load(pid_t pid)
 {
 	struct ro_cache *ro = xcalloc(1, sizeof(*ro));
@@ -116,7 +123,7 @@ static struct ro_cache *ro_load(pid_t pid)
 	ssize_t n = maps_read(pid, &maps);
 
 	for (ssize_t i = 0; i < n; i++)
-		if (maps[i].path[0] == '/' && !(maps[i].prot & MAP_W))
+		if (maps[i].path[0] == '/')
 			maps[ro->n++] = maps[i];
 	ro->maps = maps;
 	return ro;

@@ -8,8 +8,8 @@ main; that block is live at exit and its frames do not reach main: it is the one
 does not count itself, and the tests require exactly one such block of 64 to 80 KiB."""
 
 from helpers import (OPTS, Site, check_consistency, check_debug_info, check_sites, check_summary,
-                     expect_rc, heaptrace, pre_main, site_lines, site_records, summary_record,
-                     target, variants)
+                     expect_rc, fn_name, heaptrace, pre_main, site_lines, site_records, sites,
+                     summary_record, target, variants)
 
 DEPTH = ["--depth=24"]
 POOL_MIN, POOL_MAX = 64 * 1024, 80 * 1024
@@ -93,3 +93,27 @@ def test_cxx_new_throws(opt):
     check_summary(r, rep, summary_record(r),
                   keys=["alloc_calls", "free_calls", "unknown_frees", "live_blocks", "live_bytes"],
                   extra={"alloc_calls": 1, "live_blocks": 1, "live_bytes": pool.size})
+
+
+@variants(*OPTS)
+def test_cxx_personality_frames(opt):
+    """Chains through functions with a personality routine (a try block, a local with a
+    destructor: tests/targets/cxxunwind.cc) and a function without a frame pointer reach main
+    in every entry mode: the unwinder reads the routine's pointer in the executable's .data
+    (in stubs mode, where the program runs on while its record is unwound, too), and go on
+    past main into the C library's start code (the stack scan that takes over when the
+    unwinder gives up found main but stopped there)."""
+    r = heaptrace(target("cxxunwind", opt), opts=DEPTH, name="cxxunwind-" + opt)
+    expect_rc(r, 0)
+    check_sites(r, r.report, site_records(r), lines=site_lines("cxxunwind"))
+    for s in sites(r.report):
+        if s.reaches_main:
+            names = [fn_name(f) for f in s.frames]
+            after = names[names.index("main") + 1:]
+            if not any(n.startswith("__libc_start") for n in after):
+                r.fail("%s: no __libc_start frame after main: %s" % (s.key(), names))
+    pool = pool_block(r, r.report)
+    extra = {"alloc_calls": 1, "live_blocks": 1, "live_bytes": pool.size,
+             "peak_live_blocks": 1, "peak_live_bytes": pool.size,
+             "total_allocated_bytes": pool.size}
+    check_summary(r, r.report, summary_record(r), extra=extra)

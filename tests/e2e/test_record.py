@@ -539,3 +539,13 @@ def test_heaptrack_format_leaks():
     got = {c: n for c, n in leaked.items() if n}
     if got != want:
         r.fail("leaked per call chain: %s, expected %s" % (got, want))
+
+
+@variants(*OPTS)
+def test_record_cxx_operators_named(opt):
+    """cxxops: frame 0 of a C++ site is named from the log as live, "operator new(unsigned
+    long)" and its kin demangled (not "_Znwm"); the offline JSON is the live JSON."""
+    r, log = recorded("cxxops", opt, opts=["--depth=24"])
+    expect_rc(r, 0)
+    off = same_json(r, r.report, offline(r, log, "--format=json"))
+    check_sites(r, off, site_records(r))
