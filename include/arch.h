@@ -173,6 +173,13 @@ struct arch_ops {
 	int (*entry_branch)(uint64_t addr, uint64_t to, uint8_t *buf);
 	size_t (*entry_thunk)(uint8_t *buf, uint64_t at, uint32_t word, uint64_t common);
 	uint64_t (*get_tls)(const struct arch_regs *r);
+	/*
+	 * Where the arch decodes a whole function itself (NULL: Capstone does, entrycheck.c): the
+	 * function's size bytes of code, at symbol value value. Return 0 if nothing in it may
+	 * enter (value, value + len), -EXDEV otherwise (a branch there, or an indirect jump that
+	 * could go anywhere).
+	 */
+	int (*entry_scan)(const uint8_t *code, size_t size, uint64_t value, size_t len);
 
 	/*
 	 * The thread pointer as a core file keeps it: from the note of type type (desc: its len

@@ -18,4 +18,9 @@
  */
 int entry_check(const char *path, uint64_t value, uint64_t size, size_t len);
 
+/* The same rule with the arch's own decoder, scan (arch.h: entry_scan), over the function's
+ * code read from path: its result, -EXDEV for a function too large, or -errno. */
+int entry_check_scan(const char *path, uint64_t value, uint64_t size, size_t len,
+		     int (*scan)(const uint8_t *code, size_t size, uint64_t value, size_t len));
+
 #endif

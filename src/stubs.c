@@ -430,11 +430,15 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 	 * A branch from elsewhere into the bytes the patch replaces, after their first, would
 	 * land inside it: entry_check decodes the whole function. A patch no longer than the
 	 * arch's instruction alignment (aarch64: one 4-byte b over one whole instruction) has no
-	 * such bytes: every branch lands on the entry, and runs the stub as a call does.
+	 * such bytes: every branch lands on the entry, and runs the stub as a call does. mips64's
+	 * j and its delay slot cover entry+4: the arch's own scan decodes the function.
 	 */
 	if (blen > (int)arch->insn_align) {
-		int safe = entry_check(m->path, addr - m->bias,
-				       sym_func_size(m->path, addr - m->bias), blen);
+		uint64_t v = addr - m->bias;
+		int safe = arch->entry_scan
+				   ? entry_check_scan(m->path, v, sym_func_size(m->path, v), blen,
+						      arch->entry_scan)
+				   : entry_check(m->path, v, sym_func_size(m->path, v), blen);
 
 		if (safe)
 			return safe;
@@ -702,17 +706,25 @@ static uint32_t get32(const uint8_t *at)
 	return v;
 }
 
+#ifndef STUB_TICKS_MASK /* stub_arch.h says where the counter is narrower and wraps */
+#define STUB_TICKS_MASK UINT64_MAX
+#define STUB_TICKS_SPAN UINT64_MAX
+#endif
+
 static uint64_t rec_ns(struct stubs *s, uint64_t tsc)
 {
 	static double ns_per_tick;
 	uint64_t now = now_ns(), tnow = stub_ticks();
+	uint64_t span = (tnow - s->tsc0) & STUB_TICKS_MASK, age = (tnow - tsc) & STUB_TICKS_MASK;
 
-	/* calibrated against the monotonic clock over the longest span seen */
-	if (now - s->ns0 > 1000000 && tnow > s->tsc0)
-		ns_per_tick = (double)(now - s->ns0) / (double)(tnow - s->tsc0);
-	if (!ns_per_tick || tsc > tnow)
+	/* calibrated against the monotonic clock over the longest span seen (that cannot have
+	 * wrapped) */
+	if (now - s->ns0 > 1000000 && now - s->ns0 < STUB_TICKS_SPAN && span &&
+	    span <= STUB_TICKS_MASK / 2)
+		ns_per_tick = (double)(now - s->ns0) / (double)span;
+	if (!ns_per_tick || age > STUB_TICKS_MASK / 2) /* stamped after tnow: another CPU's */
 		return now;
-	return now - (uint64_t)((double)(tnow - tsc) * ns_per_tick);
+	return now - (uint64_t)((double)age * ns_per_tick);
 }
 
 struct unwind_ctx {

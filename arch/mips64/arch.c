@@ -450,6 +450,180 @@ static bool mips_after_call(const uint8_t *code, uint64_t ret, uint64_t *target)
 	return (i & 0xfc1f003fu) == 0x00000009u;
 }
 
+/* ---- entry stubs (stubs.h) ---- */
+
+#define M_TLS 48 /* the thread pointer's slot in a snapshot: not in the dump (regs.c) */
+#define INSN_J 0x08000000u /* j target: the 256 MiB region of its delay slot */
+#define INSN_ORI_AT 0x34010000u /* ori at, zero, imm16 */
+
+/* j from pc to target, or 0 when target lies outside the 256 MiB region of pc + 4. */
+static uint32_t mips_j_to(uint64_t pc, uint64_t target)
+{
+	if ((target & 3) || (((pc + 4) ^ target) & ~(uint64_t)0x0fffffff))
+		return 0;
+	return INSN_J | (uint32_t)(target >> 2 & 0x03ffffff);
+}
+
+/*
+ * An instruction that reads no PC and transfers no control, so it runs the same anywhere:
+ * plain_dest's integer operations, the loads and stores (base register + offset: glibc's
+ * `sd gp, 48(sp)`), and nop. Traps are allowed here, unlike out of line: nothing is single-
+ * stepped, and a fault shows the relocated address as any code's would.
+ */
+static bool mips_moves(uint32_t w)
+{
+	switch (w >> 26) {
+	case 0x20: case 0x21: case 0x23: case 0x24: case 0x25: case 0x27: /* lb lh lw lbu lhu lwu */
+	case 0x37: /* ld */
+	case 0x28: case 0x29: case 0x2b: case 0x3f: /* sb sh sw sd */
+		return true;
+	}
+	return w == INSN_NOP || plain_dest(w) >= 0;
+}
+
+/* A conditional branch with a 16-bit offset and an ordinary delay slot (not likely, not
+ * linking): beq, bne, blez, bgtz, bltz, bgez. */
+static bool mips_cond_branch(uint32_t w)
+{
+	unsigned op = w >> 26, rt = (w >> 16) & 31;
+
+	return op == 0x04 || op == 0x05 || ((op == 0x06 || op == 0x07) && !rt) ||
+	       (op == 0x01 && rt <= 1);
+}
+
+static void put_insns(uint8_t *buf, const uint32_t *w, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		wr_insn(buf + 4 * i, w[i]);
+}
+
+/*
+ * Entry stubs (arch.h): the patch is `j` and its delay slot, so the first two instructions
+ * move, relocated to run at at, then `j addr + 8` (the stub page lies in the function's
+ * 256 MiB region: stubs.c maps it there, or entry_branch refuses). Two instructions that read
+ * no PC are copied (glibc's `daddiu sp, sp, -64; sd gp, 48(sp)`). A conditional branch moves
+ * with its delay slot, its offset pointed past the `j` back at a `j` to its own target
+ * (glibc's free: `beqz a0, ...; nop`); a `j` moves re-aimed. $t9 and $gp are never touched:
+ * an n64 function derives $gp from $t9 = its own address, and the stub keeps $t9. Anything
+ * else (jal, bal, likely branches, a branch second...) is refused: that function keeps its
+ * breakpoint.
+ */
+static int mips_entry_relocate(uint64_t addr, const uint8_t *insn, size_t len, size_t need,
+			       uint64_t at, uint8_t *buf, size_t *covered)
+{
+	uint32_t w0, w1, out[6];
+	unsigned n;
+
+	if (len < 8 || need > 8 || (addr & 3) || (at & 3))
+		return -ENOTSUP;
+	w0 = rd_insn(insn);
+	w1 = rd_insn(insn + 4);
+	if (!mips_moves(w1))
+		return -ENOTSUP;
+	if (mips_moves(w0)) {
+		out[0] = w0, out[1] = w1;
+		out[2] = mips_j_to(at + 8, addr + 8), out[3] = INSN_NOP;
+		n = 4;
+	} else if (w0 >> 26 == 0x02) { /* j: the same target from the stub's region */
+		out[0] = mips_j_to(at, ((addr + 4) & ~(uint64_t)0x0fffffff) |
+					       (uint64_t)(w0 & 0x03ffffff) << 2);
+		out[1] = w1;
+		n = 2;
+	} else if (mips_cond_branch(w0)) {
+		uint64_t target = addr + 4 + (uint64_t)((int64_t)(int16_t)(w0 & 0xffff) * 4);
+
+		out[0] = (w0 & 0xffff0000u) | 3; /* taken: to out[4] */
+		out[1] = w1;
+		out[2] = mips_j_to(at + 8, addr + 8), out[3] = INSN_NOP;
+		out[4] = mips_j_to(at + 16, target), out[5] = INSN_NOP;
+		if (!out[4])
+			return -ERANGE;
+		n = 6;
+	} else {
+		return -ENOTSUP;
+	}
+	if (!out[n == 2 ? 0 : 2])
+		return -ERANGE;
+	put_insns(buf, out, n);
+	*covered = 8;
+	return (int)(4 * n);
+}
+
+/* The branch over an entry: `j to` and a nop in its delay slot, within addr's 256 MiB region. */
+static int mips_entry_branch(uint64_t addr, uint64_t to, uint8_t *buf)
+{
+	uint32_t w[2] = { mips_j_to(addr, to), INSN_NOP };
+
+	if (!w[0])
+		return -ERANGE;
+	put_insns(buf, w, 2);
+	return 8;
+}
+
+/* A function's thunk: `j common` with `ori at, zero, word` in its delay slot ($at, the
+ * assembler's temporary, is free at a function's first instruction). */
+static size_t mips_entry_thunk(uint8_t *buf, uint64_t at, uint32_t word, uint64_t common)
+{
+	uint32_t w[2] = { mips_j_to(at, common), INSN_ORI_AT | (word & 0xffff) };
+
+	put_insns(buf, w, 2);
+	return 8;
+}
+
+/* The thread pointer is not in the dump: regs.c reads it (PTRACE_GET_THREAD_AREA) here. */
+static uint64_t mips_get_tls(const struct arch_regs *r)
+{
+	return r->w64[M_TLS];
+}
+
+/* Where an instruction at pc may go, other than on: its branch or jump target (1), an
+ * indirect jump (2: only `jr ra`, a return, and `jr t9`/`jalr t9`, calls and tail calls by
+ * the n64 convention, are known to leave the function), or nothing (0). */
+static int mips_goes(uint64_t pc, uint32_t w, uint64_t *target)
+{
+	unsigned op = w >> 26, rs = (w >> 21) & 31, rt = (w >> 16) & 31;
+	uint64_t rel = pc + 4 + (uint64_t)((int64_t)(int16_t)(w & 0xffff) * 4);
+
+	switch (op) {
+	case 0x00: /* jr, jalr */
+		if ((w & 0x3f) != 0x08 && (w & 0x3f) != 0x09)
+			return 0;
+		return rs == 31 || rs == 25 ? 0 : 2;
+	case 0x01: /* REGIMM: bltz bgez bltzl bgezl, the linking forms */
+		if (rt & 0x0c)
+			return 0;
+		*target = rel;
+		return 1;
+	case 0x02: case 0x03: /* j, jal */
+		*target = ((pc + 4) & ~(uint64_t)0x0fffffff) | (uint64_t)(w & 0x03ffffff) << 2;
+		return 1;
+	case 0x04: case 0x05: case 0x06: case 0x07: /* beq bne blez bgtz */
+	case 0x14: case 0x15: case 0x16: case 0x17: /* their likely forms */
+		*target = rel;
+		return 1;
+	case 0x11: case 0x12: /* bc1*, bc2* */
+		if (rs != 8)
+			return 0;
+		*target = rel;
+		return 1;
+	}
+	return 0;
+}
+
+/* The whole-function check (arch.h): no branch of the function into (value, value + len),
+ * and no indirect jump but returns and calls. */
+static int mips_entry_scan(const uint8_t *code, size_t size, uint64_t value, size_t len)
+{
+	for (size_t i = 0; i + 4 <= size; i += 4) {
+		uint64_t target = 0;
+		int g = mips_goes(value + i, rd_insn(code + i), &target);
+
+		if (g == 2 || (g == 1 && target > value && target < value + len))
+			return -EXDEV;
+	}
+	return 0;
+}
+
 /* The kernel dumps no UserLocal register in a core. */
 static uint64_t mips_core_tp(uint32_t type, const uint8_t *desc, size_t len)
 {
@@ -501,6 +675,11 @@ const struct arch_ops arch_mips64_ops = {
 	.syscall_setup = mips_syscall_setup,
 	.syscall_result = mips_syscall_result,
 	.syscall_restart = mips_syscall_restart,
+	.entry_relocate = mips_entry_relocate,
+	.entry_branch = mips_entry_branch,
+	.entry_thunk = mips_entry_thunk,
+	.get_tls = mips_get_tls,
+	.entry_scan = mips_entry_scan,
 	.core_tp = mips_core_tp,
 	.tls_window = mips_tls_window,
 };

@@ -64,6 +64,13 @@ int arch_set_regs(pid_t tid, const struct arch_regs *r)
 }
 #endif
 
+/* The thread pointer, which the entry stubs read as their thread's key, into a slot past the
+ * dump (arch.c: M_TLS). */
+int arch_get_tls_reg(pid_t tid, struct arch_regs *r)
+{
+	return arch_thread_pointer(tid, &r->w64[48]);
+}
+
 /*
  * libunwind-ptrace's own access_reg is broken on mips64 (it uses _UPT_reg_offset[]'s PEEKUSER
  * register numbers as byte offsets into NT_PRSTATUS, so the PC comes from gpr[8]): unwind.c

@@ -2,8 +2,71 @@
 #ifndef HEAPTRACE_STUB_ARCH_H
 #define HEAPTRACE_STUB_ARCH_H
 
-/* Entry stubs (stubs.h) exist for x86_64 and aarch64 only so far: every hook keeps its
- * breakpoint here. */
-#define STUBS_SUPPORTED 0
+/*
+ * mips64 (n64) facts for the entry stubs (stubs.h), shared by the stub code (stubcode.c, where
+ * they are spelled into assembly: plain numbers only) and heaptrace's side. Offsets are bytes.
+ * The pages and records are stub_layout.h's.
+ */
+#define STUBS_SUPPORTED 1
+
+#include "stub_layout.h"
+
+#define STUB_NR_FUTEX 5194 /* n64: 5000 + 194 */
+/*
+ * An entry record, after its tag, length and hook (stub_layout.h): 16 a0, 24 a1, 32 a2, 40 sp at
+ * the entry, 48 s8 (the frame pointer), 56 ra (the return address), 64 s0..s3, 96 time stamp,
+ * 104 thread pointer, 112 bytes of stack copied, 116 return sent through the trampoline,
+ * 120 s4..s7, 152 gp, then the copy of the stack from sp up.
+ */
+#define STUB_REC_ENTRY 160 /* bytes before the stack copy */
+/* The time stamps are the CP0 Count register (rdhwr $2, which Linux lets user space read or
+ * emulates): 32 bits, so it wraps (at a 100 MHz count, every 43 s). stubs.c takes differences
+ * modulo 2^32 and calibrates its rate over spans shorter than STUB_TICKS_SPAN ns. */
+#define STUB_TICKS_MASK 0xffffffffull
+#define STUB_TICKS_SPAN 2000000000ull
+
+#ifndef STUB_CODE_ONLY
+#include <string.h>
+
+#include "arch.h"
+
+/* heaptrace's side: the clock of the records' time stamps (the stub code reads the same). */
+static inline uint64_t stub_ticks(void)
+{
+#if defined(__mips__)
+	uint64_t v;
+
+	__asm__ volatile(".set push\n\t.set mips32r2\n\trdhwr %0, $2\n\t.set pop" : "=r"(v));
+	return v & STUB_TICKS_MASK;
+#else
+	return 0; /* the unit tests' hosts: encodings only */
+#endif
+}
+
+/*
+ * The registers of an entry record's caller frame, for the unwinder (the dump's order: $0-$31,
+ * epc 34): pc = the return address ra held at the entry, sp as it was there, s0-s8 and gp.
+ */
+static inline void stub_regs(struct arch_regs *r, const uint8_t *rec)
+{
+	memset(r, 0, sizeof(*r));
+	r->size = 38 * 8;
+	memcpy(&r->w64[16], rec + 64, 32);
+	memcpy(&r->w64[20], rec + 120, 32);
+	memcpy(&r->w64[28], rec + 152, 8);
+	memcpy(&r->w64[29], rec + 40, 8);
+	memcpy(&r->w64[30], rec + 48, 16);
+	memcpy(&r->w64[34], rec + 56, 8);
+}
+
+/* The return address of an entry record. */
+static inline uint64_t stub_ret(const uint8_t *rec)
+{
+	uint64_t v;
+
+	memcpy(&v, rec + 56, 8);
+	return v;
+}
+#endif
 
 #endif

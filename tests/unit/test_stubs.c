@@ -16,7 +16,7 @@
 #include "stub_arch.h"
 #include "unittest.h"
 
-#if STUBS_SUPPORTED && (defined(__x86_64__) || defined(__aarch64__))
+#if STUBS_SUPPORTED && (defined(__x86_64__) || defined(__aarch64__) || defined(__mips__))
 
 extern const uint8_t ht_stub_blob[], ht_stub_entry[], ht_stub_ret[], ht_stub_blob_end[];
 
@@ -47,6 +47,17 @@ static void wr64(uint8_t *p, uint64_t v)
 /* The fake allocator: push %rbx; mov %rdi,%rax; add $1,%rax; pop %rbx; ret (rax = arg + 1). */
 static const uint8_t fake_fn[] = { 0x53, 0x48, 0x89, 0xf8, 0x48, 0x83, 0xc0, 0x01, 0x5b, 0xc3 };
 #define FAKE_LEN sizeof(fake_fn)
+#elif defined(__mips__)
+#define OPS arch_mips64_ops
+#define PATCH_LEN 8 /* j and its delay slot */
+#define COVERED 8
+/* The fake allocator, its first instruction a branch with a delay slot as glibc's free's is:
+ * beqz a0, 1f; nop; daddiu v0, a0, 1; jr ra; daddu v1, t9, zero; 1: ori v0, zero, 0x99;
+ * jr ra; daddu v1, t9, zero (v0 = arg + 1, or 0x99 for 0; v1 = the t9 it was called with). */
+static const uint32_t fake_fn_w[] = { 0x10800004, 0x00000000, 0x64820001, 0x03e00008,
+				      0x0320182d, 0x34020099, 0x03e00008, 0x0320182d };
+#define fake_fn ((const uint8_t *)fake_fn_w)
+#define FAKE_LEN sizeof(fake_fn_w)
 #else
 #define OPS arch_aarch64_ops
 #define PATCH_LEN 4 /* b */
@@ -152,6 +163,54 @@ static void check_entry_regs(const uint8_t *r)
 	 * sanitizers) */
 	CHECK(rd64(r + STUB_REC_ENTRY) > (uint64_t)call_fn &&
 	      rd64(r + STUB_REC_ENTRY) < (uint64_t)call_fn + 4096);
+}
+#elif defined(__mips__)
+static uint64_t last_sp;
+
+static uint64_t thread_pointer(void)
+{
+	register uint64_t v1 __asm__("$3");
+
+	__asm__ volatile(".set push\n\t.set mips32r2\n\trdhwr $3, $29\n\t.set pop" : "=r"(v1));
+	return v1;
+}
+
+/* Call the patched function with sentinels in callee-saved registers and in t0 (the stubs
+ * keep it too); check they and sp come back, and that the function saw t9 = its address. */
+static __attribute__((noinline)) uint64_t call_fn(struct env *e, uint64_t arg, bool *regs_ok)
+{
+	register uint64_t a0 __asm__("$4") = arg, t9 __asm__("$25") = (uint64_t)e->fn,
+					    t0 __asm__("$12") = 0x1212,
+					    s0 __asm__("$16") = 0x1616,
+					    s7 __asm__("$23") = 0x2323;
+	register uint64_t v0 __asm__("$2"), v1 __asm__("$3");
+	uint64_t sp0, sp1;
+
+	__asm__ volatile(".set push\n\t.set noreorder\n\t"
+			 "move %[sp0], $sp\n\t"
+			 "jalr $25\n\t"
+			 "nop\n\t"
+			 "move %[sp1], $sp\n\t"
+			 ".set pop"
+			 : "=r"(v0), "=r"(v1), "+r"(a0), "+r"(t9), "+r"(t0), "+r"(s0), "+r"(s7),
+			   [sp0] "=&r"(sp0), [sp1] "=&r"(sp1)
+			 :
+			 : "$1", "$5", "$6", "$7", "$8", "$9", "$10", "$11", "$13", "$14", "$15",
+			   "$24", "$31", "hi", "lo", "memory");
+	*regs_ok = t0 == 0x1212 && s0 == 0x1616 && s7 == 0x2323 && sp0 == sp1 &&
+		   v1 == (uint64_t)e->fn;
+	last_sp = sp0;
+	return v0;
+}
+
+static void check_entry_regs(const uint8_t *r)
+{
+	CHECK_EQ(rd64(r + 40), last_sp); /* sp at the entry: the copy's start */
+	CHECK_EQ(rd64(r + 64), 0x1616); /* s0 */
+	CHECK_EQ(rd64(r + 144), 0x2323); /* s7 */
+	CHECK(rd64(r + 104) == thread_pointer());
+	/* ra: the return address, into call_fn */
+	CHECK(rd64(r + 56) > (uint64_t)call_fn && rd64(r + 56) < (uint64_t)call_fn + 4096);
 }
 #else
 static uint64_t last_sp;
@@ -303,10 +362,13 @@ TEST_CASE(zero_argument)
 	struct env e;
 	bool ok;
 
-	/* aarch64: the relocated cbz is taken, and goes to the function's own branch target */
+	/* aarch64's relocated cbz and mips64's beqz are taken, and go to the function's own
+	 * branch target */
 	REQUIRE(setup(&e, 0, 256));
 #if defined(__x86_64__)
 	CHECK_EQ(call_fn(&e, 0, &ok), 1);
+#elif defined(__mips__)
+	CHECK_EQ(call_fn(&e, 0, &ok), 0x99);
 #else
 	CHECK_EQ(call_fn(&e, 0, &ok), 0x99);
 #endif
@@ -429,4 +491,107 @@ TEST_CASE(a64_entry_relocate)
 	CHECK_EQ(a64_reloc(0x58000040, 0x1000, 0x2000, buf, &cov), -ENOTSUP);
 	CHECK_EQ(a64_reloc(0xd65f03c0, 0x1000, 0x2000, buf, &cov), -ENOTSUP);
 	CHECK_EQ(a64_reloc(0xa9bc7bfd, 0x400000, 0x400000 + (1ull << 30), buf, &cov), -ERANGE);
+}
+
+/*
+ * mips64's encodings, on any host. The expected words were worked out by hand from the MIPS64
+ * encodings (j: 0x08000000 | (target & 0x0fffffff) >> 2, the region that of the delay slot;
+ * beq/bne: offset in words from the delay slot; ori at, zero: 0x34010000 | imm), the first
+ * instructions from Debian 12's mips64el libc6 2.36 (malloc: daddiu sp, sp, -64; sd gp, 48(sp);
+ * free: beqz a0, free+0x168; nop; calloc: dmultu a0, a1; daddiu sp, sp, -80), placed as if
+ * libc were mapped at 0xfff7e00000 and the stub page at 0xfff7f00000.
+ */
+static int mips_reloc(uint32_t w0, uint32_t w1, uint64_t addr, uint64_t at, uint8_t *buf,
+		      size_t *covered)
+{
+	uint8_t in[16] = { 0 };
+
+	memcpy(in, &w0, 4);
+	memcpy(in + 4, &w1, 4);
+	*covered = 0;
+	return arch_mips64_ops.entry_relocate(addr, in, sizeof(in), 8, at, buf, covered);
+}
+
+TEST_CASE(mips_entry_branch_and_thunk)
+{
+	const struct arch_ops *a = &arch_mips64_ops;
+	uint8_t buf[16];
+
+	CHECK_EQ(a->entry_branch(0xfff7ecc858, 0xfff7f00800, buf), 8);
+	CHECK_EQ(word(buf, 0), 0x09fc0200); /* j 0xfff7f00800 */
+	CHECK_EQ(word(buf, 1), 0x00000000); /* nop in the delay slot */
+	/* j keeps the top bits of the delay slot's address: another 256 MiB region is out of
+	 * reach, however near (0xff_f000_0000 is the next region's first byte) */
+	CHECK_EQ(a->entry_branch(0xffeffffff0, 0xfff0000000, buf), -ERANGE);
+	CHECK_EQ(a->entry_branch(0xffeffffff8, 0xffe0000000, buf), 8);
+	CHECK_EQ(a->entry_branch(0xffeffffffc, 0xffe0000000, buf), -ERANGE); /* slot beyond */
+	CHECK_EQ(a->entry_thunk(buf, 0xfff7f00800, 0x105, 0xfff7f00000), 8);
+	CHECK_EQ(word(buf, 0), 0x09fc0000); /* j common */
+	CHECK_EQ(word(buf, 1), 0x34010105); /* ori at, zero, 0x105 */
+}
+
+TEST_CASE(mips_entry_relocate)
+{
+	uint8_t buf[32];
+	size_t cov;
+
+	/* malloc: both copied, then j malloc+8 and a nop */
+	CHECK_EQ(mips_reloc(0x67bdffc0, 0xffbc0030, 0xfff7ecc858, 0xfff7f00808, buf, &cov), 16);
+	CHECK_EQ(cov, 8);
+	CHECK_EQ(word(buf, 0), 0x67bdffc0);
+	CHECK_EQ(word(buf, 1), 0xffbc0030);
+	CHECK_EQ(word(buf, 2), 0x09fb3218);
+	CHECK_EQ(word(buf, 3), 0x00000000);
+	/* calloc: dmultu and daddiu, the same shape */
+	CHECK_EQ(mips_reloc(0x0085001d, 0x67bdffb0, 0xfff7ecdb38, 0xfff7f00808, buf, &cov), 16);
+	CHECK_EQ(word(buf, 0), 0x0085001d);
+	CHECK_EQ(word(buf, 2), 0x09fb36d0);
+	/* free: beqz a0 skips to a j to its target (free+0x168), else j free+8 */
+	CHECK_EQ(mips_reloc(0x10800059, 0x00000000, 0xfff7ecd048, 0xfff7f00808, buf, &cov), 24);
+	CHECK_EQ(cov, 8);
+	CHECK_EQ(word(buf, 0), 0x10800003);
+	CHECK_EQ(word(buf, 1), 0x00000000);
+	CHECK_EQ(word(buf, 2), 0x09fb3414);
+	CHECK_EQ(word(buf, 4), 0x09fb346c);
+	CHECK_EQ(word(buf, 5), 0x00000000);
+	/* bgez a1 (REGIMM) with an addiu in its delay slot: the same, the slot kept */
+	CHECK_EQ(mips_reloc(0x04a10010, 0x24a5ffff, 0x120001000, 0x120100000, buf, &cov), 24);
+	CHECK_EQ(word(buf, 0), 0x04a10003);
+	CHECK_EQ(word(buf, 1), 0x24a5ffff);
+	CHECK_EQ(word(buf, 2), 0x08000402); /* j 0x120001008 */
+	CHECK_EQ(word(buf, 4), 0x08000411); /* j 0x120001044 */
+	/* j 0x120002000 with a nop: re-aimed from the stub, nothing comes back */
+	CHECK_EQ(mips_reloc(0x08000800, 0x00000000, 0x120001000, 0x120100000, buf, &cov), 8);
+	CHECK_EQ(word(buf, 0), 0x08000800);
+	CHECK_EQ(word(buf, 1), 0x00000000);
+	/* refused: jal, bal, beql (likely), a branch second (its slot outside the patch), a
+	 * branch in a delay slot, a stub page in another 256 MiB region */
+	CHECK_EQ(mips_reloc(0x0c000400, 0x00000000, 0x1000, 0x2000, buf, &cov), -ENOTSUP);
+	CHECK_EQ(mips_reloc(0x04110001, 0x00000000, 0x1000, 0x2000, buf, &cov), -ENOTSUP);
+	CHECK_EQ(mips_reloc(0x50800003, 0x00000000, 0x1000, 0x2000, buf, &cov), -ENOTSUP);
+	CHECK_EQ(mips_reloc(0x67bdffc0, 0x10800003, 0x1000, 0x2000, buf, &cov), -ENOTSUP);
+	CHECK_EQ(mips_reloc(0x10800003, 0x10800003, 0x1000, 0x2000, buf, &cov), -ENOTSUP);
+	CHECK_EQ(mips_reloc(0x67bdffc0, 0xffbc0030, 0xfff7ecc858, 0x120000000, buf, &cov),
+		 -ERANGE);
+}
+
+/* The whole-function check: a function at 0x1000 of daddiu sp; sd gp; then one word x. */
+static int mips_scan_with(uint32_t x)
+{
+	const uint32_t fn[] = { 0x67bdffc0, 0xffbc0030, x, 0x00000000, 0x03e00008, 0x00000000 };
+
+	return arch_mips64_ops.entry_scan((const uint8_t *)fn, sizeof(fn), 0x1000, 8);
+}
+
+TEST_CASE(mips_entry_scan)
+{
+	CHECK_EQ(mips_scan_with(0x00000000), 0); /* nop */
+	CHECK_EQ(mips_scan_with(0x1580fffd), 0); /* bnez t0, the entry: runs the stub again */
+	CHECK_EQ(mips_scan_with(0x1580fffe), -EXDEV); /* bnez t0, entry+4: inside the patch */
+	CHECK_EQ(mips_scan_with(0x0581fffe), -EXDEV); /* bgez t0, entry+4 */
+	CHECK_EQ(mips_scan_with(0x08000401), -EXDEV); /* j entry+4 */
+	CHECK_EQ(mips_scan_with(0x1580ffff), 0); /* bnez t0, entry+8: after the patch */
+	CHECK_EQ(mips_scan_with(0x0320f809), 0); /* jalr t9: a call */
+	CHECK_EQ(mips_scan_with(0x03200008), 0); /* jr t9: a tail call */
+	CHECK_EQ(mips_scan_with(0x00400008), -EXDEV); /* jr v0: a jump table could go anywhere */
 }
