@@ -148,6 +148,33 @@ static int64_t call(struct proc *p, pid_t tid, long nr, uint64_t a0, uint64_t a1
 	return err ? err : ret;
 }
 
+/*
+ * Every mapping of the ring's memfd must start at the same cache colour: a CPU whose data cache
+ * is indexed by virtual address (mips64) would otherwise hold two copies of a line, and the
+ * kernel refuses a MAP_FIXED shared mapping out of colour (EINVAL). stub_arch.h sets
+ * STUB_SHM_ALIGN where that matters (the kernel's SHMLBA); the ring's size is a multiple of it.
+ */
+#ifndef STUB_SHM_ALIGN
+#define STUB_SHM_ALIGN 4096u
+#endif
+
+/* len bytes of PROT_NONE here, aligned to STUB_SHM_ALIGN, or MAP_FAILED. */
+static void *shm_aligned(size_t len)
+{
+	size_t slack = STUB_SHM_ALIGN - 4096;
+	uint8_t *m = mmap(NULL, len + slack, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *at;
+
+	if (m == MAP_FAILED || !slack)
+		return m;
+	at = (uint8_t *)(((uintptr_t)m + STUB_SHM_ALIGN - 1) & ~(uintptr_t)(STUB_SHM_ALIGN - 1));
+	if (at > m)
+		munmap(m, at - m);
+	if (m + slack > at)
+		munmap(at + len, m + slack - at);
+	return at;
+}
+
 /* The memfd of the ring in the process, mapped there as control page + ring + ring again, and
  * here the same way. Return 0 or -errno. */
 static int map_ring(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok_fn ok, void *okc)
@@ -167,11 +194,21 @@ static int map_ring(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok_fn
 	if (fd < 0)
 		return (int)fd;
 	r = call(p, tid, SYS_ftruncate, fd, CTL_SIZE + s->size, 0, 0, 0, 0, ok, okc);
-	base = r ? 0 : (uint64_t)call(p, tid, arch->nr_mmap, 0, len, PROT_NONE,
-				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, ok, okc);
+	base = r ? 0 : (uint64_t)call(p, tid, arch->nr_mmap, 0, len + STUB_SHM_ALIGN - 4096,
+				      PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, ok, okc);
 	if (r || ((int64_t)base < 0 && (int64_t)base > -4096)) {
 		call(p, tid, SYS_close, fd, 0, 0, 0, 0, 0, ok, okc);
 		return r ? (int)r : (int)base;
+	}
+	if (STUB_SHM_ALIGN > 4096) { /* the slack around the aligned range, given back */
+		uint64_t at = (base + STUB_SHM_ALIGN - 1) & ~(uint64_t)(STUB_SHM_ALIGN - 1);
+
+		if (at > base)
+			call(p, tid, arch->nr_munmap, base, at - base, 0, 0, 0, 0, ok, okc);
+		if (base + STUB_SHM_ALIGN - 4096 > at)
+			call(p, tid, arch->nr_munmap, at + len, base + STUB_SHM_ALIGN - 4096 - at, 0,
+			     0, 0, 0, ok, okc);
+		base = at;
 	}
 	r = call(p, tid, arch->nr_mmap, base, CTL_SIZE + s->size, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_FIXED, fd, 0, ok, okc);
@@ -185,7 +222,7 @@ static int map_ring(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok_fn
 	call(p, tid, SYS_close, fd, 0, 0, 0, 0, 0, ok, okc);
 	if (r != (int64_t)(base + CTL_SIZE + s->size) || myfd < 0)
 		goto fail;
-	here = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	here = shm_aligned(len);
 	if (here == MAP_FAILED ||
 	    mmap(here, CTL_SIZE + s->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, myfd,
 		 0) == MAP_FAILED ||
@@ -533,17 +570,28 @@ static void areas_off(const struct stubs *s, pid_t tid)
 		remote_write_word(tid, s->area[i] + 4096 + STUB_D_OFF, 8, 1);
 }
 
-/* The end of the mapping that holds sp: the top of that thread's stack. */
-static uint64_t stack_top(struct proc *p, uint64_t sp)
+/*
+ * The end of the mapping that holds sp: the top of that thread's stack. *tp is set to 0 unless
+ * a mapping holds its thread control block: mips64's kernel keeps a thread pointer across an
+ * exec (x86_64 and aarch64 clear it), so until the C library sets its own, a launched program's
+ * main thread still has the one of the program before the exec (heaptrace's), which points
+ * nowhere in the new image.
+ */
+static uint64_t stack_top(struct proc *p, uint64_t sp, uint64_t *tp)
 {
 	struct mapping *maps = NULL;
 	ssize_t n = maps_read(proc_mem_pid(p), &maps);
-	uint64_t top = 0;
+	uint64_t top = 0, tcb = arch->tls_window(*tp, 0);
+	bool tp_mapped = false;
 
-	for (ssize_t i = 0; i < n; i++)
+	for (ssize_t i = 0; i < n; i++) {
 		if (sp >= maps[i].start && sp < maps[i].end)
 			top = maps[i].end;
+		tp_mapped |= tcb >= maps[i].start && tcb < maps[i].end;
+	}
 	free(maps);
+	if (!tp_mapped)
+		*tp = 0;
 	return top;
 }
 
@@ -567,8 +615,8 @@ void stubs_thread(struct thread *t)
 	if (!t->p || !t->p->stubs || arch_get_regs(t->tid, &regs) ||
 	    arch_get_tls_reg(t->tid, &regs))
 		return;
-	t->stack_top = stack_top(t->p, arch->get_sp(&regs));
 	t->tls = arch->get_tls(&regs); /* 0 before the C library set it up */
+	t->stack_top = stack_top(t->p, arch->get_sp(&regs), &t->tls);
 	t->tls_pending = !t->tls;
 	/* its records all come after this: it has not run since it was made */
 	t->key_from = ring_head(t->p->stubs);

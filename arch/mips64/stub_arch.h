@@ -22,6 +22,10 @@
 /* The time stamps are the CP0 Count register (rdhwr $2, which Linux lets user space read or
  * emulates): 32 bits, so it wraps (at a 100 MHz count, every 43 s). stubs.c takes differences
  * modulo 2^32 and calibrates its rate over spans shorter than STUB_TICKS_SPAN ns. */
+/* The colour every shared mapping of the ring must have (SHMLBA, arch/mips/include/asm/
+ * shmparam.h): MIPS data caches may be indexed by virtual address, and the kernel then refuses
+ * a MAP_FIXED shared mapping at another colour (EINVAL). */
+#define STUB_SHM_ALIGN 0x40000u
 #define STUB_TICKS_MASK 0xffffffffull
 #define STUB_TICKS_SPAN 2000000000ull
 
