@@ -16,8 +16,9 @@
  * ht_stub_entry saves a0-a3, v0, v1, t0-t3, t8, ra and at in a 160-byte frame below sp (E,
  * the entry sp): a0..a3 at 0, v0 32, v1 40, t0..t3 48, t8 80, ra 88, at 96, and 144..159
  * (E-16) for { cookie, return address }. It reserves a record in the shared ring (lld/scd on
- * its head), writes it (free: the pointer; others: arguments, sp, s8, ra, s0-s7, gp, a time
- * stamp, the thread pointer and a copy of the stack from E up) and publishes it by writing its
+ * its head), writes it (free: the pointer, the thread pointer and a time stamp; others:
+ * arguments, sp, s8, ra, s0-s7, gp, a time stamp, the thread pointer and a copy of the stack
+ * from E up) and publishes it by writing its
  * tag last, after a sync. An allocation's return goes through ht_stub_ret: ra = the
  * trampoline, the function starts at sp = E-16 with { cookie, return address } there (no
  * malloc-family function takes stack arguments). Then the function goes on at its
@@ -195,12 +196,15 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	nop\n"
 	"	b .Lpass\n"
 	"	nop\n"
-	/* free: { tag, length, hook, pointer, thread } */
+	/* free: { tag, length, hook, pointer, thread, time stamp } */
 	".Lfree:\n"
 	"	ori $a3, $zero, " S(STUB_REC_FREE) "\n" RESERVE("11")
 	"	sw $at, 12($v0)\n"
 	"	ld $a1, 0($sp)\n	sd $a1, 16($v0)\n"
 	"	sd $v1, 24($v0)\n"
+	"	rdhwr $a1, $2\n"
+	"	dsll32 $a1, $a1, 0\n	dsrl32 $a1, $a1, 0\n"
+	"	sd $a1, 32($v0)\n"
 	"	ori $t0, $t0, " S(STUB_KIND_FREE) "\n"
 	"	sync\n"
 	"	sd $t0, 0($v0)\n"
