@@ -110,3 +110,40 @@ TEST_CASE(no_capstone)
 }
 
 #endif
+
+/* entry_check_scan (the arch's own decoder, mips64's): the function's bytes, as the file holds
+ * them, go to the scan with its value and the patch's length, and its answer comes back; a
+ * function of unknown size is refused without a scan. */
+static const uint8_t *scan_seen;
+static size_t scan_size, scan_len;
+static uint64_t scan_value;
+
+static int scan_record(const uint8_t *code, size_t size, uint64_t value, size_t len)
+{
+	static uint8_t copy[4096];
+
+	memcpy(copy, code, size < sizeof(copy) ? size : sizeof(copy));
+	scan_seen = copy;
+	scan_size = size;
+	scan_value = value;
+	scan_len = len;
+	return -EXDEV;
+}
+
+TEST_CASE(arch_scan_gets_the_function)
+{
+	uint64_t v = sym_lookup(FIXTURE, "fixture_entry_marker");
+	uint64_t size = sym_func_size(FIXTURE, v);
+	uint8_t want[4096];
+
+	REQUIRE(v != 0 && size > 0 && size <= sizeof(want));
+	REQUIRE(sym_read_code(FIXTURE, v, want, size) == (ssize_t)size);
+	CHECK_EQ(entry_check_scan(FIXTURE, v, size, 8, scan_record), -EXDEV);
+	CHECK_EQ(scan_size, size);
+	CHECK_EQ(scan_value, v);
+	CHECK_EQ(scan_len, 8);
+	CHECK(scan_seen && memcmp(scan_seen, want, size) == 0);
+	scan_seen = NULL;
+	CHECK_EQ(entry_check_scan(FIXTURE, v, 0, 8, scan_record), -EXDEV);
+	CHECK(scan_seen == NULL);
+}
