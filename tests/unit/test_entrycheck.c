@@ -3,7 +3,8 @@
  * The patch-safety rule of the entry stubs (src/entrycheck.c): on this machine's C library,
  * every malloc-family entry passes, and heaptrace's own x86 decoder displaces exactly the
  * whole instructions Capstone sees there; on a fixture, a loop into the first bytes, a jump
- * through a register and a pointer into them are each refused.
+ * through a register and a pointer into them are each refused. On any host, entry_check_scan
+ * (the arch's own decoder: mips64's) is handed the function's bytes.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
