@@ -613,6 +613,7 @@ const struct arch_ops arch_aarch64_ops = {
 	.elf_class = ELFCLASS64,
 	.audit_arch = AUDIT_ARCH_AARCH64,
 	.word_size = 8,
+	.reg_args = 8,
 	.map_anonymous = 0x20,
 	.insn_align = 4,
 	.bp_encode = a64_bp_encode,

@@ -632,6 +632,7 @@ const struct arch_ops arch_arm_ops = {
 	.elf_class = ELFCLASS32,
 	.audit_arch = AUDIT_ARCH_ARM, /* EABI, little-endian */
 	.word_size = 4,
+	.reg_args = 4,
 	.map_anonymous = 0x20,
 	.insn_align = 2,
 	.bp_encode = arm_bp_encode,
