@@ -1219,6 +1219,16 @@ def musl_own(interp, so):
     return bool(interp) and os.path.basename(interp).startswith("ld-musl-") and so == "libc.so"
 
 
+def throws_32(ctx, v):
+    """cxxops.cc's new Big[SIZE_MAX / 256], which must throw, is 1 GiB on a 32-bit arch, and
+    jemalloc on arm grants it (seen in the guest: the program exits 99; tcmalloc and libstdc++
+    refuse it). A size above PTRDIFF_MAX makes the new-expression throw bad_array_new_length
+    before any operator new is called, so no size does it on 32-bit."""
+    if ctx.arch.name == "arm" and v.startswith("jemalloc:"):
+        raise ctx.h.Skip("cxxops.cc's failing new Big[] is 1 GiB on 32-bit arm, which jemalloc "
+                         "grants")
+
+
 def allocator_cases(opts):
     cases = []
     spec = ["--alloc=pool_alloc:2", "--alloc=pool_calloc:3:2", "--realloc=pool_realloc:2:3",
@@ -1244,7 +1254,8 @@ def allocator_cases(opts):
             cases.append(("allocator_new_throws[%s]" % v,
                           [GuestRun("ht", lib + "_cxxops", opt, args=["throw"]),
                            GuestRun("ht", lib + "_cxxops", opt, args=["idle"])],
-                          lambda c, v=v: c.mod("test_allocators").test_allocator_new_throws(v)))
+                          lambda c, v=v: throws_32(c, v) or
+                          c.mod("test_allocators").test_allocator_new_throws(v)))
         for name in MUSL_NAMES:
             v = "%s:%s" % (name, opt)
             cases.append(("musl[%s]" % v, [GuestRun("ht", name, opt)],
