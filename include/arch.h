@@ -52,6 +52,7 @@ struct arch_ops {
 	 * puts in seccomp_data.arch for a call made through syscall_insn. */
 	uint32_t audit_arch;
 	unsigned word_size; /* bytes in a pointer of the traced process */
+	unsigned reg_args; /* argument words passed in registers (arm 4, x86_64 6, else 8) */
 	uint32_t map_anonymous; /* mmap(2)'s MAP_ANONYMOUS flag: 0x800 on mips, 0x20 elsewhere */
 	unsigned insn_align; /* instructions start at multiples of this (x86_64: 1) */
 

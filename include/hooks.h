@@ -212,6 +212,10 @@ const char *hook_symbol(int h, unsigned word_size, char *buf, size_t len);
 /* Arguments a call of d needs kept at its entry. */
 unsigned hook_nargs(const struct hook_desc *d);
 
+/* True if every argument of d's function is in a register on an arch that passes reg_args
+ * argument words in registers (assumed for a custom function, whose arguments are not known). */
+bool hook_args_in_regs(const struct hook_desc *d, unsigned reg_args);
+
 /* True if everything a call of d does is known at its entry (free): no return is caught. */
 static inline bool hook_at_entry_only(const struct hook_desc *d)
 {

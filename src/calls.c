@@ -227,8 +227,11 @@ static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *
 	/* posix_memalign's block is read in memory at a stop; an unwinder cannot get past the
 	 * recording or logging trampoline's frame, so a call that may throw returns through the
 	 * trapping one; with entry stubs, whose records are read while the program runs, a
-	 * return logged here would be read only at the next stop, after calls made later */
-	if (d->kind == HK_ALLOC_MEMPTR || (d->flags & HF_THROWS))
+	 * return logged here would be read only at the next stop, after calls made later. Both
+	 * frames move sp down, so a function that reads arguments on the stack (arm's mmap)
+	 * would read them shifted: it returns through the trapping one too. */
+	if (d->kind == HK_ALLOC_MEMPTR || (d->flags & HF_THROWS) ||
+	    !hook_args_in_regs(d, arch->reg_args))
 		return false;
 	if (send_recorded(t, regs, f))
 		return true;

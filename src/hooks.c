@@ -81,10 +81,11 @@ struct hook_desc hook_table[HOOK_COUNT] = {
 	[HOOK_TC_DELETEARRAY_SIZED] = FREE("tc_deletearray_sized"),
 	[HOOK_TC_DELETE_NOTHROW] = FREE("tc_delete_nothrow"),
 	[HOOK_TC_DELETEARRAY_NOTHROW] = FREE("tc_deletearray_nothrow"),
-	/* mimalloc: its documented allocation API (mi_heap_*(heap, ...) take the heap first);
-	 * its other names (mi_posix_memalign, mi_malloc_aligned_at, ...) call these or are
-	 * aliases of the C names, and a C++ program's hooks must fit the SIGTRAP guard's
-	 * table (guard.h) */
+	/* mimalloc: its main allocation API (mi_heap_*(heap, ...) take the heap first). Its
+	 * posix_memalign, memalign, valloc, pvalloc, aligned_alloc, reallocarray and reallocarr
+	 * forms call these; the rest (mi_strdup, mi_malloc_small, the _at forms, most mi_heap_*:
+	 * the man page lists them) reach its internals directly and are not traced, since a C++
+	 * program's hooks must fit the SIGTRAP guard's table (guard.h; 44 with these) */
 	[HOOK_MI_MALLOC] = ALLOC("mi_malloc", 0, -1),
 	[HOOK_MI_ZALLOC] = ALLOC("mi_zalloc", 0, -1),
 	[HOOK_MI_CALLOC] = ALLOC("mi_calloc", 1, 0),
@@ -231,6 +232,17 @@ unsigned hook_nargs(const struct hook_desc *d)
 
 	n = n > d->ptr ? n : d->ptr;
 	return (unsigned)(n + 1);
+}
+
+bool hook_args_in_regs(const struct hook_desc *d, unsigned reg_args)
+{
+	/* A custom function's are not known: assumed in registers, as returning it through the
+	 * trapping trampoline would cost a backtrace frame to the mallocs made inside it. */
+	if (d->heap != HEAP_MALLOC && d->heap != HEAP_MMAP)
+		return true;
+	/* mmap(addr, len, prot, flags, fd, off), mremap(old, size, new, flags, [new_addr]); the
+	 * rest take at most 4 (xallocx) */
+	return reg_args >= (d->kind == HK_MMAP ? 6u : d->kind == HK_MREMAP ? 5u : 4u);
 }
 
 static const struct hook_foreign foreign[] = {

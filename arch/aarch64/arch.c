@@ -146,6 +146,10 @@ static bool runs_anywhere(uint32_t i)
 	/* logical, shifted register (and, orr = mov, eor, bic, ...); sf=0 needs imm6 < 32 */
 	if ((i & 0x1f000000) == 0x0a000000)
 		return sf || !(i & 0x8000);
+	/* logical immediate (and, orr, eor, ands; tst x5, #0xfff is glibc's mmap); sf=0 needs
+	 * N=0 */
+	if ((i & 0x1f800000) == 0x12000000)
+		return sf || !(i & 0x400000);
 	/* add/sub immediate (mov x29, sp; cmp x1, #7) */
 	if ((i & 0x1f800000) == 0x11000000)
 		return true;
@@ -609,6 +613,7 @@ const struct arch_ops arch_aarch64_ops = {
 	.elf_class = ELFCLASS64,
 	.audit_arch = AUDIT_ARCH_AARCH64,
 	.word_size = 8,
+	.reg_args = 8,
 	.map_anonymous = 0x20,
 	.insn_align = 4,
 	.bp_encode = a64_bp_encode,

@@ -194,10 +194,12 @@ static void arm_jump_back(uint8_t *slot, size_t o, uint32_t next)
 }
 
 /*
- * Thumb-2 (code at the even address code). Out of line: T16 push, cmp #imm, mov (register);
- * T32 stmdb sp! (push.w), umull; and ldr (literal), relocated as movw/movt of the literal's
- * address and an ldr through the register. Emulated: bx Rm, cbz/cbnz, b.n, b.w. None of these
- * may sit in an IT block; no glibc 2.36 armhf malloc-family entry does (its disassembly).
+ * Thumb-2 (code at the even address code). Out of line: T16 push, cmp #imm, movs #imm, mov
+ * (register); T32 stmdb sp! (push.w), umull, cmp.w #imm; and ldr (literal, T16 and T32),
+ * relocated as movw/movt of the literal's address and an ldr through the register. Emulated:
+ * bx Rm, cbz/cbnz, b.n, b.w. None of these may sit in an IT block; no glibc 2.36 armhf
+ * malloc-family entry does, nor any of jemalloc's, tcmalloc's or mimalloc's in Debian 12 (their
+ * disassembly).
  */
 static int thumb_displace(uint32_t code, const uint8_t *insn, size_t len, uint64_t slot_addr,
 			  uint8_t *slot, struct arch_emul *em)
@@ -225,6 +227,23 @@ static int thumb_displace(uint32_t code, const uint8_t *insn, size_t len, uint64
 				return -ENOTSUP;
 			goto xol4;
 		}
+		if ((hw1 & 0xfbf0) == 0xf1b0 && (hw2 & 0x8f00) == 0x0f00 && (hw1 & 15) != 15)
+			goto xol4; /* cmp.w Rn, #const (T2): mimalloc's mi_heap_zalloc */
+		if ((hw1 & 0xff7f) == 0xf85f) { /* ldr.w Rt, [pc, #+/-imm12] (T2): tcmalloc's memalign */
+			unsigned rt = hw2 >> 12;
+			uint32_t lit = hw1 & 0x80 ? (pc & ~3u) + (hw2 & 0xfffu) :
+						    (pc & ~3u) - (hw2 & 0xfffu);
+
+			if (rt == 13 || rt == 15)
+				return -ENOTSUP;
+			/* movw Rt, #lo16; movt Rt, #hi16; ldr.w Rt, [Rt, #0] (T3); back */
+			t32_mov16(slot, false, rt, lit & 0xffff);
+			t32_mov16(slot + 4, true, rt, lit >> 16);
+			wr16(slot + 8, 0xf8d0 | rt);
+			wr16(slot + 10, rt << 12);
+			thumb_jump_back(slot, slot_addr, 12, code + 4);
+			return STEP_XOL;
+		}
 		if ((hw1 & 0xf800) == 0xf000 && (hw2 & 0xd000) == 0x9000) { /* b.w (T4) */
 			uint32_t s = hw1 >> 10 & 1, i1 = !((hw2 >> 13 & 1) ^ s),
 				 i2 = !((hw2 >> 11 & 1) ^ s);
@@ -243,6 +262,8 @@ static int thumb_displace(uint32_t code, const uint8_t *insn, size_t len, uint64
 	if ((hw1 & 0xfe00) == 0xb400 && (hw1 & 0x1ff)) /* push {...[, lr]} (T1) */
 		goto xol2;
 	if ((hw1 & 0xf800) == 0x2800) /* cmp Rn, #imm8 (T1): the CPU sets the flags */
+		goto xol2;
+	if ((hw1 & 0xf800) == 0x2000) /* movs Rd, #imm8 (T1): jemalloc's rallocx */
 		goto xol2;
 	if ((hw1 & 0xff00) == 0x4600) { /* mov Rd, Rm (T1), flags untouched */
 		unsigned rd = (hw1 >> 4 & 8) | (hw1 & 7), rm = hw1 >> 3 & 15;
@@ -611,6 +632,7 @@ const struct arch_ops arch_arm_ops = {
 	.elf_class = ELFCLASS32,
 	.audit_arch = AUDIT_ARCH_ARM, /* EABI, little-endian */
 	.word_size = 4,
+	.reg_args = 4,
 	.map_anonymous = 0x20,
 	.insn_align = 2,
 	.bp_encode = arm_bp_encode,

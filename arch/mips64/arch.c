@@ -645,6 +645,7 @@ const struct arch_ops arch_mips64_ops = {
 	.elf_class = ELFCLASS64,
 	.audit_arch = AUDIT_ARCH_MIPSEL64, /* n64 */
 	.word_size = 8,
+	.reg_args = 8,
 	.map_anonymous = 0x800,
 	.insn_align = 4,
 	.bp_encode = mips_bp_encode,

@@ -244,11 +244,51 @@ static int32_t rd32(const uint8_t *p)
 	return v;
 }
 
+/*
+ * A RIP-relative operand the slot cannot reach with a disp32 (the scratch page lies near the
+ * libraries; an executable's code may be terabytes away): the copy addresses disp32(%rbx)
+ * instead, %rbx being pushed and set to the address after the original instruction for it,
+ * and popped after. Every breakpoint is at a function's first instruction (breakpoint.h's
+ * kinds), where the stack below rsp is free. %rcx is the base when the reg field names rbx or
+ * bh. Refused (-ERANGE): what moves rsp or reads the base itself (push, pop, call and jmp
+ * through memory, cmpxchg8b/16b, a shift by cl) and rsp in the reg field. Fill slot with the
+ * code before the jump back and return its length.
+ */
+static int x86_displace_far(uint64_t next, const uint8_t *insn, const struct x86_insn *d,
+			    uint8_t *slot)
+{
+	size_t modrm = d->disp_off - 1, op = modrm - (d->opcode >= 0x100 ? 2 : 1), n = 0;
+	uint8_t reg = (insn[modrm] >> 3) & 7, base = 3; /* rbx */
+
+	if ((d->opcode == 0xff && reg >= 2) || d->opcode == 0x8f || d->opcode == 0x0fc7 ||
+	    reg == 4)
+		return -ERANGE;
+	if (reg == 3 || reg == 7) {
+		if (d->opcode == 0xd2 || d->opcode == 0xd3 || d->opcode == 0x0fa5 ||
+		    d->opcode == 0x0fad)
+			return -ERANGE;
+		base = 1; /* rcx */
+	}
+	slot[n++] = 0x50 + base; /* push */
+	slot[n++] = 0x48; /* movabs $next, base */
+	slot[n++] = 0xb8 + base;
+	memcpy(slot + n, &next, 8);
+	n += 8;
+	memcpy(slot + n, insn, d->len);
+	if (op > 0 && (insn[op - 1] & 0xf0) == 0x40)
+		slot[n + op - 1] &= ~1; /* REX.B clear: the base is a low register */
+	slot[n + modrm] = 0x80 | (reg << 3) | base; /* mod 10: disp32(base) */
+	n += d->len;
+	slot[n++] = 0x58 + base; /* pop */
+	return n;
+}
+
 static int x86_displace(uint64_t addr, const uint8_t *insn, size_t len, uint64_t slot_addr,
 			uint8_t *slot, struct arch_emul *em)
 {
 	struct x86_insn d;
 	uint64_t next;
+	size_t code;
 	int ret = x86_decode(insn, len, &d);
 
 	if (ret < 0)
@@ -269,20 +309,26 @@ static int x86_displace(uint64_t addr, const uint8_t *insn, size_t len, uint64_t
 	em->target = next;
 	memset(slot, 0xcc, ARCH_SLOT_SIZE);
 	memcpy(slot, insn, d.len);
+	code = d.len;
 	if (d.disp_off) {
 		int64_t target = (int64_t)next + rd32(insn + d.disp_off);
 		int64_t ndisp = target - (int64_t)(slot_addr + d.len);
 		int32_t n32 = (int32_t)ndisp;
 
-		if (ndisp != n32)
-			return -ERANGE;
-		memcpy(slot + d.disp_off, &n32, 4);
+		if (ndisp != n32) {
+			ret = x86_displace_far(next, insn, &d, slot);
+			if (ret < 0)
+				return ret;
+			code = ret;
+		} else {
+			memcpy(slot + d.disp_off, &n32, 4);
+		}
 	}
 	/* jmp *0(%rip); .quad next */
-	slot[d.len] = 0xff;
-	slot[d.len + 1] = 0x25;
-	memset(slot + d.len + 2, 0, 4);
-	memcpy(slot + d.len + 6, &next, 8);
+	slot[code] = 0xff;
+	slot[code + 1] = 0x25;
+	memset(slot + code + 2, 0, 4);
+	memcpy(slot + code + 6, &next, 8);
 	return STEP_XOL;
 }
 
@@ -619,6 +665,7 @@ const struct arch_ops arch_x86_64_ops = {
 	.elf_class = ELFCLASS64,
 	.audit_arch = AUDIT_ARCH_X86_64,
 	.word_size = 8,
+	.reg_args = 6,
 	.map_anonymous = 0x20,
 	.insn_align = 1,
 	.bp_encode = x86_bp_encode,

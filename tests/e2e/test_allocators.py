@@ -62,15 +62,15 @@ def test_allocator_new_throws(v):
     baseline_diff(r, idle, summary_record(r), KEYS[:5])
 
 
-def test_jemalloc_prefixed():
+@variants(*OPTS)
+def test_jemalloc_prefixed(opt):
     """A jemalloc built with the je_ prefix (tests/targets/jeprefix.c: its entry points defined
     by the executable, as Debian's jemalloc has no prefix): je_malloc, je_calloc, je_realloc,
     je_free, je_posix_memalign, je_mallocx, je_rallocx, je_dallocx and je_sdallocx are found and
-    counted exactly as the program counts them, in the malloc heap. At -O0 only: at -O2 the
-    executable's je_malloc starts with a pc-relative load, which a breakpoint steps over from
-    the scratch page, and x86_64's scratch page lies near the libraries, out of a PIE
-    executable's reach (a real libjemalloc is mapped beside the others)."""
-    opt = "O0"
+    counted exactly as the program counts them, in the malloc heap. At -O2 the executable's
+    je_malloc starts with a pc-relative load (x86_64: mov disp32(%rip)), which a breakpoint
+    steps over from the scratch page near the libraries, out of a 32-bit displacement's reach
+    from a PIE executable: arch/x86_64 runs it with a base register instead."""
     prog = target("jeprefix", opt)
     r = heaptrace(prog, name="jeprefix-" + opt)
     expect_rc(r, 0)

@@ -63,7 +63,8 @@ struct Obj {
 
 static void *volatile kept[32];
 static unsigned nkept;
-static volatile size_t huge = SIZE_MAX / 2;
+/* more than PTRDIFF_MAX on every arch (cxxops.cc) */
+static volatile size_t huge = SIZE_MAX / 4 * 3;
 
 static void hold(void *p)
 {

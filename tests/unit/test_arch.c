@@ -101,14 +101,78 @@ TEST_CASE(rip_relative_operand_is_rebased)
 	check_jump_back(slot, 7);
 }
 
-TEST_CASE(rip_relative_out_of_reach)
+/* A PIE executable's first page, terabytes below the scratch page near the libraries */
+#define EXE 0x563a74d21660ULL
+
+static int displace_far(const uint8_t *code, size_t n, uint8_t *slot, struct arch_emul *em)
 {
+	uint8_t buf[ARCH_MAX_INSN] = { 0 };
+
+	memcpy(buf, code, n);
+	return x->displace(EXE, buf, sizeof(buf), SLOT, slot, em);
+}
+
+/* The slot: push base; movabs $next, base; the instruction with modrm (at modrm_at) addressing
+ * disp32(base); pop base; the jump back. */
+static void check_far(const uint8_t *slot, const uint8_t *code, size_t len, size_t modrm_at,
+		      uint8_t modrm, int base)
+{
+	uint64_t next;
+
+	CHECK_EQ(slot[0], 0x50 + base);
+	CHECK_EQ(slot[1], 0x48);
+	CHECK_EQ(slot[2], 0xb8 + base);
+	memcpy(&next, slot + 3, 8);
+	CHECK_EQ(next, EXE + len);
+	for (size_t i = 0; i < len; i++)
+		CHECK_EQ(slot[11 + i], i == modrm_at ? modrm : code[i]);
+	CHECK_EQ(slot[11 + len], 0x58 + base);
+	CHECK_EQ(slot[12 + len], 0xff); /* jmp *0(%rip) */
+	CHECK_EQ(slot[13 + len], 0x25);
+	memcpy(&next, slot + 12 + len + 6, 8);
+	CHECK_EQ(next, EXE + len);
+}
+
+TEST_CASE(rip_relative_out_of_reach_uses_a_base_register)
+{
+	/* gcc -O2's je_malloc in an executable: mov disp32(%rip),%rdx -> mov disp32(%rbx),%rdx;
+	 * the disp32 is kept: rbx holds the address after the original instruction */
+	static const uint8_t mov[] = { 0x48, 0x8b, 0x15, 0xb9, 0x2a, 0x00, 0x00 };
+	/* cmpb $0, disp32(%rip) (reg field /7 = bh): rcx is the base */
 	static const uint8_t cmpb[] = { 0x80, 0x3d, 0x10, 0x20, 0x30, 0x00, 0x00 };
-	uint8_t buf[ARCH_MAX_INSN] = { 0 }, slot[ARCH_SLOT_SIZE];
+	/* REX.B set (mov disp32(%rip),%r8 spelt with a redundant B): B cleared */
+	static const uint8_t rexb[] = { 0x4d, 0x8b, 0x05, 0x01, 0x00, 0x00, 0x00 };
+	uint8_t slot[ARCH_SLOT_SIZE];
 	struct arch_emul em;
 
-	memcpy(buf, cmpb, sizeof(cmpb));
-	CHECK_EQ(x->displace(LIBC, buf, sizeof(buf), 0x1000, slot, &em), -ERANGE);
+	REQUIRE(displace_far(mov, sizeof(mov), slot, &em) == STEP_XOL);
+	check_far(slot, mov, sizeof(mov), 2, 0x93, 3);
+	REQUIRE(displace_far(cmpb, sizeof(cmpb), slot, &em) == STEP_XOL);
+	check_far(slot, cmpb, sizeof(cmpb), 1, 0xb9, 1);
+	REQUIRE(displace_far(rexb, sizeof(rexb), slot, &em) == STEP_XOL);
+	CHECK_EQ(slot[11], 0x4c);
+	CHECK_EQ(slot[13], 0x83);
+}
+
+TEST_CASE(rip_relative_out_of_reach_refused)
+{
+	/* what moves rsp, reads the base itself or names rsp in the reg field */
+	static const uint8_t push[] = { 0xff, 0x35, 0x10, 0x20, 0x30, 0x00 },
+			     call[] = { 0xff, 0x15, 0x10, 0x20, 0x30, 0x00 },
+			     pop[] = { 0x8f, 0x05, 0x10, 0x20, 0x30, 0x00 },
+			     sar_cl[] = { 0xd3, 0x3d, 0x10, 0x20, 0x30, 0x00 },
+			     cmpxchg16b[] = { 0x48, 0x0f, 0xc7, 0x0d, 0x10, 0x20, 0x30, 0x00 },
+			     mov_rsp[] = { 0x48, 0x89, 0x25, 0x10, 0x20, 0x30, 0x00 };
+	uint8_t slot[ARCH_SLOT_SIZE];
+	struct arch_emul em;
+
+	/* the decoder already refuses call, pop and cmpxchg16b (-ENOTSUP) */
+	CHECK_EQ(displace_far(push, sizeof(push), slot, &em), -ERANGE);
+	CHECK(displace_far(call, sizeof(call), slot, &em) < 0);
+	CHECK(displace_far(pop, sizeof(pop), slot, &em) < 0);
+	CHECK_EQ(displace_far(sar_cl, sizeof(sar_cl), slot, &em), -ERANGE);
+	CHECK(displace_far(cmpxchg16b, sizeof(cmpxchg16b), slot, &em) < 0);
+	CHECK_EQ(displace_far(mov_rsp, sizeof(mov_rsp), slot, &em), -ERANGE);
 }
 
 TEST_CASE(jumps_and_endbr_are_emulated)

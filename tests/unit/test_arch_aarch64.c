@@ -114,7 +114,7 @@ TEST_CASE(register_slots)
 
 TEST_CASE(glibc_prologues_run_out_of_line)
 {
-	/* glibc 2.36 arm64: every first instruction but free's (a cbz) */
+	/* glibc 2.36 arm64: the first instruction of every hooked function but free (a cbz) */
 	static const struct { uint64_t addr; uint32_t insn; } cases[] = {
 		{ 0x92240, 0xa9bc7bfd }, /* malloc: stp x29, x30, [sp, #-64]! */
 		{ 0x93380, 0xa9bb7bfd }, /* calloc: stp x29, x30, [sp, #-80]! */
@@ -124,6 +124,7 @@ TEST_CASE(glibc_prologues_run_out_of_line)
 		{ 0x93250, 0xa9bd7bfd }, /* memalign = aligned_alloc */
 		{ 0x932a0, 0xa9be7bfd }, /* valloc: stp x29, x30, [sp, #-32]! */
 		{ 0x93300, 0xa9be7bfd }, /* pvalloc */
+		{ 0xe7da0, 0xf2402cbf }, /* mmap = mmap64 (--mmap): tst x5, #0xfff */
 	};
 	uint8_t slot[ARCH_SLOT_SIZE];
 	struct arch_emul em;

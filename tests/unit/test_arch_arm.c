@@ -238,6 +238,43 @@ TEST_CASE(literal_load_at_a_halfword_address)
 	check_thumb_back(slot, 10, LIBC + 0x6a500);
 }
 
+TEST_CASE(replacement_allocators_run_out_of_line)
+{
+	/* Debian 12 armhf (objdump): jemalloc's rallocx 14611: 2300 movs r3, #0; mimalloc's
+	 * mi_heap_zalloc a79d: f5b1 7f00 cmp.w r1, #512 */
+	static const uint8_t movs[] = { 0x00, 0x23 }, cmpw[] = { 0xb1, 0xf5, 0x00, 0x7f };
+	uint8_t slot[ARCH_SLOT_SIZE];
+	struct arch_emul em;
+
+	REQUIRE(displace_at(LIBC + 0x14611, movs, sizeof(movs), slot, &em) == STEP_XOL);
+	CHECK(!memcmp(slot, movs, sizeof(movs)));
+	check_thumb_back(slot, 2, LIBC + 0x14612);
+	REQUIRE(displace_at(LIBC + 0xa79d, cmpw, sizeof(cmpw), slot, &em) == STEP_XOL);
+	CHECK(!memcmp(slot, cmpw, sizeof(cmpw)));
+	check_thumb_back(slot, 4, LIBC + 0xa7a0);
+}
+
+TEST_CASE(wide_literal_load_is_relocated)
+{
+	/* tcmalloc's memalign 2a4c1: f8df c124 ldr.w ip, [pc, #292] -> Align(2a4c4, 4) + 292 =
+	 * 2a5e8; ldr.w ip, [pc, #-292] (U clear) -> 2a3a0 */
+	static const uint8_t ldr[] = { 0xdf, 0xf8, 0x24, 0xc1 }, ldrm[] = { 0x5f, 0xf8, 0x24, 0xc1 },
+			     pc[] = { 0xdf, 0xf8, 0x24, 0xf1 };
+	uint8_t slot[ARCH_SLOT_SIZE];
+	struct arch_emul em;
+
+	REQUIRE(displace_at(LIBC + 0x2a4c1, ldr, sizeof(ldr), slot, &em) == STEP_XOL);
+	CHECK_EQ(t32_imm16(slot) | t32_imm16(slot + 4) << 16, LIBC + 0x2a5e8);
+	CHECK_EQ((half(slot + 6) >> 8) & 15, 12); /* movt ip */
+	CHECK_EQ(half(slot + 8), 0xf8dc); /* ldr.w ip, [ip, #0] */
+	CHECK_EQ(half(slot + 10), 0xc000);
+	check_thumb_back(slot, 12, LIBC + 0x2a4c4);
+	REQUIRE(displace_at(LIBC + 0x2a4c1, ldrm, sizeof(ldrm), slot, &em) == STEP_XOL);
+	CHECK_EQ(t32_imm16(slot) | t32_imm16(slot + 4) << 16, LIBC + 0x2a3a0);
+	/* into the pc: a branch, refused */
+	CHECK_EQ(displace_at(LIBC + 0x2a4c1, pc, sizeof(pc), slot, &em), -ENOTSUP);
+}
+
 TEST_CASE(dl_debug_state_return_is_emulated)
 {
 	/* ld-linux-armhf.so.3: _dl_debug_state = 0x1699, 4770 bx lr (musl's: the same) */
@@ -422,7 +459,7 @@ TEST_CASE(unknown_instructions_are_refused)
 		{ 0x10001, { 0xf7, 0x46 }, 2 }, /* mov pc, lr */
 		{ 0x10001, { 0x7b, 0x46 }, 2 }, /* mov r3, pc */
 		{ 0x10001, { 0x78, 0x47 }, 2 }, /* bx pc */
-		{ 0x10001, { 0xdf, 0xf8, 0x80, 0xa3 }, 4 }, /* ldr.w sl, [pc, #896] */
+		{ 0x10001, { 0xdf, 0xf8, 0x80, 0xf3 }, 4 }, /* ldr.w pc, [pc, #896]: a branch */
 		{ 0x10001, { 0x18, 0xbf }, 2 }, /* it ne */
 		{ 0x10001, { 0x00, 0xdf }, 2 }, /* svc 0 */
 		{ 0x10001, { 0x01, 0xde }, 2 }, /* udf #1: our own breakpoint */

@@ -177,3 +177,20 @@ TEST_CASE(map_effects)
 	CHECK_STREQ(hook_table[HOOK_MMAP].name, "mmap");
 	CHECK_STREQ(hook_heap_name(HEAP_MMAP), "mmap");
 }
+
+TEST_CASE(arguments_in_registers)
+{
+	/* returns logged without a stop move sp: only functions whose arguments are all in
+	 * registers may take that path (arm passes 4 words in registers, x86_64 6) */
+	struct hook_desc pool = { "pool_alloc", HK_ALLOC, 1, -1, -1, 0, HEAP_MMAP + 1 };
+
+	hook_enable_mmap();
+	CHECK(hook_args_in_regs(&hook_table[HOOK_MALLOC], 4));
+	CHECK(hook_args_in_regs(&hook_table[HOOK_JE_XALLOCX], 4));
+	CHECK(hook_args_in_regs(&hook_table[HOOK_MUNMAP], 4));
+	CHECK(!hook_args_in_regs(&hook_table[HOOK_MMAP], 4));
+	CHECK(hook_args_in_regs(&hook_table[HOOK_MMAP], 6));
+	CHECK(!hook_args_in_regs(&hook_table[HOOK_MREMAP], 4));
+	CHECK(hook_args_in_regs(&hook_table[HOOK_MREMAP], 8));
+	CHECK(hook_args_in_regs(&pool, 4)); /* not known: assumed */
+}
