@@ -1,18 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The patch-safety rule of an entry (entrycheck.h), with Capstone's x86-64 decoder. */
+/* The patch-safety rule of an entry (entrycheck.h), with Capstone's x86-64 decoder or the
+ * arch's own (arm). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "arch.h"
 #include "entrycheck.h"
 #include "symbols.h"
-
-#if defined(HAVE_CAPSTONE)
-#include <capstone.h>
-
 #include "util.h"
 
 #define MAX_FUNC (1u << 20) /* larger functions are not checked: refused */
+
+int entry_check_with(const struct arch_ops *a, const char *path, uint64_t value, uint64_t size,
+		     size_t len)
+{
+	uint8_t *buf;
+	ssize_t got;
+	int ret;
+
+	if (!size || size > MAX_FUNC || !a->entry_scan)
+		return -EXDEV;
+	buf = xmalloc(size);
+	got = sym_read_code(path, a->code_addr(value), buf, size);
+	ret = got == (ssize_t)size ? a->entry_scan(value, buf, size, len) :
+	      got < 0		  ? (int)got :
+				    -EIO;
+	free(buf);
+	return ret;
+}
+
+#if defined(HAVE_CAPSTONE)
+#include <capstone.h>
 
 /* True if instruction i of a function at [value, ...) reaches into (value, value + len), or
  * jumps where no decoder can follow. */

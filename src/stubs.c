@@ -33,7 +33,7 @@
 #define MAX_REC (1u << 20) /* longest record heaptrace accepts */
 
 struct patch {
-	uint64_t addr;
+	uint64_t addr, sym; /* code address, symbol value (arm: bit 0 = Thumb) */
 	uint8_t saved[ARCH_MAX_INSN];
 	int len, hook;
 };
@@ -177,7 +177,8 @@ static int map_ring(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok_fn
 		 MAP_SHARED | MAP_FIXED, fd, 0, ok, okc);
 	if (r == (int64_t)base)
 		r = call(p, tid, arch->nr_mmap, base + CTL_SIZE + s->size, s->size,
-			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, CTL_SIZE, ok, okc);
+			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+			 CTL_SIZE >> arch->mmap_off_shift, ok, okc);
 	pidfd = syscall(SYS_pidfd_open, p->pid, 0);
 	myfd = pidfd < 0 ? -1 : syscall(SYS_pidfd_getfd, pidfd, (int)fd, 0);
 	if (pidfd >= 0)
@@ -383,8 +384,9 @@ static bool awaits_inner(int hook, const struct module *m)
 	return (hook == HOOK_NEW || hook == HOOK_NEW_ARRAY) && strstr(m->path, "libstdc++");
 }
 
-int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct module *m)
+int stubs_patch(struct proc *p, pid_t tid, uint64_t sym, int hook, const struct module *m)
 {
+	uint64_t addr = arch->code_addr(sym);
 	struct stubs *s = p->stubs;
 	const struct hook_desc *d = &hook_table[hook];
 	uint8_t insn[ARCH_MAX_INSN], gen[128], branch[16];
@@ -421,7 +423,7 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 	len = (int)arch->entry_thunk(gen, at, word,
 				     s->area[a] + (ht_stub_entry - ht_stub_blob));
 	cont = at + len;
-	blen = arch->entry_branch(addr, thunk, branch);
+	blen = arch->entry_branch(sym, thunk, branch);
 	if (blen < 0)
 		return blen;
 	if (!m->bias_known)
@@ -433,14 +435,16 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 	 * such bytes: every branch lands on the entry, and runs the stub as a call does.
 	 */
 	if (blen > (int)arch->insn_align) {
-		int safe = entry_check(m->path, addr - m->bias,
-				       sym_func_size(m->path, addr - m->bias), blen);
+		uint64_t size = sym_func_size(m->path, sym - m->bias);
+		int safe = arch->entry_scan ?
+				   entry_check_with(arch, m->path, sym - m->bias, size, blen) :
+				   entry_check(m->path, addr - m->bias, size, blen);
 
 		if (safe)
 			return safe;
 	}
 	{
-		int n = arch->entry_relocate(addr, insn, sizeof(insn), blen, at + len, gen + len,
+		int n = arch->entry_relocate(sym, insn, sizeof(insn), blen, at + len, gen + len,
 					     &covered);
 
 		if (n < 0)
@@ -458,7 +462,7 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 	    remote_write_word(tid, s->area[a] + 4096 + STUB_D_CONT + 8 * hook, 8, cont))
 		return -EFAULT;
 	s->area_used[a] += (len + 15) & ~15u;
-	s->patch[s->npatch] = (struct patch){ .addr = addr, .len = blen, .hook = hook };
+	s->patch[s->npatch] = (struct patch){ .addr = addr, .sym = sym, .len = blen, .hook = hook };
 	memcpy(s->patch[s->npatch].saved, insn, blen);
 	if (remote_write(tid, addr, branch, blen))
 		return -EFAULT;
@@ -933,7 +937,7 @@ void stubs_child_start(struct proc *child, pid_t tid, bool follow)
 	areas_off(s, tid);
 	unpatch(s, tid);
 	for (unsigned i = 0; follow && i < s->npatch; i++)
-		if (!bp_insert(&child->bps, tid, s->patch[i].addr, BP_HOOK, s->patch[i].hook))
+		if (!bp_insert(&child->bps, tid, s->patch[i].sym, BP_HOOK, s->patch[i].hook))
 			guard_add_bp(child, tid, bp_find(&child->bps, s->patch[i].addr));
 	free(s);
 	child->stubs = NULL;
