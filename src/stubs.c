@@ -180,12 +180,16 @@ static int map_ring(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok_fn
 			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
 			 CTL_SIZE >> arch->mmap_off_shift, ok, okc);
 	pidfd = syscall(SYS_pidfd_open, p->pid, 0);
-	myfd = pidfd < 0 ? -1 : syscall(SYS_pidfd_getfd, pidfd, (int)fd, 0);
+	/* ints: a 64-bit variadic argument would shift the others on 32-bit arm */
+	myfd = pidfd < 0 ? -1 : syscall(SYS_pidfd_getfd, (int)pidfd, (int)fd, 0);
 	if (pidfd >= 0)
 		close(pidfd);
 	call(p, tid, SYS_close, fd, 0, 0, 0, 0, 0, ok, okc);
-	if (r != (int64_t)(base + CTL_SIZE + s->size) || myfd < 0)
+	if (r != (int64_t)(base + CTL_SIZE + s->size) || myfd < 0) {
+		pr_dbg(1, "process %d: the ring's second mapping: %#llx, its memfd here: %lld",
+		       p->pid, (unsigned long long)r, (long long)myfd);
 		goto fail;
+	}
 	here = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (here == MAP_FAILED ||
 	    mmap(here, CTL_SIZE + s->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, myfd,
@@ -246,7 +250,7 @@ static int map_code(struct proc *p, struct stubs *s, pid_t tid, uint64_t hint,
 	uint8_t data[4096] = { 0 };
 	int64_t at, r;
 
-	if (ht_stub_code_end - ht_stub_blob > GEN_OFF || blob != 2 * 4096)
+	if ((size_t)(ht_stub_code_end - ht_stub_blob) > GEN_OFF || blob != 2 * 4096)
 		return -ENOSPC;
 	if (s->nareas == AREAS)
 		return -ENOSPC;

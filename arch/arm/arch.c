@@ -971,11 +971,10 @@ static int arm_entry_relocate(uint64_t addr, const uint8_t *insn, size_t len, si
 	return (int)n;
 }
 
-/* The branch over a Thumb entry (addr: its symbol value): b.w, within ±16 MiB. */
+/* The branch over a Thumb entry (addr: its symbol value or code address): b.w, within ±16 MiB.
+ * (ARM-state entries are never patched: arm_entry_relocate refuses them.) */
 static int arm_entry_branch(uint64_t addr, uint64_t to, uint8_t *buf)
 {
-	if (!(addr & 1))
-		return -ENOTSUP;
 	return t32_b_to(buf, addr & ~1ull, to) ? -ERANGE : 4;
 }
 
