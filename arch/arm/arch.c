@@ -691,7 +691,8 @@ static bool t_literal(uint32_t pc, uint16_t hw1, uint16_t hw2, uint32_t *lit, un
 		*lit = hw1 & 0x80 ? base + (hw2 & 0xfff) : base - (hw2 & 0xfff);
 		return true;
 	}
-	if ((hw1 & 0xfe5f) == 0xe85f) { /* ldrd literal: P:U:1:W:1 = bits 8..4, U = bit 7 */
+	if ((hw1 & 0xfe5f) == 0xe85f && (hw1 & 0x0120)) { /* ldrd literal: P:U:1:W:1 = bits 8..4
+							       * (P = W = 0: tbb, ldrex) */
 		*lit = hw1 & 0x80 ? base + (hw2 & 0xff) * 4 : base - (hw2 & 0xff) * 4;
 		return true;
 	}
@@ -904,7 +905,7 @@ static int arm_entry_relocate(uint64_t addr, const uint8_t *insn, size_t len, si
 		if (kind == TB_JUMP) { /* nothing comes back */
 			if (t32_b_to(buf + n, at + n, t))
 				return -ERANGE;
-			*covered = need;
+			*covered = o + sz;
 			return (int)n + 4;
 		} else if (kind == TB_COND || kind == TB_CBZ) {
 			if (nfar == 4)
