@@ -244,23 +244,30 @@ def entry_modes(arch):
     return [("breakpoint", None, "")]
 
 
-def stub_cases(opts):
+def stub_cases(opts, arch):
     """What only entry stubs change (tests/e2e/test_stubs.py): no stop per call, and a full ring
     (a reader slowed on purpose) still gives exact counts without a stop."""
     n, iters, keep = THREADS
+    # arm's unwinder costs 11-17 ms per backtrace in the guest, in either entry mode (xarch
+    # --bench: stubs 22 us per call with --depth=1): there the SIGKILL rounds, which test
+    # survival rather than backtraces, trace without unwinding, and the full ring takes fewer
+    # calls (its 4 MiB fill with a few hundred records of 8 KiB stack copies)
+    quick = ["--depth=1"] if arch == "arm" else []
+    ring = (4, 300, 10) if arch == "arm" else FULL_RING
     cases = []
     for opt in opts:
         cases.append(("stubs_no_stop[%s]" % opt, [GuestRun("ht", "leaks", opt, opts=["-v"])],
                       lambda c, o=opt: c.mod("test_stubs").check_no_stop(
                           c.mod("test_basic").full_check("leaks", o, opts=["-v"]))))
-    cases.append(("survive_sigkill", [GuestRun("survive", "steady", args=SURVIVE_ROUNDS)],
+    cases.append(("survive_sigkill", [GuestRun("survive", "steady", args=SURVIVE_ROUNDS,
+                                               opts=quick)],
                   lambda c: check_survive(c)))
     slow = (("HEAPTRACE_TEST_SLOW_READER", "20"),)
     cases.append(("stubs_full_ring", [GuestRun("ht", "threads", args=[n, 1, 0], env=slow),
-                                      GuestRun("ht", "threads", args=FULL_RING, opts=["-v"],
+                                      GuestRun("ht", "threads", args=ring, opts=["-v"],
                                                env=slow)],
                   lambda c: c.mod("test_stubs").check_full_ring(
-                      c.mod("test_threads").threads_run("O0", *FULL_RING, timeout=RUN_LIMIT,
+                      c.mod("test_threads").threads_run("O0", *ring, timeout=RUN_LIMIT,
                                                         opts=["-v"], env=dict(slow)))))
     # records read 1 s late on purpose: the frees keep the times the stubs stamped
     late = (("HEAPTRACE_TEST_SLOW_READER", "1000"),)
@@ -806,7 +813,7 @@ attach() { # run-id program mode heaptrace-options...: as test_attach.attach_run
 # program and three traced pings came back, then SIGKILL; then steady must still make progress
 # on every thread, stop on "stop" and exit 0, untraced. Prints "round I: survived" or why not.
 SURVIVE_SH = r"""#!/bin/sh
-rounds=$1; threads=$2
+rounds=$1; threads=$2; shift 2 # the rest: heaptrace's options
 pong() { # the N of one ping's answer, or nothing
 	echo ping >&4
 	read -t 30 line <&3 && echo "${line#pong }"
@@ -817,7 +824,7 @@ for i in $(seq 1 $rounds); do
 	@T@/steady $threads <&4 >&3 2>steady$i.err &
 	tpid=$!
 	read -t 60 line <&3 || { echo "round $i: steady never ready"; exit 1; }
-	@HT@ -p $tpid --format=json --outfile=report$i >ht$i.out 2>ht$i.err &
+	@HT@ -p $tpid "$@" --format=json --outfile=report$i >ht$i.out 2>ht$i.err &
 	hpid=$!
 	w=0
 	until grep -q heaptrace-ring /proc/$tpid/maps 2>/dev/null; do
@@ -868,7 +875,8 @@ def init_script(arch, runs):
                                  r.prog] + r.args)
             lines.append("run %s %s\n" % (r.id, " ".join(map(shlex.quote, argv))))
         elif r.kind == "survive":
-            lines.append("run %s /bin/sh %s %s\n" % (r.id, SURVIVE, " ".join(r.args)))
+            lines.append("run %s /bin/sh %s %s\n" % (r.id, SURVIVE, " ".join(
+                list(map(str, r.args)) + [shlex.quote(o) for o in r.ht_opts])))
         elif r.kind == "plain":
             argv = (["env"] + ["%s=%s" % e for e in r.env] if r.env else []) + [r.prog] + r.args
             lines.append("run %s %s\n" % (r.id, " ".join(map(shlex.quote, argv))))
@@ -1175,7 +1183,7 @@ def run_arch(name, args, helpers, res, fetch_error):
         shutil.rmtree(d, ignore_errors=True)
     cases = []
     for mode, entry, tag in entry_modes(name):
-        base = plan(args.opts, name) + (stub_cases(args.opts) if mode == "stubs" else [])
+        base = plan(args.opts, name) + (stub_cases(args.opts, name) if mode == "stubs" else [])
         for case, rs, check in base:
             cases.append((case + tag, [r.with_entry(entry) for r in rs],
                           lambda c, check=check, mode=mode, entry=entry:
@@ -1214,7 +1222,8 @@ def run_arch(name, args, helpers, res, fetch_error):
     t_built = time.monotonic()
     load = [os.getloadavg()[0]]
     try:
-        text, elapsed, timed_out, argv = a.boot(args.timeout)
+        timeout = args.timeout or 600 * len(entry_modes(name))
+        text, elapsed, timed_out, argv = a.boot(timeout)
         load.append(os.getloadavg()[0])
     except (OSError, StepError) as e:
         res.fail(name, "boot", "cannot start qemu: %s" % e)
@@ -1235,10 +1244,10 @@ def run_arch(name, args, helpers, res, fetch_error):
         note("%s: runs: %s" % (name, per_run))
     if boot is None:
         res.fail(name, "boot", "no output from /init%s" % (
-            " (qemu killed after %ds)" % args.timeout if timed_out else ""), tail)
+            " (qemu killed after %ds)" % timeout if timed_out else ""), tail)
     elif done is None:
         res.fail(name, "boot", "the guest did not finish its runs%s" % (
-            " (qemu killed after %ds)" % args.timeout if timed_out else ""), tail)
+            " (qemu killed after %ds)" % timeout if timed_out else ""), tail)
     if bench:
         bench_report(name, outcomes, "%.1f at the start, %.1f at the end" % tuple(load))
         return
@@ -1284,7 +1293,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--arches", default="aarch64 arm mips64")
     ap.add_argument("--opts", default="O0 O2", help='target builds to trace, e.g. "O0 O2"')
-    ap.add_argument("--timeout", type=int, default=600, help="seconds per guest (qemu)")
+    ap.add_argument("--timeout", type=int, default=None,
+                    help="seconds per guest (qemu; default 600 per entry mode it runs)")
     ap.add_argument("--only", default="", metavar="REGEX",
                     help="only the cases whose name matches (while working on one)")
     ap.add_argument("--bench", action="store_true",
