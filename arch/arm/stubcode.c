@@ -14,8 +14,8 @@
  * ht_stub_entry saves r0-r11, lr and the APSR in a 72-byte frame below sp (E, the entry sp):
  * r0..r11 at 0, lr at 48, APSR at 52, and 56..71 (E-16) for { cookie (u64), -, return address }.
  * It reserves a record in the shared ring (ldrexd/strexd on its 64-bit head), writes it (free:
- * the pointer; others: arguments, sp, r4-r11, lr, a time stamp, the thread pointer TPIDRURO,
- * and a copy of the stack from E up) and publishes it by writing its tag last, after a dmb:
+ * the pointer, the thread pointer TPIDRURO and a time stamp; others: arguments, sp, r4-r11, lr,
+ * a time stamp, the thread pointer, and a copy of the stack from E up) and publishes it by writing its tag last, after a dmb:
  * the reader loads the tag whole, so seeing either of its words new means the record is
  * complete (two different positions never share both words). An allocation's return goes
  * through ht_stub_ret: lr = the trampoline (Thumb), the function starts at sp = E-16 with
@@ -148,12 +148,14 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	bne 10b\n"
 	"8:" PUBLISH(STUB_KIND_ENTRY)
 	"	b 12f\n"
-	/* free: { tag, length, hook, pointer, thread } */
+	/* free: { tag, length, hook, pointer, thread, time stamp } */
 	"5:	mov r5, #" S(STUB_REC_FREE) "\n" RESERVE("11")
 	"	str r8, [r0, #12]\n"
 	"	mov ip, #0\n"
 	"	ldr r1, [sp]\n	strd r1, ip, [r0, #16]\n"
-	TPIDRURO("r1") "	strd r1, ip, [r0, #24]\n" PUBLISH(STUB_KIND_FREE)
+	TPIDRURO("r1") "	strd r1, ip, [r0, #24]\n"
+	"	mrrc p15, 1, r1, r4, c14\n"
+	"	strd r1, r4, [r0, #32]\n" PUBLISH(STUB_KIND_FREE)
 	"9:	mov r10, #0\n"
 	/* to the continuation: at E, or at E-16 returning into the trampoline (r10 set) */
 	"12:	and r8, r8, #0xff\n"
