@@ -905,7 +905,7 @@ static int arm_entry_relocate(uint64_t addr, const uint8_t *insn, size_t len, si
 		if (kind == TB_JUMP) { /* nothing comes back */
 			if (t32_b_to(buf + n, at + n, t))
 				return -ERANGE;
-			*covered = o + sz;
+			*covered = o + sz > need ? o + sz : need; /* the rest is never run */
 			return (int)n + 4;
 		} else if (kind == TB_COND || kind == TB_CBZ) {
 			if (nfar == 4)
