@@ -295,6 +295,36 @@ static int area_for(const struct stubs *s, uint64_t addr)
 	return -1;
 }
 
+/*
+ * Where len bytes are free nearest to addr, from the process's maps (a page kept free on
+ * either side), so that mmap's hint is taken: a hint that overlaps a mapping is ignored, and
+ * the kernel then maps top-down, which on 32-bit arm, below the thread stacks of an attached
+ * program, lies beyond b.w's ±16 MiB. Return the hint, or fallback when nothing is known.
+ */
+static uint64_t free_near(struct proc *p, uint64_t addr, uint64_t len, uint64_t fallback)
+{
+	struct mapping *maps = NULL;
+	ssize_t n = maps_read(proc_mem_pid(p), &maps);
+	uint64_t best = fallback, dist = UINT64_MAX, lo = 0x10000;
+
+	for (ssize_t i = 0; i < n; i++) { /* the gaps below each mapping */
+		uint64_t hi = maps[i].start, at, d;
+
+		if (hi > lo && hi - lo >= len + 2 * 4096) {
+			at = addr < lo + 4096 ? lo + 4096 :
+			     addr + len + 4096 > hi ? hi - 4096 - len : addr;
+			d = at > addr ? at - addr : addr - at;
+			if (d < dist) {
+				dist = d;
+				best = at;
+			}
+		}
+		lo = maps[i].end;
+	}
+	free(maps);
+	return best;
+}
+
 /* An area near every module that defines hooks and that the first one cannot reach (an
  * executable's own allocator, far from the C library): its stubs would stop otherwise. */
 static void more_areas(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok_fn ok,
@@ -307,7 +337,10 @@ static void more_areas(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok
 		for (int h = 0; h < HOOK_COUNT; h++)
 			hooks |= p->mod_hooks[i][h] != 0;
 		if (hooks && area_for(s, m->start) < 0 && area_for(s, m->end) < 0 &&
-		    map_code(p, s, tid, (m->start & ~0xfffULL) - 0x200000, ok, okc))
+		    map_code(p, s, tid,
+			     free_near(p, m->start & ~0xfffULL, 2 * 4096,
+				       (m->start & ~0xfffULL) - 0x200000),
+			     ok, okc))
 			pr_dbg(1, "process %d: no stub page near %s", p->pid, m->path);
 	}
 }
