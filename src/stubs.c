@@ -325,7 +325,7 @@ static uint64_t free_near(struct proc *p, uint64_t addr, uint64_t len, uint64_t 
 	return best;
 }
 
-/* An area near every module that defines hooks and that the first one cannot reach (an
+/* An area near every module that defines hooks and that no area reaches whole (an
  * executable's own allocator, far from the C library): its stubs would stop otherwise. */
 static void more_areas(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok_fn ok,
 		       void *okc)
@@ -336,7 +336,7 @@ static void more_areas(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok
 
 		for (int h = 0; h < HOOK_COUNT; h++)
 			hooks |= p->mod_hooks[i][h] != 0;
-		if (hooks && area_for(s, m->start) < 0 && area_for(s, m->end) < 0 &&
+		if (hooks && (area_for(s, m->start) < 0 || area_for(s, m->end) < 0) &&
 		    map_code(p, s, tid,
 			     free_near(p, m->start & ~0xfffULL, 2 * 4096,
 				       (m->start & ~0xfffULL) - 0x200000),
