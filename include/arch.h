@@ -175,12 +175,14 @@ struct arch_ops {
 	size_t (*entry_thunk)(uint8_t *buf, uint64_t at, uint32_t word, uint64_t common);
 	uint64_t (*get_tls)(const struct arch_regs *r);
 	/*
-	 * Where the arch decodes a whole function itself (NULL: Capstone does, entrycheck.c): the
-	 * function's size bytes of code, at symbol value value. Return 0 if nothing in it may
-	 * enter (value, value + len), -EXDEV otherwise (a branch there, or an indirect jump that
-	 * could go anywhere).
+	 * The patch-safety rule with the arch's own decoder (NULL: entrycheck.c's Capstone one):
+	 * code holds the size bytes of the function at symbol value value; return 0 if nothing in
+	 * it leads into (code address, + len) (arch/arm: a direct branch, a PC-relative load or
+	 * adr, or an indirect jump other than a return), -EXDEV if something may, or -errno.
 	 */
-	int (*entry_scan)(const uint8_t *code, size_t size, uint64_t value, size_t len);
+	int (*entry_scan)(uint64_t value, const uint8_t *code, size_t size, size_t len);
+	/* mmap's offset argument counts units of 1 << mmap_off_shift bytes (arm's mmap2: 12). */
+	unsigned mmap_off_shift;
 
 	/*
 	 * The thread pointer as a core file keeps it: from the note of type type (desc: its len

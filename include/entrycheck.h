@@ -18,9 +18,10 @@
  */
 int entry_check(const char *path, uint64_t value, uint64_t size, size_t len);
 
-/* The same rule with the arch's own decoder, scan (arch.h: entry_scan), over the function's
- * code read from path: its result, -EXDEV for a function too large, or -errno. */
-int entry_check_scan(const char *path, uint64_t value, uint64_t size, size_t len,
-		     int (*scan)(const uint8_t *code, size_t size, uint64_t value, size_t len));
+struct arch_ops;
+/* The same rule with a's own decoder (a->entry_scan; arm's Thumb-2), for the function at
+ * symbol value value (arm: bit 0 set = Thumb). Return as entry_check. */
+int entry_check_with(const struct arch_ops *a, const char *path, uint64_t value, uint64_t size,
+		     size_t len);
 
 #endif

@@ -34,7 +34,8 @@ bool stubs_supported(void);
 int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned copy,
 		bp_syscall_ok_fn ok, void *ok_ctx);
 
-/* Patch hook's entry at code address addr, in module m, to go through its stub. All of p's
+/* Patch hook's entry at symbol value addr (arm: bit 0 = Thumb), in module m, to go through its
+ * stub. All of p's
  * threads must be stopped. Return 0, -EEXIST (an alias, patched already), or -errno: then keep
  * the breakpoint (-v says why; -EXDEV: something in the function leads into its first bytes). */
 int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct module *m);

@@ -1,28 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The patch-safety rule of an entry (entrycheck.h), with Capstone's x86-64 decoder, or the
- * arch's own scan where its instructions are simple enough (mips64). */
+/* The patch-safety rule of an entry (entrycheck.h), with Capstone's x86-64 decoder or the
+ * arch's own (arm's Thumb-2, mips64's). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "arch.h"
 #include "entrycheck.h"
 #include "symbols.h"
 #include "util.h"
 
 #define MAX_FUNC (1u << 20) /* larger functions are not checked: refused */
 
-int entry_check_scan(const char *path, uint64_t value, uint64_t size, size_t len,
-		     int (*scan)(const uint8_t *code, size_t size, uint64_t value, size_t len))
+int entry_check_with(const struct arch_ops *a, const char *path, uint64_t value, uint64_t size,
+		     size_t len)
 {
 	uint8_t *buf;
 	ssize_t got;
 	int ret;
 
-	if (!size || size > MAX_FUNC)
+	if (!size || size > MAX_FUNC || !a->entry_scan)
 		return -EXDEV;
 	buf = xmalloc(size);
-	got = sym_read_code(path, value, buf, size);
-	ret = got != (ssize_t)size ? (got < 0 ? (int)got : -EIO) : scan(buf, size, value, len);
+	got = sym_read_code(path, a->code_addr(value), buf, size);
+	ret = got == (ssize_t)size ? a->entry_scan(value, buf, size, len) :
+	      got < 0		  ? (int)got :
+				    -EIO;
 	free(buf);
 	return ret;
 }

@@ -160,7 +160,7 @@ static int patch(struct proc *p, pid_t tid, uint64_t addr, int h, const struct m
 
 	if (!p->stubs)
 		return place(p, tid, addr, BP_HOOK, h);
-	ret = stubs_patch(p, tid, arch->code_addr(addr), h, m);
+	ret = stubs_patch(p, tid, addr, h, m);
 	if (!ret || ret == -EEXIST)
 		return ret;
 	pr_info("%s in process %d keeps a breakpoint (a stop per call): %s", hook_table[h].name,

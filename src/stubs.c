@@ -33,7 +33,7 @@
 #define MAX_REC (1u << 20) /* longest record heaptrace accepts */
 
 struct patch {
-	uint64_t addr;
+	uint64_t addr, sym; /* code address, symbol value (arm: bit 0 = Thumb) */
 	uint8_t saved[ARCH_MAX_INSN];
 	int len, hook;
 };
@@ -214,14 +214,19 @@ static int map_ring(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok_fn
 		 MAP_SHARED | MAP_FIXED, fd, 0, ok, okc);
 	if (r == (int64_t)base)
 		r = call(p, tid, arch->nr_mmap, base + CTL_SIZE + s->size, s->size,
-			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, CTL_SIZE, ok, okc);
+			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+			 CTL_SIZE >> arch->mmap_off_shift, ok, okc);
 	pidfd = syscall(SYS_pidfd_open, p->pid, 0);
-	myfd = pidfd < 0 ? -1 : syscall(SYS_pidfd_getfd, pidfd, (int)fd, 0);
+	/* ints: a 64-bit variadic argument would shift the others on 32-bit arm */
+	myfd = pidfd < 0 ? -1 : syscall(SYS_pidfd_getfd, (int)pidfd, (int)fd, 0);
 	if (pidfd >= 0)
 		close(pidfd);
 	call(p, tid, SYS_close, fd, 0, 0, 0, 0, 0, ok, okc);
-	if (r != (int64_t)(base + CTL_SIZE + s->size) || myfd < 0)
+	if (r != (int64_t)(base + CTL_SIZE + s->size) || myfd < 0) {
+		pr_dbg(1, "process %d: the ring's second mapping: %#llx, its memfd here: %lld",
+		       p->pid, (unsigned long long)r, (long long)myfd);
 		goto fail;
+	}
 	here = shm_aligned(len);
 	if (here == MAP_FAILED ||
 	    mmap(here, CTL_SIZE + s->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, myfd,
@@ -282,7 +287,7 @@ static int map_code(struct proc *p, struct stubs *s, pid_t tid, uint64_t hint,
 	uint8_t data[4096] = { 0 };
 	int64_t at, r;
 
-	if (ht_stub_code_end - ht_stub_blob > GEN_OFF || blob != 2 * 4096)
+	if ((size_t)(ht_stub_code_end - ht_stub_blob) > GEN_OFF || blob != 2 * 4096)
 		return -ENOSPC;
 	if (s->nareas == AREAS)
 		return -ENOSPC;
@@ -327,7 +332,37 @@ static int area_for(const struct stubs *s, uint64_t addr)
 	return -1;
 }
 
-/* An area near every module that defines hooks and that the first one cannot reach (an
+/*
+ * Where len bytes are free nearest to addr, from the process's maps (a page kept free on
+ * either side), so that mmap's hint is taken: a hint that overlaps a mapping is ignored, and
+ * the kernel then maps top-down, which on 32-bit arm, below the thread stacks of an attached
+ * program, lies beyond b.w's ±16 MiB. Return the hint, or fallback when nothing is known.
+ */
+static uint64_t free_near(struct proc *p, uint64_t addr, uint64_t len, uint64_t fallback)
+{
+	struct mapping *maps = NULL;
+	ssize_t n = maps_read(proc_mem_pid(p), &maps);
+	uint64_t best = fallback, dist = UINT64_MAX, lo = 0x10000;
+
+	for (ssize_t i = 0; i < n; i++) { /* the gaps below each mapping */
+		uint64_t hi = maps[i].start, at, d;
+
+		if (hi > lo && hi - lo >= len + 2 * 4096) {
+			at = addr < lo + 4096 ? lo + 4096 :
+			     addr + len + 4096 > hi ? hi - 4096 - len : addr;
+			d = at > addr ? at - addr : addr - at;
+			if (d < dist) {
+				dist = d;
+				best = at;
+			}
+		}
+		lo = maps[i].end;
+	}
+	free(maps);
+	return best;
+}
+
+/* An area near every module that defines hooks and that no area reaches whole (an
  * executable's own allocator, far from the C library): its stubs would stop otherwise. */
 static void more_areas(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok_fn ok,
 		       void *okc)
@@ -338,8 +373,11 @@ static void more_areas(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok
 
 		for (int h = 0; h < HOOK_COUNT; h++)
 			hooks |= p->mod_hooks[i][h] != 0;
-		if (hooks && area_for(s, m->start) < 0 && area_for(s, m->end) < 0 &&
-		    map_code(p, s, tid, (m->start & ~0xfffULL) - 0x200000, ok, okc))
+		if (hooks && (area_for(s, m->start) < 0 || area_for(s, m->end) < 0) &&
+		    map_code(p, s, tid,
+			     free_near(p, m->start & ~0xfffULL, 2 * 4096,
+				       (m->start & ~0xfffULL) - 0x200000),
+			     ok, okc))
 			pr_dbg(1, "process %d: no stub page near %s", p->pid, m->path);
 	}
 }
@@ -420,8 +458,9 @@ static bool awaits_inner(int hook, const struct module *m)
 	return (hook == HOOK_NEW || hook == HOOK_NEW_ARRAY) && strstr(m->path, "libstdc++");
 }
 
-int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct module *m)
+int stubs_patch(struct proc *p, pid_t tid, uint64_t sym, int hook, const struct module *m)
 {
+	uint64_t addr = arch->code_addr(sym);
 	struct stubs *s = p->stubs;
 	const struct hook_desc *d = &hook_table[hook];
 	uint8_t insn[ARCH_MAX_INSN], gen[128], branch[16];
@@ -458,7 +497,7 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 	len = (int)arch->entry_thunk(gen, at, word,
 				     s->area[a] + (ht_stub_entry - ht_stub_blob));
 	cont = at + len;
-	blen = arch->entry_branch(addr, thunk, branch);
+	blen = arch->entry_branch(sym, thunk, branch);
 	if (blen < 0)
 		return blen;
 	if (!m->bias_known)
@@ -471,17 +510,16 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 	 * j and its delay slot cover entry+4: the arch's own scan decodes the function.
 	 */
 	if (blen > (int)arch->insn_align) {
-		uint64_t v = addr - m->bias;
-		int safe = arch->entry_scan
-				   ? entry_check_scan(m->path, v, sym_func_size(m->path, v), blen,
-						      arch->entry_scan)
-				   : entry_check(m->path, v, sym_func_size(m->path, v), blen);
+		uint64_t size = sym_func_size(m->path, sym - m->bias);
+		int safe = arch->entry_scan ?
+				   entry_check_with(arch, m->path, sym - m->bias, size, blen) :
+				   entry_check(m->path, addr - m->bias, size, blen);
 
 		if (safe)
 			return safe;
 	}
 	{
-		int n = arch->entry_relocate(addr, insn, sizeof(insn), blen, at + len, gen + len,
+		int n = arch->entry_relocate(sym, insn, sizeof(insn), blen, at + len, gen + len,
 					     &covered);
 
 		if (n < 0)
@@ -499,7 +537,7 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct
 	    remote_write_word(tid, s->area[a] + 4096 + STUB_D_CONT + 8 * hook, 8, cont))
 		return -EFAULT;
 	s->area_used[a] += (len + 15) & ~15u;
-	s->patch[s->npatch] = (struct patch){ .addr = addr, .len = blen, .hook = hook };
+	s->patch[s->npatch] = (struct patch){ .addr = addr, .sym = sym, .len = blen, .hook = hook };
 	memcpy(s->patch[s->npatch].saved, insn, blen);
 	if (remote_write(tid, addr, branch, blen))
 		return -EFAULT;
@@ -993,7 +1031,7 @@ void stubs_child_start(struct proc *child, pid_t tid, bool follow)
 	areas_off(s, tid);
 	unpatch(s, tid);
 	for (unsigned i = 0; follow && i < s->npatch; i++)
-		if (!bp_insert(&child->bps, tid, s->patch[i].addr, BP_HOOK, s->patch[i].hook))
+		if (!bp_insert(&child->bps, tid, s->patch[i].sym, BP_HOOK, s->patch[i].hook))
 			guard_add_bp(child, tid, bp_find(&child->bps, s->patch[i].addr));
 	free(s);
 	child->stubs = NULL;

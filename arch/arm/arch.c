@@ -15,6 +15,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <linux/audit.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arch.h"
@@ -611,6 +612,408 @@ static bool arm_after_call(const uint8_t *code, uint64_t ret, uint64_t *target)
 	return (i & 0x0ffffff0u) == 0x012fff30u; /* blx rm */
 }
 
+/* ---- entry stubs (stubs.h): Thumb-2 entries only ---- */
+
+#define A_TLS 18 /* not in the regset: arch_get_tls_reg (regs.c) reads TPIDRURO into it */
+
+/* Halfwords of the Thumb instruction at p: 2 or 4 bytes (its first halfword says). */
+static unsigned t_size(uint16_t hw1)
+{
+	return hw1 >= 0xe800 ? 4 : 2;
+}
+
+/* b.w (T4) at pc to target: PC + SignExtend(S:I1:I2:imm10:imm11:'0'), PC = pc + 4, I1 = NOT(J1
+ * XOR S). Return 0, or -ERANGE beyond ±16 MiB. */
+static int t32_b_to(uint8_t *p, uint64_t pc, uint64_t target)
+{
+	int64_t off = (int64_t)(target & ~1ull) - (int64_t)(pc + 4);
+	uint32_t imm = (uint32_t)off, s = imm >> 24 & 1;
+	uint32_t j1 = !(imm >> 23 & 1) ^ s, j2 = !(imm >> 22 & 1) ^ s;
+
+	if ((pc & 1) || off < -(1ll << 24) || off >= (1ll << 24))
+		return -ERANGE;
+	wr16(p, 0xf000 | s << 10 | (imm >> 12 & 0x3ff));
+	wr16(p + 2, 0x9000 | j1 << 13 | j2 << 11 | (imm >> 1 & 0x7ff));
+	return 0;
+}
+
+/* Where the Thumb branch at pc (hw1, hw2) goes: b<c>, b, cbz/cbnz, b<c>.w, b.w, bl (T1) and blx
+ * (T2, to ARM at Align(PC, 4)). Return its kind or 0 for no direct branch. */
+enum { TB_NONE, TB_COND, TB_JUMP, TB_CBZ, TB_CALL };
+
+static int t_branch(uint32_t pc, uint16_t hw1, uint16_t hw2, uint32_t *target)
+{
+	uint32_t base = pc + 4, imm;
+
+	if ((hw1 & 0xf000) == 0xd000 && (hw1 & 0x0e00) != 0x0e00) { /* b<c> (T1) */
+		imm = (uint32_t)(int32_t)(int8_t)(hw1 & 0xff) << 1;
+		*target = base + imm;
+		return TB_COND;
+	}
+	if ((hw1 & 0xf800) == 0xe000) { /* b (T2) */
+		imm = (hw1 & 0x7ffu) << 1;
+		if (imm & 0x800)
+			imm |= 0xfffff000u;
+		*target = base + imm;
+		return TB_JUMP;
+	}
+	if ((hw1 & 0xf500) == 0xb100) { /* cbz/cbnz: forward only */
+		*target = base + ((hw1 >> 9 & 1) << 6 | (hw1 >> 3 & 0x1f) << 1);
+		return TB_CBZ;
+	}
+	if ((hw1 & 0xf800) != 0xf000 || !(hw2 & 0x8000))
+		return TB_NONE;
+	if ((hw2 & 0x5000) == 0) { /* b<c>.w (T3): S:J2:J1:imm6:imm11:'0' */
+		uint32_t s = hw1 >> 10 & 1;
+
+		if ((hw1 >> 7 & 7) == 7)
+			return TB_NONE; /* cond 111x: msr, mrs, hints... */
+		imm = s << 20 | (hw2 >> 11 & 1) << 19 | (hw2 >> 13 & 1) << 18 |
+		      (hw1 & 0x3fu) << 12 | (hw2 & 0x7ffu) << 1;
+		if (s)
+			imm |= 0xfff00000u;
+		*target = base + imm;
+		return TB_COND;
+	}
+	{ /* b.w (T4), bl, blx: S:I1:I2:imm10:imm11:'0' */
+		uint32_t s = hw1 >> 10 & 1, i1 = !((hw2 >> 13 & 1) ^ s), i2 = !((hw2 >> 11 & 1) ^ s);
+
+		imm = s << 24 | i1 << 23 | i2 << 22 | (hw1 & 0x3ffu) << 12 | (hw2 & 0x7ffu) << 1;
+		if (s)
+			imm |= 0xfe000000u;
+		if ((hw2 & 0x5000) == 0x1000) {
+			*target = base + imm;
+			return TB_JUMP;
+		}
+		*target = (hw2 & 0x1000) ? base + imm : (base & ~3u) + imm;
+		return TB_CALL;
+	}
+}
+
+/* The word a PC-relative load or adr of the Thumb instruction at pc reads or makes (ldr
+ * literal T1/T2, ldrd/vldr literal, adr T1/T2/T3); false if it has none. Rt in *rt. */
+static bool t_literal(uint32_t pc, uint16_t hw1, uint16_t hw2, uint32_t *lit, unsigned *rt,
+		      bool *is_adr)
+{
+	uint32_t base = (pc + 4) & ~3u;
+
+	*is_adr = false;
+	if ((hw1 & 0xf800) == 0x4800 || (hw1 & 0xf800) == 0xa000) { /* ldr Rt, [pc] / adr (T1) */
+		*rt = hw1 >> 8 & 7;
+		*lit = base + (hw1 & 0xffu) * 4;
+		*is_adr = (hw1 & 0xf800) == 0xa000;
+		return true;
+	}
+	if (t_size(hw1) == 2)
+		return false;
+	*rt = hw2 >> 12;
+	if ((hw1 & 0xff7f) == 0xf85f || (hw1 & 0xff7f) == 0xf81f || (hw1 & 0xff7f) == 0xf83f ||
+	    (hw1 & 0xff7f) == 0xf91f || (hw1 & 0xff7f) == 0xf93f) { /* ldr{,b,h,sb,sh}.w literal */
+		*lit = hw1 & 0x80 ? base + (hw2 & 0xfff) : base - (hw2 & 0xfff);
+		return true;
+	}
+	if ((hw1 & 0xfe5f) == 0xe85f && (hw1 & 0x0120)) { /* ldrd literal: P:U:1:W:1 = bits 8..4
+							       * (P = W = 0: tbb, ldrex) */
+		*lit = hw1 & 0x80 ? base + (hw2 & 0xff) * 4 : base - (hw2 & 0xff) * 4;
+		return true;
+	}
+	if ((hw1 & 0xff3f) == 0xed1f && (hw2 & 0x0e00) == 0x0a00) { /* vldr literal */
+		*lit = hw1 & 0x80 ? base + (hw2 & 0xff) * 4 : base - (hw2 & 0xff) * 4;
+		return true;
+	}
+	if ((hw1 & 0xfbff) == 0xf2af || (hw1 & 0xfbff) == 0xf20f) { /* adr.w (T2 sub, T3 add) */
+		uint32_t imm = (hw1 >> 10 & 1) << 11 | (hw2 >> 12 & 7) << 8 | (hw2 & 0xff);
+
+		if (hw2 & 0x8000)
+			return false;
+		*rt = hw2 >> 8 & 15;
+		*lit = hw1 & 0x0080 ? base - imm : base + imm;
+		*is_adr = true;
+		return true;
+	}
+	return false;
+}
+
+/* Is the Thumb instruction an indirect jump that may stay inside its function (a jump table):
+ * tbb/tbh, bx/mov/add to the PC from a register other than lr, ldr pc other than a pop, ldm
+ * with the PC other than from sp? Returns (bx lr, pop {..., pc}) are not. */
+static bool t_indirect(uint16_t hw1, uint16_t hw2)
+{
+	if ((hw1 & 0xff87) == 0x4700) /* bx Rm */
+		return (hw1 >> 3 & 15) != 14;
+	if ((hw1 & 0xff00) == 0x4400 || (hw1 & 0xff00) == 0x4600) /* add/mov Rd, Rm (T2) */
+		return (hw1 & 0x87) == 0x87; /* Rd = pc */
+	if (t_size(hw1) == 2)
+		return false;
+	if ((hw1 & 0xfff0) == 0xe8d0 && (hw2 & 0xffe0) == 0xf000) /* tbb, tbh */
+		return true;
+	if ((hw1 & 0xfe50) == 0xe810 && (hw2 & 0x8000)) /* ldm/ldmdb with pc */
+		return (hw1 & 15) != 13;
+	if ((hw1 & 0xfff0) == 0xf8d0 && (hw2 >> 12) == 15) /* ldr.w pc, [Rn, #imm12] */
+		return true;
+	if ((hw1 & 0xfff0) == 0xf850 && (hw2 >> 12) == 15) /* ldr pc, [Rn, ...] */
+		return (hw1 & 15) != 13 || (hw2 & 0x0fff) != 0x0b04; /* not pop {pc} */
+	return false;
+}
+
+/* One decode of a Thumb function for arm_entry_scan: mark in next the halfwords the PC-relative
+ * loads read, skipping those pool marks; return -EXDEV if something leads into (c, c + len). */
+static int scan_pass(uint32_t c, const uint8_t *code, size_t size, size_t len,
+		     const uint8_t *pool, uint8_t *next)
+{
+	int ret = 0;
+
+	for (size_t o = 0; o + 2 <= size;) {
+		uint16_t hw1 = rd16(code + o), hw2 = 0;
+		uint32_t pc = c + (uint32_t)o, t;
+		unsigned n = t_size(hw1), rt;
+		bool adr;
+
+		if (pool[o / 2]) {
+			o += 2;
+			continue;
+		}
+		if (n == 4 && o + 4 > size)
+			return -EXDEV; /* a 32-bit instruction cut off at the end */
+		if (n == 4)
+			hw2 = rd16(code + o + 2);
+		if (t_literal(pc, hw1, hw2, &t, &rt, &adr)) {
+			unsigned halves = (hw1 & 0xfe50) == 0xe850 ? 4 : 2; /* ldrd: two words */
+
+			if (!adr && t >= c && t - c + 2 * halves <= size)
+				memset(next + (t - c) / 2, 1, halves);
+			/* an address into the patch, or a load of its bytes */
+			if (adr ? t > c && t < c + len : t < c + len && t + 2 * halves > c)
+				ret = -EXDEV;
+		} else if (t_branch(pc, hw1, hw2, &t)) {
+			if (t > c && t < c + len)
+				ret = -EXDEV;
+		} else if (t_indirect(hw1, hw2)) {
+			ret = -EXDEV;
+		}
+		o += n;
+	}
+	return ret;
+}
+
+/*
+ * The patch-safety rule for a Thumb function (arch.h): decode the whole function (code: size
+ * bytes at symbol value value) and refuse if a direct branch, a PC-relative load or an adr
+ * leads into (value, value + len), or if it has an indirect jump that is not a return (a jump
+ * table could lead anywhere). The words PC-relative loads read are data (literal pools), not
+ * decoded: the decode is repeated with the pools the previous one found until they agree.
+ */
+static int arm_entry_scan(uint64_t value, const uint8_t *code, size_t size, size_t len)
+{
+	uint32_t c = (uint32_t)value & ~1u;
+	uint8_t *pool, *next;
+	int ret = -EXDEV;
+
+	if (!(value & 1) || size < len || size > (1u << 20))
+		return -EXDEV;
+	pool = calloc(size / 2 + 1, 1);
+	next = calloc(size / 2 + 1, 1);
+	if (!pool || !next) {
+		free(pool);
+		free(next);
+		return -ENOMEM;
+	}
+	for (int round = 0; round < 4; round++) {
+		int r = scan_pass(c, code, size, len, pool, next);
+
+		if (!memcmp(pool, next, size / 2 + 1)) {
+			ret = r;
+			break;
+		}
+		memcpy(pool, next, size / 2 + 1);
+		memset(next, 0, size / 2 + 1);
+	}
+	free(pool);
+	free(next);
+	return ret;
+}
+
+/* Thumb instructions that read neither the PC nor the IT state and branch nowhere: they run
+ * the same anywhere. (16-bit: shifts, add/sub/mov/cmp immediate, data processing, loads and
+ * stores through r0-r7 or sp, add sp, push, extends, rev, nop; 32-bit: stm/push.w without sp
+ * or pc, ldm without pc, loads and stores not through the PC, data processing and multiplies
+ * not reading or writing it.) */
+static bool t_runs_anywhere(uint16_t hw1, uint16_t hw2)
+{
+	if (t_size(hw1) == 2) {
+		if (hw1 < 0x4000 || (hw1 & 0xfc00) == 0x4000) /* shift/add/sub/mov/cmp, ALU */
+			return true;
+		if ((hw1 & 0xfc00) == 0x4400) /* add/cmp/mov high registers, bx, blx */
+			return (hw1 & 0x0300) != 0x0300 && (hw1 & 0x87) != 0x87 &&
+			       (hw1 >> 3 & 15) != 15;
+		if (hw1 >= 0x5000 && hw1 < 0xa000) /* load/store register, immediate, sp */
+			return true;
+		if ((hw1 & 0xf800) == 0xa800) /* add Rd, sp, #imm */
+			return true;
+		if ((hw1 & 0xff00) == 0xb000 || (hw1 & 0xff00) == 0xb200 || /* add/sub sp, extends */
+		    (hw1 & 0xfe00) == 0xb400 || /* push */
+		    ((hw1 & 0xff00) == 0xba00 && (hw1 & 0xffc0) != 0xba80) || /* rev, not hlt */
+		    hw1 == 0xbf00) /* nop */
+			return true;
+		return (hw1 & 0xf000) == 0xc000; /* stm/ldm r0-r7 */
+	}
+	if ((hw1 & 0xfe40) == 0xe800 && ((hw1 >> 7 & 3) == 0 || (hw1 >> 7 & 3) == 3))
+		return false; /* srs, rfe */
+	if ((hw1 & 0xfe50) == 0xe800) /* stm/stmdb: no sp, no pc, Rn not the pc */
+		return (hw1 & 15) != 15 && !(hw2 & 0xa000);
+	if ((hw1 & 0xfe50) == 0xe810) /* ldm/ldmdb: no pc */
+		return (hw1 & 15) != 15 && !(hw2 & 0x8000);
+	if ((hw1 & 0xfe00) == 0xf800) /* load/store single: not the pc as base or target */
+		return (hw1 & 15) != 15 && (hw2 >> 12) != 15;
+	if ((hw1 & 0xfe40) == 0xe840) /* ldrd/strd, exclusives, tbb: not through the pc */
+		return (hw1 & 0xfff0) != 0xe8d0 && (hw1 & 15) != 15 && (hw2 >> 12) != 15 &&
+		       (hw2 >> 8 & 15) != 15;
+	if ((hw1 & 0xff80) == 0xfb00 || (hw1 & 0xff80) == 0xfb80) /* multiplies */
+		return (hw1 & 15) != 15 && (hw2 & 15) != 15 && (hw2 >> 8 & 15) != 15 &&
+		       (hw2 >> 12) != 15;
+	/* data processing: Rd = pc only as a compare's (S set); Rn = pc means no Rn (mov, mvn,
+	 * movw, bfc) or is unpredictable, except addw/subw (adr), which t_literal takes first */
+	if ((hw1 & 0xf800) == 0xf000 && !(hw2 & 0x8000)) /* immediate */
+		return (hw2 >> 8 & 15) != 15 || (!(hw1 & 0x0200) && (hw1 & 0x10));
+	if ((hw1 & 0xfe00) == 0xea00) /* shifted register */
+		return (hw2 & 15) != 15 && ((hw2 >> 8 & 15) != 15 || (hw1 & 0x10));
+	return false;
+}
+
+/* movw/movt rd, #value (T3/T1). */
+static void t32_mov32(uint8_t *p, unsigned rd, uint32_t value)
+{
+	t32_mov16(p, false, rd, value & 0xffff);
+	t32_mov16(p + 4, true, rd, value >> 16);
+}
+
+/*
+ * Entry stubs (arch.h), for a Thumb entry (addr: its symbol value, bit 0 set): the whole
+ * instructions under the 4-byte b.w, relocated to run at at, then a b.w back. Instructions
+ * that run anywhere are copied; ldr literal becomes movw/movt of the literal's address and a
+ * load through its own register, adr a movw/movt of the address; b<c>, cbz and cbnz keep their
+ * condition and go to a b.w to their target placed after the b.w back; b and b.w become a b.w
+ * (nothing comes back). Anything else (bl, bx, IT, pop {pc}, ...) is refused: the function
+ * keeps its breakpoint. ARM-state entries are refused too.
+ */
+static int arm_entry_relocate(uint64_t addr, const uint8_t *insn, size_t len, size_t need,
+			      uint64_t at, uint8_t *buf, size_t *covered)
+{
+	uint32_t c = (uint32_t)addr & ~1u, far[4];
+	size_t o = 0, n = 0, fixup[4];
+	unsigned nfar = 0;
+
+	if (!(addr & 1) || (at & 1))
+		return -ENOTSUP;
+	while (o < need) {
+		uint16_t hw1, hw2 = 0;
+		uint32_t pc = c + (uint32_t)o, t;
+		unsigned sz, rt;
+		bool adr;
+		int kind;
+
+		if (o + 2 > len)
+			return -ENOTSUP;
+		hw1 = rd16(insn + o);
+		sz = t_size(hw1);
+		if (o + sz > len)
+			return -ENOTSUP;
+		if (sz == 4)
+			hw2 = rd16(insn + o + 2);
+		if ((hw1 & 0xff00) == 0xbf00 && (hw1 & 0xf)) /* IT */
+			return -ENOTSUP;
+		kind = t_branch(pc, hw1, hw2, &t);
+		if (kind == TB_JUMP) { /* nothing comes back */
+			if (t32_b_to(buf + n, at + n, t))
+				return -ERANGE;
+			*covered = o + sz > need ? o + sz : need; /* the rest is never run */
+			return (int)n + 4;
+		} else if (kind == TB_COND || kind == TB_CBZ) {
+			if (nfar == 4)
+				return -ENOTSUP;
+			/* the same test, to a b.w placed after the b.w back (fixed up below) */
+			if (kind == TB_CBZ)
+				wr16(buf + n, hw1 & 0xfd07);
+			else if (sz == 2)
+				wr16(buf + n, hw1 & 0xff00);
+			else
+				wr16(buf + n, 0xd000 | (hw1 >> 6 & 15) << 8);
+			fixup[nfar] = n;
+			far[nfar++] = t;
+			n += 2;
+		} else if (kind == TB_CALL) {
+			return -ENOTSUP;
+		} else if (t_literal(pc, hw1, hw2, &t, &rt, &adr)) {
+			bool ldr32 = (hw1 & 0xff7f) == 0xf85f;
+
+			if (!adr && (hw1 & 0xf800) != 0x4800 && !ldr32)
+				return -ENOTSUP; /* byte, halfword, double, vfp literal */
+			if (rt >= 13)
+				return -ENOTSUP;
+			t32_mov32(buf + n, rt, t);
+			n += 8;
+			if (!adr && rt < 8) {
+				wr16(buf + n, 0x6800 | rt << 3 | rt); /* ldr Rt, [Rt] */
+				n += 2;
+			} else if (!adr) {
+				wr16(buf + n, 0xf8d0 | rt); /* ldr.w Rt, [Rt, #0] */
+				wr16(buf + n + 2, rt << 12);
+				n += 4;
+			}
+		} else if (t_runs_anywhere(hw1, hw2)) {
+			memcpy(buf + n, insn + o, sz);
+			n += sz;
+		} else {
+			return -ENOTSUP;
+		}
+		o += sz;
+	}
+	if (t32_b_to(buf + n, at + n, c + o))
+		return -ERANGE;
+	n += 4;
+	for (unsigned i = 0; i < nfar; i++) {
+		uint64_t from = at + fixup[i] + 4; /* the PC the short branch reads */
+		uint32_t off = (uint32_t)(at + n - from);
+		uint16_t hw = rd16(buf + fixup[i]);
+
+		if ((hw & 0xf500) == 0xb100) { /* cbz: i:imm5:'0', forward up to 126 */
+			if (off > 126)
+				return -ERANGE;
+			wr16(buf + fixup[i], hw | (off >> 6 & 1) << 9 | (off >> 1 & 0x1f) << 3);
+		} else { /* b<c>: imm8:'0' */
+			if (off > 254)
+				return -ERANGE;
+			wr16(buf + fixup[i], hw | off >> 1);
+		}
+		if (t32_b_to(buf + n, at + n, far[i]))
+			return -ERANGE;
+		n += 4;
+	}
+	*covered = o;
+	return (int)n;
+}
+
+/* The branch over a Thumb entry (addr: its symbol value or code address): b.w, within ±16 MiB.
+ * (ARM-state entries are never patched: arm_entry_relocate refuses them.) */
+static int arm_entry_branch(uint64_t addr, uint64_t to, uint8_t *buf)
+{
+	return t32_b_to(buf, addr & ~1ull, to) ? -ERANGE : 4;
+}
+
+/* A function's thunk: movw ip, #word; b.w common (ip is free at a function's entry: AAPCS lets
+ * veneers and PLT entries clobber it). */
+static size_t arm_entry_thunk(uint8_t *buf, uint64_t at, uint32_t word, uint64_t common)
+{
+	t32_mov16(buf, false, 12, word & 0xffff);
+	t32_b_to(buf + 4, at + 4, common);
+	return 8;
+}
+
+static uint64_t arm_get_tls(const struct arch_regs *r)
+{
+	return r->w32[A_TLS];
+}
+
 static uint64_t arm_core_tp(uint32_t type, const uint8_t *desc, size_t len)
 {
 	uint32_t tp = 0;
@@ -665,4 +1068,10 @@ const struct arch_ops arch_arm_ops = {
 	.syscall_restart = arm_syscall_restart,
 	.core_tp = arm_core_tp,
 	.tls_window = arm_tls_window,
+	.entry_relocate = arm_entry_relocate,
+	.entry_branch = arm_entry_branch,
+	.entry_thunk = arm_entry_thunk,
+	.entry_scan = arm_entry_scan,
+	.get_tls = arm_get_tls,
+	.mmap_off_shift = 12, /* mmap2: the offset in 4096-byte units */
 };

@@ -50,3 +50,15 @@ int arch_unwind_reg(const struct arch_regs *r, int regnum, uint64_t *val)
 	*val = r->w32[regnum - UNW_ARM_R0];
 	return 0;
 }
+
+/* TPIDRURO (tls.c), into the slot after the regset's 18 words (arch.c's A_TLS); size is
+ * unchanged, so arch_set_regs never writes it. */
+int arch_get_tls_reg(pid_t tid, struct arch_regs *r)
+{
+	uint64_t tp;
+	int ret = arch_thread_pointer(tid, &tp);
+
+	if (!ret)
+		r->w32[18] = (uint32_t)tp;
+	return ret;
+}

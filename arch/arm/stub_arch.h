@@ -2,8 +2,76 @@
 #ifndef HEAPTRACE_STUB_ARCH_H
 #define HEAPTRACE_STUB_ARCH_H
 
-/* Entry stubs (stubs.h) exist for x86_64 and aarch64 only so far: every hook keeps its
- * breakpoint here. */
-#define STUBS_SUPPORTED 0
+/*
+ * arm (32-bit, Thumb-2) facts for the entry stubs (stubs.h), shared by the stub code
+ * (stubcode.c, where they are spelled into assembly: plain numbers only) and heaptrace's side.
+ * Offsets are bytes. The pages and records are stub_layout.h's, with its 64-bit fields: the
+ * stubs write a 32-bit value as two words, its high word 0, and publish a tag as two words
+ * after a barrier, so stubs.c's reader is the same on every architecture (16 bytes more per
+ * record than 32-bit fields would take; the ring position and the cookie stay 64-bit).
+ */
+#define STUBS_SUPPORTED 1
+
+#include "stub_layout.h"
+
+#define STUB_NR_FUTEX 240
+/*
+ * An entry record, after its tag, length and hook (stub_layout.h): 16 r0, 24 r1, 32 r2, 40 sp
+ * at the entry (u64 each), 48 r4..r11 (u32 each), 80 lr (u64: the return address, bit 0 set
+ * for a Thumb caller), 96 time stamp, 104 thread pointer, 112 bytes of stack copied, 116
+ * return sent through the trampoline, then the copy of the stack from sp up.
+ */
+#define STUB_REC_ENTRY 128 /* bytes before the stack copy */
+
+#ifndef STUB_CODE_ONLY
+#include <string.h>
+
+#include "arch.h"
+
+/* heaptrace's side: the clock of the records' time stamps, the generic timer's virtual count
+ * (CNTVCT), which the stub code reads too; Linux lets user space read it where the CPU has
+ * the timer (the guests' cortex-a15 does). */
+static inline uint64_t stub_ticks(void)
+{
+#if defined(__arm__)
+	uint64_t v;
+
+	__asm__ volatile("isb\n\tmrrc p15, 1, %Q0, %R0, c14" : "=r"(v));
+	return v;
+#else
+	return 0; /* the unit tests' hosts: encodings only */
+#endif
+}
+
+/*
+ * The registers of an entry record's caller frame, for the unwinder (NT_PRSTATUS order: r0-r15,
+ * cpsr): pc = the return address lr held at the entry (without its Thumb bit, the T flag set
+ * instead, as arm_set_pc does), sp as it was there, and the callee-saved r4-r11 (r11: the
+ * frame pointer of ARM code, r7 of Thumb code).
+ */
+static inline void stub_regs(struct arch_regs *r, const uint8_t *rec)
+{
+	uint32_t lr, sp;
+
+	memset(r, 0, sizeof(*r));
+	r->size = 18 * 4;
+	memcpy(&r->w32[4], rec + 48, 32);
+	memcpy(&sp, rec + 40, 4);
+	memcpy(&lr, rec + 80, 4);
+	r->w32[13] = sp;
+	r->w32[14] = lr;
+	r->w32[15] = lr & ~1u;
+	r->w32[16] = lr & 1 ? 0x20 : 0; /* CPSR.T */
+}
+
+/* The return address of an entry record (bit 0 set for a Thumb caller, as lr holds it). */
+static inline uint64_t stub_ret(const uint8_t *rec)
+{
+	uint32_t v;
+
+	memcpy(&v, rec + 80, 4);
+	return v;
+}
+#endif
 
 #endif

@@ -612,7 +612,7 @@ static int mips_goes(uint64_t pc, uint32_t w, uint64_t *target)
 
 /* The whole-function check (arch.h): no branch of the function into (value, value + len),
  * and no indirect jump but returns and calls. */
-static int mips_entry_scan(const uint8_t *code, size_t size, uint64_t value, size_t len)
+static int mips_entry_scan(uint64_t value, const uint8_t *code, size_t size, size_t len)
 {
 	for (size_t i = 0; i + 4 <= size; i += 4) {
 		uint64_t target = 0;

@@ -3,7 +3,7 @@
  * The patch-safety rule of the entry stubs (src/entrycheck.c): on this machine's C library,
  * every malloc-family entry passes, and heaptrace's own x86 decoder displaces exactly the
  * whole instructions Capstone sees there; on a fixture, a loop into the first bytes, a jump
- * through a register and a pointer into them are each refused. On any host, entry_check_scan
+ * through a register and a pointer into them are each refused. On any host, entry_check_with
  * (the arch's own decoder: mips64's) is handed the function's bytes.
  */
 #define _GNU_SOURCE
@@ -112,14 +112,14 @@ TEST_CASE(no_capstone)
 
 #endif
 
-/* entry_check_scan (the arch's own decoder, mips64's): the function's bytes, as the file holds
+/* entry_check_with (the arch's own decoder: arm's, mips64's): the function's bytes, as the file holds
  * them, go to the scan with its value and the patch's length, and its answer comes back; a
  * function of unknown size is refused without a scan. */
 static const uint8_t *scan_seen;
 static size_t scan_size, scan_len;
 static uint64_t scan_value;
 
-static int scan_record(const uint8_t *code, size_t size, uint64_t value, size_t len)
+static int scan_record(uint64_t value, const uint8_t *code, size_t size, size_t len)
 {
 	static uint8_t copy[4096];
 
@@ -131,6 +131,13 @@ static int scan_record(const uint8_t *code, size_t size, uint64_t value, size_t 
 	return -EXDEV;
 }
 
+static uint64_t same_addr(uint64_t v)
+{
+	return v;
+}
+
+static const struct arch_ops scan_ops = { .code_addr = same_addr, .entry_scan = scan_record };
+
 TEST_CASE(arch_scan_gets_the_function)
 {
 	uint64_t v = sym_lookup(FIXTURE, "fixture_entry_marker");
@@ -139,12 +146,12 @@ TEST_CASE(arch_scan_gets_the_function)
 
 	REQUIRE(v != 0 && size > 0 && size <= sizeof(want));
 	REQUIRE(sym_read_code(FIXTURE, v, want, size) == (ssize_t)size);
-	CHECK_EQ(entry_check_scan(FIXTURE, v, size, 8, scan_record), -EXDEV);
+	CHECK_EQ(entry_check_with(&scan_ops, FIXTURE, v, size, 8), -EXDEV);
 	CHECK_EQ(scan_size, size);
 	CHECK_EQ(scan_value, v);
 	CHECK_EQ(scan_len, 8);
 	CHECK(scan_seen && memcmp(scan_seen, want, size) == 0);
 	scan_seen = NULL;
-	CHECK_EQ(entry_check_scan(FIXTURE, v, 0, 8, scan_record), -EXDEV);
+	CHECK_EQ(entry_check_with(&scan_ops, FIXTURE, v, 0, 8), -EXDEV);
 	CHECK(scan_seen == NULL);
 }

@@ -16,7 +16,8 @@
 #include "stub_arch.h"
 #include "unittest.h"
 
-#if STUBS_SUPPORTED && (defined(__x86_64__) || defined(__aarch64__) || defined(__mips__))
+#if STUBS_SUPPORTED && (defined(__x86_64__) || defined(__aarch64__) || defined(__mips__) || \
+		       defined(__arm__))
 
 extern const uint8_t ht_stub_blob[], ht_stub_entry[], ht_stub_ret[], ht_stub_blob_end[];
 
@@ -58,6 +59,16 @@ static const uint32_t fake_fn_w[] = { 0x10800004, 0x00000000, 0x64820001, 0x03e0
 				      0x0320182d, 0x34020099, 0x03e00008, 0x0320182d };
 #define fake_fn ((const uint8_t *)fake_fn_w)
 #define FAKE_LEN sizeof(fake_fn_w)
+#elif defined(__arm__)
+#define OPS arch_arm_ops
+#define PATCH_LEN 4 /* b.w */
+#define COVERED 4 /* two 16-bit instructions */
+#define THUMB 1 /* the mode bit of a Thumb symbol value */
+/* The fake allocator in Thumb, its second instruction PC-relative as glibc's free's is:
+ * cmp r0, #0; beq 1f; adds r0, #1; bx lr; nop; 1: movs r0, #0x99; bx lr. */
+static const uint16_t fake_fn_h[] = { 0x2800, 0xd002, 0x3001, 0x4770, 0xbf00, 0x2099, 0x4770 };
+#define fake_fn ((const uint8_t *)fake_fn_h)
+#define FAKE_LEN sizeof(fake_fn_h)
 #else
 #define OPS arch_aarch64_ops
 #define PATCH_LEN 4 /* b */
@@ -69,6 +80,15 @@ static const uint32_t fake_fn_w[] = { 0xb4000060, 0x91000400, 0xd65f03c0, 0xd280
 #define fake_fn ((const uint8_t *)fake_fn_w)
 #define FAKE_LEN sizeof(fake_fn_w)
 #endif
+#ifndef THUMB
+#define THUMB 0
+static void counter_shim(void)
+{
+}
+#else
+static void counter_shim(void);
+#endif
+#define P(x) ((uint64_t)(uintptr_t)(x))
 
 /* Map the stub pages and a ring as heaptrace does, and patch fake_fn as hook 0 (flags). */
 static bool setup(struct env *e, uint32_t flags, unsigned copy)
@@ -83,6 +103,7 @@ static bool setup(struct env *e, uint32_t flags, unsigned copy)
 
 	if (two == MAP_FAILED)
 		return false;
+	counter_shim();
 	e->code = two;
 	e->data = two + 4096;
 	e->fn = two + 2 * 4096;
@@ -101,22 +122,22 @@ static bool setup(struct env *e, uint32_t flags, unsigned copy)
 		return false;
 	e->ctl = base;
 	e->ring = base + 4096;
-	wr64(e->data + STUB_D_CTL, (uint64_t)e->ctl);
-	wr64(e->data + STUB_D_RING, (uint64_t)e->ring);
+	wr64(e->data + STUB_D_CTL, P(e->ctl));
+	wr64(e->data + STUB_D_RING, P(e->ring));
 	wr64(e->data + STUB_D_MASK, RING - 1);
 	wr64(e->data + STUB_D_SIZE, RING);
 	wr64(e->data + STUB_D_COPY, copy);
-	wr64(e->data + STUB_D_TRAMP, (uint64_t)e->code + (ht_stub_ret - ht_stub_blob));
-	at = (uint64_t)e->code + 2048;
+	wr64(e->data + STUB_D_TRAMP, P(e->code) + (ht_stub_ret - ht_stub_blob));
+	at = P(e->code) + 2048;
 	thunk = at;
 	len = (int)x->entry_thunk(e->code + 2048, at, flags,
-				  (uint64_t)e->code + (ht_stub_entry - ht_stub_blob));
-	n = x->entry_relocate((uint64_t)e->fn, fake_fn, FAKE_LEN, PATCH_LEN,
+				  P(e->code) + (ht_stub_entry - ht_stub_blob));
+	n = x->entry_relocate(P(e->fn) | THUMB, fake_fn, FAKE_LEN, PATCH_LEN,
 			      at + len, e->code + 2048 + len, &covered);
 	if (n < 0 || covered != COVERED)
 		return false;
 	wr64(e->data + STUB_D_CONT, thunk + len);
-	if (x->entry_branch((uint64_t)e->fn, thunk, e->fn) != PATCH_LEN)
+	if (x->entry_branch(P(e->fn) | THUMB, thunk, e->fn) != PATCH_LEN)
 		return false;
 	__builtin___clear_cache((char *)e->code, (char *)e->fn + 4096);
 	return true;
@@ -211,6 +232,80 @@ static void check_entry_regs(const uint8_t *r)
 	CHECK(rd64(r + 104) == thread_pointer());
 	/* ra: the return address, into call_fn */
 	CHECK(rd64(r + 56) > (uint64_t)call_fn && rd64(r + 56) < (uint64_t)call_fn + 4096);
+}
+#elif defined(__arm__)
+#include <signal.h>
+#include <ucontext.h>
+
+static uint32_t last_sp;
+
+/* qemu-user, which runs this test on other hosts, does not let user code read the generic
+ * timer (Linux does, and the guest tests run there): its mrrc p15, 1, Rt, Rt2, c14 reads a
+ * count that grows by one at each read, so that the time stamps' order is still checked. */
+static void no_counter(int sig, siginfo_t *si, void *arg)
+{
+	static uint32_t ticks;
+	ucontext_t *uc = arg;
+	unsigned long *r = &uc->uc_mcontext.arm_r0; /* r0..r15 in a row */
+	const uint16_t *pc = (const uint16_t *)uc->uc_mcontext.arm_pc;
+
+	(void)si;
+	if ((pc[0] & 0xfff0) != 0xec50 || (pc[1] & 0x0fff) != 0x0f1e) {
+		signal(sig, SIG_DFL);
+		return;
+	}
+	r[pc[1] >> 12] = ++ticks; /* Rt: the low word */
+	r[pc[0] & 15] = 0;
+	uc->uc_mcontext.arm_pc += 4;
+}
+
+static void counter_shim(void)
+{
+	struct sigaction sa = { .sa_sigaction = no_counter, .sa_flags = SA_SIGINFO };
+
+	sigaction(SIGILL, &sa, NULL);
+}
+
+/* Call the patched function (Thumb) with sentinels in callee-saved registers and in r3 (the
+ * stubs keep r0-r11); check they and sp come back. */
+static __attribute__((noinline)) uint64_t call_fn(struct env *e, uint64_t arg, bool *regs_ok)
+{
+	register uint32_t r0 __asm__("r0") = (uint32_t)arg, r3 __asm__("r3") = 0x0303,
+					    r4 __asm__("r4") = 0x0404,
+					    r8 __asm__("r8") = 0x0808,
+					    r11 __asm__("r11") = 0x1111;
+	uint32_t sp0, sp1;
+
+	__asm__ volatile("mov %[sp0], sp\n\t"
+			 "blx %[fn]\n\t"
+			 "mov %[sp1], sp"
+			 : "+r"(r0), "+r"(r3), "+r"(r4), "+r"(r8), "+r"(r11), [sp0] "=&r"(sp0),
+			   [sp1] "=&r"(sp1)
+			 : [fn] "r"((uint32_t)(uintptr_t)e->fn | 1)
+			 : "r1", "r2", "ip", "lr", "cc", "memory");
+	*regs_ok = r3 == 0x0303 && r4 == 0x0404 && r8 == 0x0808 && r11 == 0x1111 && sp0 == sp1;
+	last_sp = sp0;
+	return r0;
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static void check_entry_regs(const uint8_t *r)
+{
+	CHECK_EQ(rd64(r + 40), last_sp); /* sp at the entry: the copy's start */
+	CHECK_EQ(rd32(r + 48), 0x0404); /* r4 */
+	CHECK_EQ(rd32(r + 64), 0x0808); /* r8 */
+	CHECK_EQ(rd32(r + 76), 0x1111); /* r11 */
+	CHECK(rd64(r + 104) == P(__builtin_thread_pointer()));
+	/* lr: the return address, into call_fn, Thumb */
+	CHECK(rd64(r + 80) > P(call_fn) && rd64(r + 80) < P(call_fn) + 4096);
+	CHECK(rd64(r + 80) & 1);
 }
 #else
 static uint64_t last_sp;
@@ -325,7 +420,8 @@ TEST_CASE(free_recorded_at_entry_only)
 #elif defined(__mips__)
 	CHECK(rd64(e.ring + 24) == thread_pointer()); /* UserLocal */
 #else
-	CHECK(rd64(e.ring + 24) == (uint64_t)__builtin_thread_pointer()); /* tpidr_el0 */
+	/* tpidr_el0, TPIDRURO */
+	CHECK(rd64(e.ring + 24) == P(__builtin_thread_pointer()));
 #endif
 	/* its own time stamp, taken in the call: the free is dated when it ran, not when read */
 	CHECK(rd64(e.ring + 32) >= t0 && rd64(e.ring + 32) <= t1);
@@ -368,8 +464,8 @@ TEST_CASE(zero_argument)
 	struct env e;
 	bool ok;
 
-	/* aarch64's relocated cbz and mips64's beqz are taken, and go to the function's own
-	 * branch target */
+	/* aarch64's relocated cbz, arm's beq and mips64's beqz are taken, and go to the
+	 * function's own branch target */
 	REQUIRE(setup(&e, 0, 256));
 #if defined(__x86_64__)
 	CHECK_EQ(call_fn(&e, 0, &ok), 1);
@@ -586,7 +682,7 @@ static int mips_scan_with(uint32_t x)
 {
 	const uint32_t fn[] = { 0x67bdffc0, 0xffbc0030, x, 0x00000000, 0x03e00008, 0x00000000 };
 
-	return arch_mips64_ops.entry_scan((const uint8_t *)fn, sizeof(fn), 0x1000, 8);
+	return arch_mips64_ops.entry_scan(0x1000, (const uint8_t *)fn, sizeof(fn), 8);
 }
 
 TEST_CASE(mips_entry_scan)

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * arm entry stubs (stubs.h): the code heaptrace copies into a traced process, in section
+ * ht_stub, Thumb-2 (ARMv7-A: ldrex/strex, ldrexd/strexd, dmb). A page of code, then the
+ * process's private data page (stub_layout.h: STUB_D_*; the stubs read the low word of its
+ * 64-bit fields). All references are PC-relative inside the section, so the copy works
+ * anywhere; the Makefile checks that the section has no relocation.
+ *
+ * Only Thumb entries are patched (Debian's armhf code is Thumb-2): one b.w to the function's
+ * thunk (`movw ip, #hook|flags; b.w ht_stub_entry`), which leaves lr (the return address) and
+ * sp alone. ip is free at a function's first instruction (AAPCS lets veneers and PLT entries
+ * clobber it), and so are the flags; every other register is put back (the flags too).
+ *
+ * ht_stub_entry saves r0-r11, lr and the APSR in a 72-byte frame below sp (E, the entry sp):
+ * r0..r11 at 0, lr at 48, APSR at 52, and 56..71 (E-16) for { cookie (u64), -, return address }.
+ * It reserves a record in the shared ring (ldrexd/strexd on its 64-bit head), writes it (free:
+ * the pointer, the thread pointer TPIDRURO and a time stamp; others: arguments, sp, r4-r11, lr,
+ * a time stamp, the thread pointer, and a copy of the stack from E up) and publishes it by writing its tag last, after a dmb:
+ * the reader loads the tag whole, so seeing either of its words new means the record is
+ * complete (two different positions never share both words). An allocation's return goes
+ * through ht_stub_ret: lr = the trampoline (Thumb), the function starts at sp = E-16 with
+ * { cookie, return address } there (no malloc-family function takes stack arguments). Then the
+ * function goes on at its continuation: its displaced first instructions, relocated, and a b.w
+ * back, reached by bx ip. With the data page's off word set, or heaptrace gone (the kernel
+ * marks the robust futex heaptrace owns in the ring's control page), nothing is recorded.
+ */
+#define STUB_CODE_ONLY
+#include "stub_arch.h"
+
+#define S_(x) #x
+#define S(x) S_(x)
+
+/* r9 = the data page: the page after the code's. */
+#define DATA_PAGE "	adr.w r9, .Lcode\n	add.w r9, r9, #4096\n"
+/* Nothing to record if the stubs are off or heaptrace is gone (r11 = the control page). */
+#define RECORDING(skip)                                                                           \
+	"	ldr r10, [r9, #" S(STUB_D_OFF) "]\n	cmp r10, #0\n	bne " skip "\n"                 \
+	"	ldr r11, [r9, #" S(STUB_D_CTL) "]\n"                                                  \
+	"	ldr r10, [r11, #" S(STUB_C_OWNER) "]\n"                                               \
+	"	tst r10, #" S(STUB_OWNER_DIED) "\n	bne " skip "\n"
+/* Reserve r5 bytes of ring at r2:r3 (the 64-bit position; r0, r1, r10, lr borrowed), wait for
+ * room, r0 = the record, its length written. */
+#define RESERVE(l)                                                                                \
+	"	add r10, r11, #" S(STUB_C_HEAD) "\n"                                                  \
+	l ":	ldrexd r2, r3, [r10]\n	adds r0, r2, r5\n	adc r1, r3, #0\n"                      \
+	"	strexd lr, r0, r1, [r10]\n	cmp lr, #0\n	bne " l "b\n"                            \
+	"	bl .Lroom\n"                                                                          \
+	"	ldr r0, [r9, #" S(STUB_D_MASK) "]\n	and r0, r2, r0\n"                               \
+	"	ldr r1, [r9, #" S(STUB_D_RING) "]\n	add r0, r0, r1\n"                               \
+	"	str r5, [r0, #8]\n"
+/* Publish the record at r0 with the tag r2:r3 | kind. */
+#define PUBLISH(kind) "	dmb ish\n	orr r2, r2, #" S(kind) "\n	strd r2, r3, [r0]\n"
+#define TPIDRURO(r) "	mrc p15, 0, " r ", c13, c0, 3\n"
+
+__asm__(".pushsection ht_stub,\"ax\",%progbits\n"
+	".syntax unified\n"
+	".thumb\n"
+	".p2align 12\n"
+	".globl ht_stub_blob\n"
+	"ht_stub_blob:\n"
+	".Lcode:\n"
+	".globl ht_stub_entry\n"
+	"ht_stub_entry:\n"
+	"	sub sp, sp, #72\n"
+	"	stmia sp, {r0-r11}\n"
+	"	str lr, [sp, #48]\n"
+	"	mrs r4, apsr\n"
+	"	str r4, [sp, #52]\n"
+	"	mov r8, ip\n" /* the thunk's word */
+	"	mov r10, #0\n" DATA_PAGE RECORDING("9f")
+	"	tst r8, #" S(STUB_HOOK_FREE) "\n"
+	"	bne 5f\n"
+	/* bytes of stack to copy (r7) from E (r6): up to the thread's stack top (the table,
+	 * keyed by the thread pointer, which the C library sets before its first malloc; the
+	 * main thread's by its stack's range, known before its thread pointer is), else to the
+	 * end of the page of E, and at most STUB_D_COPY, a multiple of 16 */
+	"	add r6, sp, #72\n"
+	"	ldr r7, [r9, #" S(STUB_D_MAIN_TOP) "]\n"
+	"	ldr r10, [r9, #" S(STUB_D_MAIN_LO) "]\n"
+	"	cmp r6, r10\n"
+	"	blo 0f\n"
+	"	cmp r6, r7\n"
+	"	blo 4f\n"
+	/* the table's hash, stubs.c's tops_hash: bits 57..63 of key * 0x9e3779b97f4a7c15 */
+	"0:" TPIDRURO("r0")
+	"	movw r1, #0x7c15\n	movt r1, #0x7f4a\n"
+	"	umull r2, r3, r0, r1\n"
+	"	movw r1, #0xb979\n	movt r1, #0x9e37\n"
+	"	mla r3, r0, r1, r3\n"
+	"	lsr r1, r3, #25\n"
+	"	mov r2, #" S(STUB_TOPS_PROBE) "\n"
+	"1:	and r3, r1, #" S(STUB_TOPS_MASK) "\n"
+	"	add r3, r9, r3, lsl #4\n"
+	"	ldr r4, [r3, #" S(STUB_D_TOPS) "]\n"
+	"	cmp r4, r0\n"
+	"	beq 2f\n"
+	"	cmp r4, #0\n"
+	"	beq 3f\n"
+	"	add r1, r1, #1\n"
+	"	subs r2, r2, #1\n"
+	"	bne 1b\n"
+	"3:	add r7, r6, #4096\n"
+	"	bfc r7, #0, #12\n"
+	"	b 4f\n"
+	"2:	ldr r7, [r3, #" S(STUB_D_TOPS) "+8]\n"
+	"4:	subs r7, r7, r6\n"
+	"	it lo\n	movlo r7, #0\n"
+	"	ldr r10, [r9, #" S(STUB_D_COPY) "]\n"
+	"	cmp r7, r10\n"
+	"	it hi\n	movhi r7, r10\n"
+	"	bic r7, r7, #15\n"
+	"	add r5, r7, #" S(STUB_REC_ENTRY) "\n" RESERVE("6")
+	"	str r8, [r0, #12]\n"
+	"	mov ip, #0\n"
+	"	ldr r1, [sp]\n	strd r1, ip, [r0, #16]\n"
+	"	ldr r1, [sp, #4]\n	strd r1, ip, [r0, #24]\n"
+	"	ldr r1, [sp, #8]\n	strd r1, ip, [r0, #32]\n"
+	"	strd r6, ip, [r0, #40]\n"
+	"	ldrd r1, r4, [sp, #16]\n	strd r1, r4, [r0, #48]\n" /* r4-r11 */
+	"	ldrd r1, r4, [sp, #24]\n	strd r1, r4, [r0, #56]\n"
+	"	ldrd r1, r4, [sp, #32]\n	strd r1, r4, [r0, #64]\n"
+	"	ldrd r1, r4, [sp, #40]\n	strd r1, r4, [r0, #72]\n"
+	"	ldr r1, [sp, #48]\n	strd r1, ip, [r0, #80]\n" /* lr */
+	TPIDRURO("r4") "	strd r4, ip, [r0, #104]\n"
+	"	str r7, [r0, #112]\n"
+	/* the return goes through the trampoline, unless it does already (a tail call) */
+	"	ldr r4, [r9, #" S(STUB_D_TRAMP) "]\n"
+	"	orr r4, r4, #1\n"
+	"	mov r10, #0\n"
+	"	tst r8, #" S(STUB_HOOK_NORET) "\n"
+	"	bne 7f\n"
+	"	cmp r1, r4\n"
+	"	beq 7f\n"
+	"	str r4, [sp, #48]\n"
+	"	strd r2, r3, [sp, #56]\n" /* the cookie: the record's position */
+	"	str r1, [sp, #68]\n"
+	"	mov r10, #1\n"
+	"7:	str r10, [r0, #116]\n"
+	"	mrrc p15, 1, r1, r4, c14\n" /* CNTVCT */
+	"	strd r1, r4, [r0, #96]\n"
+	"	add r1, r0, #" S(STUB_REC_ENTRY) "\n"
+	"	mov r4, r6\n"
+	"	cmp r7, #0\n"
+	"	beq 8f\n"
+	"10:	ldrd r5, ip, [r4], #8\n	strd r5, ip, [r1], #8\n"
+	"	ldrd r5, ip, [r4], #8\n	strd r5, ip, [r1], #8\n"
+	"	subs r7, r7, #16\n"
+	"	bne 10b\n"
+	"8:" PUBLISH(STUB_KIND_ENTRY)
+	"	b 12f\n"
+	/* free: { tag, length, hook, pointer, thread, time stamp } */
+	"5:	mov r5, #" S(STUB_REC_FREE) "\n" RESERVE("11")
+	"	str r8, [r0, #12]\n"
+	"	mov ip, #0\n"
+	"	ldr r1, [sp]\n	strd r1, ip, [r0, #16]\n"
+	TPIDRURO("r1") "	strd r1, ip, [r0, #24]\n"
+	"	mrrc p15, 1, r1, r4, c14\n"
+	"	strd r1, r4, [r0, #32]\n" PUBLISH(STUB_KIND_FREE)
+	"9:	mov r10, #0\n"
+	/* to the continuation: at E, or at E-16 returning into the trampoline (r10 set) */
+	"12:	and r8, r8, #0xff\n"
+	"	add r4, r9, r8, lsl #3\n"
+	"	ldr ip, [r4, #" S(STUB_D_CONT) "]\n"
+	"	orr ip, ip, #1\n"
+	"	ldr r4, [sp, #52]\n"
+	"	ldr lr, [sp, #48]\n"
+	"	cmp r10, #0\n"
+	"	bne 13f\n"
+	"	msr APSR_nzcvqg, r4\n"
+	"	ldmia sp, {r0-r11}\n"
+	"	add sp, sp, #72\n"
+	"	bx ip\n"
+	"13:	msr APSR_nzcvqg, r4\n"
+	"	ldmia sp, {r0-r11}\n"
+	"	add sp, sp, #56\n"
+	"	bx ip\n"
+
+	/* The trampoline: the function returned with sp at { cookie, -, the caller's return
+	 * address }. Records { tag, length, cookie, result, thread } and returns to the caller
+	 * with every register but ip and lr as the function left them, in the caller's
+	 * instruction set (bit 0 of its return address). `bl` then `bx lr`: the function's own
+	 * return, which came here, popped the caller's entry from the return predictor's stack;
+	 * the bl pushes one that the bx lr pops, so the caller's callers are predicted right. */
+	".globl ht_stub_ret\n"
+	"ht_stub_ret:\n"
+	"	sub sp, sp, #56\n"
+	"	stmia sp, {r0-r11}\n"
+	"	mrs r4, apsr\n"
+	"	str r4, [sp, #48]\n" DATA_PAGE RECORDING("1f")
+	"	mov r5, #" S(STUB_REC_RETURN) "\n" RESERVE("2")
+	"	mov ip, #0\n"
+	"	str ip, [r0, #12]\n"
+	"	ldrd r1, r4, [sp, #56]\n	strd r1, r4, [r0, #16]\n"
+	"	ldr r1, [sp]\n	strd r1, ip, [r0, #24]\n"
+	TPIDRURO("r1") "	strd r1, ip, [r0, #32]\n" PUBLISH(STUB_KIND_RETURN)
+	"1:	ldr r4, [sp, #48]\n"
+	"	ldr ip, [sp, #68]\n"
+	"	msr APSR_nzcvqg, r4\n"
+	"	ldmia sp, {r0-r11}\n"
+	"	add sp, sp, #72\n"
+	"	bl 3f\n"
+	"3:	mov lr, ip\n"
+	"	bx lr\n"
+
+	/* Wait until the record at position r2, r5 bytes long, fits in the ring (r9: the data
+	 * page, r11: the control page): heaptrace frees room as it reads. Wakes heaptrace's
+	 * reader, then sleeps on the tail's low word (a futex, 10 ms at a time); gives up
+	 * waiting when the stubs are off or heaptrace is gone (nobody reads any more). Keeps
+	 * every register but r10, ip and the flags. Positions are compared by their low words:
+	 * the ring is far smaller than 4 GiB. */
+	".Lroom:\n"
+	"	add r10, r2, r5\n"
+	"	ldr ip, [r11, #" S(STUB_C_TAIL) "]\n"
+	"	sub r10, r10, ip\n"
+	"	ldr ip, [r9, #" S(STUB_D_SIZE) "]\n"
+	"	cmp r10, ip\n"
+	"	it ls\n	bxls lr\n"
+	"	push {r0-r8, lr}\n"
+	"	sub sp, sp, #8\n"
+	"	mov r8, r2\n"
+	"	mov r1, #0\n" /* struct timespec { 0 s, 10 ms } (32-bit fields: futex, not futex_time64) */
+	"	movw r4, #0x9680\n	movt r4, #0x98\n"
+	"	strd r1, r4, [sp]\n"
+	"2:	ldr r10, [r9, #" S(STUB_D_OFF) "]\n"
+	"	cmp r10, #0\n"
+	"	bne 3f\n"
+	"	ldr r10, [r11, #" S(STUB_C_OWNER) "]\n"
+	"	tst r10, #" S(STUB_OWNER_DIED) "\n"
+	"	bne 3f\n"
+	"	ldr r3, [r11, #" S(STUB_C_TAIL) "]\n"
+	"	add r10, r8, r5\n"
+	"	sub r10, r10, r3\n"
+	"	ldr ip, [r9, #" S(STUB_D_SIZE) "]\n"
+	"	cmp r10, ip\n"
+	"	bls 3f\n"
+	"	add r0, r11, #" S(STUB_C_WAITERS) "\n"
+	"4:	ldrex r1, [r0]\n	orr r1, r1, #1\n	strex r6, r1, [r0]\n	cmp r6, #0\n	bne 4b\n"
+	"	add r0, r11, #" S(STUB_C_DWAKE) "\n"
+	"5:	ldrex r1, [r0]\n	add r1, r1, #1\n	strex r6, r1, [r0]\n	cmp r6, #0\n	bne 5b\n"
+	"	dmb ish\n"
+	"	mov r1, #1\n" /* FUTEX_WAKE, shared: heaptrace maps the same pages */
+	"	mov r2, #1\n"
+	"	mov r7, #" S(STUB_NR_FUTEX) "\n"
+	"	svc #0\n"
+	"	ldr r4, [r11, #" S(STUB_C_TAIL) "]\n"
+	"	cmp r4, r3\n"
+	"	bne 2b\n"
+	"	add r0, r11, #" S(STUB_C_TAIL) "\n"
+	"	mov r1, #0\n" /* FUTEX_WAIT on the tail's low word */
+	"	mov r2, r3\n"
+	"	mov r3, sp\n"
+	"	mov r7, #" S(STUB_NR_FUTEX) "\n"
+	"	svc #0\n"
+	"	b 2b\n"
+	"3:	add sp, sp, #8\n"
+	"	pop {r0-r8, pc}\n"
+	".globl ht_stub_code_end\n"
+	"ht_stub_code_end:\n"
+	".balign 4096\n"
+	".Ldata:\n"
+	".skip 4096\n"
+	".globl ht_stub_blob_end\n"
+	"ht_stub_blob_end:\n"
+	".popsection\n");
