@@ -204,35 +204,42 @@ static int step_cfi(struct proc *p, uint64_t pc, struct frames_regs *r, uint64_t
 	return 0;
 }
 
+/* Are code addresses a and b in one module (a call between modules goes through a PLT)? */
+static bool same_module(struct proc *p, uint64_t a, uint64_t b)
+{
+	return modlist_find(&p->mods, a) == modlist_find(&p->mods, b);
+}
+
 /*
- * A step along frame records (arch_ops.fp_reg) from the frame at return address pc: the
- * record must lie at or above lo, the next one higher up (or be the last, 0), and its return
- * address follow a call that, if direct, calls the function holding pc (a frame pointer left
- * by a function that keeps none points at the record of a frame further up, which fails
- * that). Return 0 with r (the frame pointer, and sp where the record says it) and *ret the
+ * A step along frame records (arch_ops.fp_reg) from the frame at return address pc whose
+ * frame lies at or above *lo: the record must lie there too, the next one higher up (or be
+ * the last, 0), and its return address follow a call that, if direct and within the module,
+ * calls the function holding pc (a frame pointer left by a function that keeps none points
+ * at the record of a frame further up, which fails that). Return 0 with r (the frame pointer,
+ * and sp where the record says it), *lo (a bound below the caller's frame) and *ret the
  * caller's, or -errno.
  */
-static int step_fp(struct proc *p, uint64_t pc, struct frames_regs *r, uint64_t lo,
+static int step_fp(struct proc *p, uint64_t pc, struct frames_regs *r, uint64_t *lo,
 		   uint64_t *ret)
 {
 	const unsigned w = arch->word_size;
 	uint64_t fp, nfp, target, start;
 
-	if (arch->fp_reg < 0 || !frames_reg(r, arch->fp_reg, &fp) || fp < lo || fp % w)
+	if (arch->fp_reg < 0 || !frames_reg(r, arch->fp_reg, &fp) || fp < *lo || fp % w)
 		return -ENOENT;
 	if (unwind_read_word(fp, &nfp) || unwind_read_word(fp + w, ret))
 		return -EFAULT;
 	if (!*ret || !after_call(p, *ret, &target) || (nfp && nfp <= fp))
 		return -EINVAL;
 	start = func_start(p, pc, true);
-	if (target && start && target != start)
+	if (target && start && target != start && same_module(p, target, start))
 		return -EINVAL;
 	r->known = 0;
 	if (nfp)
 		frames_set_reg(r, arch->fp_reg, nfp);
-	frames_set_reg(r, arch->dwarf_sp, arch->fp_sp_off ? fp + arch->fp_sp_off : fp + 2 * w);
-	if (!arch->fp_sp_off) /* only a bound: the caller's frame is above the record */
-		r->known &= ~(1ull << arch->dwarf_sp);
+	if (arch->fp_sp_off)
+		frames_set_reg(r, arch->dwarf_sp, fp + arch->fp_sp_off);
+	*lo = fp + 2 * w; /* the caller's frame is above the record */
 	return 0;
 }
 
@@ -264,19 +271,18 @@ static unsigned extend(void *ctx, uint64_t *pcs, unsigned n, const struct frames
 
 		past_main |= place == PLACE_MAIN;
 		err = step_cfi(p, pc, &r, lo, &ret);
-		if (err)
-			pr_dbg(2, "pc %#" PRIx64 ": CFI step failed (%d)", pc, err);
+		if (err < 0 && err != -ENOENT)
+			pr_dbg(2, "pc %#" PRIx64 ": CFI step refused (%d)", pc, err);
 		if (err == 1 || (err && past_main))
 			return n;
-		if (err) {
+		if (!err) {
+			frames_reg(&r, arch->dwarf_sp, &lo);
+		} else {
 			how = FRAMES_FP;
-			if (step_fp(p, pc, &r, lo, &ret))
+			if (step_fp(p, pc, &r, &lo, &ret))
 				break;
 		}
 		pcs[n++] = ret | (uint64_t)how << FRAMES_HOW_SHIFT;
-		/* the caller's sp, or (after an aarch64 frame record) a bound below its frame */
-		if (!frames_reg(&r, arch->dwarf_sp, &lo) && how == FRAMES_FP)
-			lo = r.v[arch->dwarf_sp];
 	}
 	if (n >= max || place != PLACE_OTHER || past_main)
 		return n;

@@ -295,7 +295,8 @@ static void frame_regs(unw_cursor_t *c, const struct arch_regs *regs, struct fra
 	}
 }
 
-/* libunwind's part of unwind_capture; r: the last frame's registers. */
+/* libunwind's part of unwind_capture; r: the last frame's registers where it stopped short
+ * of max with hooks to go on. */
 static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
 			 unsigned max, struct frames_regs *r, const struct unwind_hooks *h)
 {
@@ -337,7 +338,8 @@ static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint6
 		sp = nsp;
 		last = c;
 	}
-	frame_regs(&last, regs, r);
+	if (h && n < max)
+		frame_regs(&last, regs, r);
 	unwinding = false;
 	return n;
 }
