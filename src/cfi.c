@@ -4,28 +4,67 @@
 #include <errno.h>
 #include <gelf.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "arch.h"
 #include "cfi.h"
+#include "cfirows.h"
 
-/* The frame rules of mod for at, .eh_frame first; NULL if neither table has any. The caller
- * frees the frame. */
-static Dwarf_Frame *frame_at(Dwfl_Module *mod, Dwarf_Addr at, enum cfi_table *table)
+/* The frame rules at one address: libdw's, or (frame NULL) cfirows.c's. */
+struct rules {
+	Dwarf_Frame *frame;
+	struct cfirows_row row;
+};
+
+/* The .debug_frame section of the file holding mod's DWARF, its ELF in *elf. */
+static Elf_Data *debug_frame(Dwfl_Module *mod, Dwarf_Addr *bias, Elf **elf)
 {
-	Dwarf_Frame *frame = NULL;
-	Dwarf_Addr bias;
-	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
+	Dwarf *dw = dwfl_module_getdwarf(mod, bias);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
 
-	if (cfi && !dwarf_cfi_addrframe(cfi, at - bias, &frame)) {
-		*table = CFI_EH;
-		return frame;
-	}
-	cfi = dwfl_module_dwarf_cfi(mod, &bias);
-	if (cfi && !dwarf_cfi_addrframe(cfi, at - bias, &frame)) {
-		*table = CFI_DEBUG;
-		return frame;
+	*elf = dw ? dwarf_getelf(dw) : NULL;
+	if (!*elf || elf_getshdrstrndx(*elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(*elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(*elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(name, ".debug_frame"))
+			return elf_getdata(scn, NULL);
 	}
 	return NULL;
+}
+
+/* The frame rules of mod for at, .eh_frame first; false if neither table has any. Free with
+ * rules_free. */
+static bool rules_at(Dwfl_Module *mod, Dwarf_Addr at, struct rules *ru, enum cfi_table *table)
+{
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
+	Elf_Data *data;
+	Elf *elf;
+
+	ru->frame = NULL;
+	if (cfi && !dwarf_cfi_addrframe(cfi, at - bias, &ru->frame)) {
+		*table = CFI_EH;
+		return true;
+	}
+	*table = CFI_DEBUG;
+	cfi = dwfl_module_dwarf_cfi(mod, &bias);
+	if (cfi && !dwarf_cfi_addrframe(cfi, at - bias, &ru->frame))
+		return true;
+	/* libdw refuses CFI where it has no description of the ABI (mips in elfutils 0.188) */
+	ru->frame = NULL;
+	data = debug_frame(mod, &bias, &elf);
+	return data && !cfirows_find((const unsigned char *)elf_getident(elf, NULL), data,
+				     at - bias, &ru->row);
+}
+
+static void rules_free(struct rules *ru)
+{
+	free(ru->frame);
 }
 
 /* Does mod's ELF file have a PT_GNU_EH_FRAME header (.eh_frame_hdr)? */
@@ -48,9 +87,12 @@ static bool has_eh_hdr(Dwfl_Module *mod)
 
 enum cfi_table cfi_covers(Dwfl_Module *mod, Dwarf_Addr at)
 {
-	enum cfi_table table = CFI_NONE;
+	enum cfi_table table;
+	struct rules ru;
 
-	free(frame_at(mod, at, &table));
+	if (!rules_at(mod, at, &ru, &table))
+		return CFI_NONE;
+	rules_free(&ru);
 	return table == CFI_EH && has_eh_hdr(mod) ? CFI_EH_HDR : table;
 }
 
@@ -126,8 +168,41 @@ static int eval(const struct eval *e, const Dwarf_Op *ops, size_t nops, uint64_t
 	return 0;
 }
 
+/* The rule of register reg as libdw gives it (see dwarf_frame_register). Return 0 or -1. */
+static int reg_rule(const struct rules *ru, int reg, Dwarf_Op mem[3], Dwarf_Op **ops,
+		    size_t *nops)
+{
+	const struct cfirows_row *row = &ru->row;
+
+	if (ru->frame)
+		return dwarf_frame_register(ru->frame, reg, mem, ops, nops);
+	*nops = 0;
+	*ops = mem;
+	switch (reg < FRAMES_REGS ? row->kind[reg] : CFIROWS_UNDEF) {
+	case CFIROWS_SAME:
+		*ops = NULL;
+		break;
+	case CFIROWS_UNDEF:
+		break;
+	case CFIROWS_OFFSET:
+	case CFIROWS_VAL_OFFSET:
+		mem[(*nops)++] = (Dwarf_Op){ .atom = DW_OP_call_frame_cfa };
+		mem[(*nops)++] = (Dwarf_Op){ .atom = DW_OP_plus_uconst,
+					     .number = (Dwarf_Word)row->val[reg] };
+		if (row->kind[reg] == CFIROWS_VAL_OFFSET)
+			mem[(*nops)++] = (Dwarf_Op){ .atom = DW_OP_stack_value };
+		break;
+	case CFIROWS_REGISTER:
+		mem[(*nops)++] = (Dwarf_Op){ .atom = DW_OP_bregx,
+					     .number = (Dwarf_Word)row->val[reg] };
+		mem[(*nops)++] = (Dwarf_Op){ .atom = DW_OP_stack_value };
+		break;
+	}
+	return 0;
+}
+
 /* The caller's value of register reg: 1 and *val, 0 if the rules leave it unknown, or -errno. */
-static int caller_reg(const struct eval *e, Dwarf_Frame *frame, int reg, uint64_t *val)
+static int caller_reg(const struct eval *e, const struct rules *ru, int reg, uint64_t *val)
 {
 	Dwarf_Op mem[3], *ops = NULL;
 	size_t nops = 0;
@@ -135,7 +210,7 @@ static int caller_reg(const struct eval *e, Dwarf_Frame *frame, int reg, uint64_
 	uint64_t at;
 	int ret;
 
-	if (dwarf_frame_register(frame, reg, mem, &ops, &nops))
+	if (reg_rule(ru, reg, mem, &ops, &nops))
 		return -EINVAL;
 	if (!nops) /* undefined (ops is mem), or the same value as in this frame (NULL) */
 		return !ops && frames_reg(e->r, reg, val) ? 1 : 0;
@@ -153,22 +228,24 @@ static int caller_reg(const struct eval *e, Dwarf_Frame *frame, int reg, uint64_
 	return 1;
 }
 
-static int apply(Dwarf_Frame *frame, cfi_read_fn read, struct frames_regs *r, uint64_t *ret)
+static int apply(const struct rules *ru, cfi_read_fn read, struct frames_regs *r, uint64_t *ret)
 {
 	struct eval e = { r, read, arch->word_size == 4 ? 0xffffffffull : ~0ull, 0, false };
 	struct frames_regs out = { .known = 0 };
-	Dwarf_Op *ops;
-	size_t nops;
+	Dwarf_Op cfa = { .atom = DW_OP_bregx, .number = ru->row.cfa_reg,
+			 .number2 = (Dwarf_Word)ru->row.cfa_off };
+	Dwarf_Op *ops = &cfa;
+	size_t nops = 1;
 	bool value;
-	int ra = dwarf_frame_info(frame, NULL, NULL, NULL), err;
+	int ra = ru->frame ? dwarf_frame_info(ru->frame, NULL, NULL, NULL) : (int)ru->row.ra, err;
 
-	if (ra < 0 || dwarf_frame_cfa(frame, &ops, &nops) || !nops)
+	if (ra < 0 || (ru->frame && (dwarf_frame_cfa(ru->frame, &ops, &nops) || !nops)))
 		return -EINVAL;
 	err = eval(&e, ops, nops, &e.cfa, &value);
 	if (err)
 		return err;
 	e.has_cfa = true;
-	err = caller_reg(&e, frame, ra, ret);
+	err = caller_reg(&e, ru, ra, ret);
 	if (err <= 0)
 		return err ? err : 1; /* no return address: the outermost frame */
 	for (unsigned reg = 0; reg < arch->dwarf_regs; reg++) {
@@ -176,7 +253,7 @@ static int apply(Dwarf_Frame *frame, cfi_read_fn read, struct frames_regs *r, ui
 
 		/* a register saved where it cannot be read, or by a rule this does not
 		 * evaluate, is unknown to the caller; only the return address must be had */
-		if (caller_reg(&e, frame, reg, &v) > 0)
+		if (caller_reg(&e, ru, reg, &v) > 0)
 			frames_set_reg(&out, reg, v);
 	}
 	frames_set_reg(&out, arch->dwarf_sp, e.cfa); /* the caller's sp is the CFA */
@@ -188,12 +265,12 @@ int cfi_step(Dwfl_Module *mod, Dwarf_Addr at, cfi_read_fn read, struct frames_re
 	     uint64_t *ret)
 {
 	enum cfi_table table;
-	Dwarf_Frame *frame = frame_at(mod, at, &table);
+	struct rules ru;
 	int err;
 
-	if (!frame)
+	if (!rules_at(mod, at, &ru, &table))
 		return -ENOENT;
-	err = apply(frame, read, r, ret);
-	free(frame);
+	err = apply(&ru, read, r, ret);
+	rules_free(&ru);
 	return err;
 }
