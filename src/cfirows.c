@@ -214,6 +214,7 @@ static int read_cie(const unsigned char *e_ident, Elf_Data *data, Dwarf_Off off,
 	s->caf = e.cie.code_alignment_factor;
 	s->daf = e.cie.data_alignment_factor;
 	s->initial = NULL;
+	s->nsaved = 0;
 	s->loc = 0;
 	s->at = ~0ull; /* all of the initial instructions */
 	r = (struct reader){ e.cie.initial_instructions, e.cie.initial_instructions_end, addr_size,
@@ -235,6 +236,7 @@ int cfirows_find(const unsigned char *e_ident, Elf_Data *data, uint64_t at,
 		struct state s;
 		struct cfirows_row initial;
 
+		next = (Dwarf_Off)-1; /* ends the walk unless the entry could be skipped */
 		ret = dwarf_next_cfi(e_ident, data, false, off, &next, &e);
 		if (ret > 0)
 			break;
