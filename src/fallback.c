@@ -77,6 +77,7 @@ struct fallback {
 		uint64_t key; /* code address << 1 | is_return, 0 = empty */
 		uint64_t start; /* function start (code address), 0 if unknown */
 		enum place place;
+		bool named; /* start and place looked up (libunwind's frames need only cfi) */
 		int cfi; /* enum cfi_table of a return address, or CFI_UNSEEN, CFI_NO_MODULE */
 	} cache[CACHE_SIZE];
 };
@@ -100,8 +101,8 @@ static enum place place_of_name(const char *name)
 	return PLACE_OTHER;
 }
 
-/* What is known of code address pc (a return address if is_return). */
-static struct entry *look_up(struct proc *p, uint64_t pc, bool is_return)
+/* The cache entry of code address pc (a return address if is_return). */
+static struct entry *entry_of(struct proc *p, uint64_t pc, bool is_return)
 {
 	uint64_t key = (arch->code_addr(frames_addr(pc)) << 1) | is_return;
 	struct fallback *fb = p->fallback;
@@ -112,14 +113,23 @@ static struct entry *look_up(struct proc *p, uint64_t pc, bool is_return)
 		fb->sym = sym_open(&p->mods);
 	}
 	e = &fb->cache[hash64(key) & (CACHE_SIZE - 1)];
-	if (e->key != key) {
-		uint64_t s = 0;
-		const char *name = sym_function(fb->sym, key >> 1, is_return, &s);
+	if (e->key != key)
+		*e = (struct entry){ .key = key, .cfi = CFI_UNSEEN };
+	return e;
+}
 
-		e->key = key;
+/* The same, with its function's start and place. */
+static struct entry *look_up(struct proc *p, uint64_t pc, bool is_return)
+{
+	struct entry *e = entry_of(p, pc, is_return);
+
+	if (!e->named) {
+		uint64_t s = 0;
+		const char *name = sym_function(p->fallback->sym, e->key >> 1, is_return, &s);
+
 		e->start = name ? arch->code_addr(s) : 0;
 		e->place = place_of_name(name);
-		e->cfi = CFI_UNSEEN;
+		e->named = true;
 	}
 	return e;
 }
@@ -133,7 +143,7 @@ static uint64_t call_site(uint64_t pc)
 /* Which CFI describes the call site of return address pc: enum cfi_table or CFI_NO_MODULE. */
 static int cfi_of(struct proc *p, uint64_t pc)
 {
-	struct entry *e = look_up(p, pc, true);
+	struct entry *e = entry_of(p, pc, true);
 
 	if (e->cfi == CFI_UNSEEN) {
 		Dwfl_Module *m = sym_module(p->fallback->sym, call_site(pc));
