@@ -6,7 +6,9 @@
  * Stepping one frame with DWARF call frame information read by libdw: a module's .eh_frame
  * or, where it has none for the pc (gcc's C code on arm and mips64, or any code built without
  * unwind tables but with -g), its .debug_frame, from the file or its separate debug file.
- * libunwind reads .eh_frame and .ARM.exidx; this is for the frames it cannot step.
+ * libunwind reads .eh_frame and .ARM.exidx; this is for the frames it cannot step. Where
+ * libdw refuses the rules (no ABI description for the architecture), cfirows.c reads
+ * .debug_frame instead.
  */
 #include <elfutils/libdwfl.h>
 #include <stdbool.h>

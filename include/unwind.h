@@ -50,8 +50,8 @@ struct unwind_hooks {
 /* Write up to max PCs of the thread of the last unwind_prefetch into pcs, pcs[0] being the
  * current PC (regs, a caller's frame). A step that does not move up the stack ends
  * libunwind's part, as does one that h (if not NULL) refuses or a frame h says libunwind's
- * tables do not cover; then h may extend it. Return
- * the number written (at least 1 if max is). */
+ * tables do not cover; then h may extend it. Return the number written (at least 1 if max
+ * is). */
 unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
 			unsigned max, const struct unwind_hooks *h);
 
