@@ -214,20 +214,16 @@ static int step_cfi(struct proc *p, uint64_t pc, struct frames_regs *r, uint64_t
 	return 0;
 }
 
-/* Are code addresses a and b in one module (a call between modules goes through a PLT)? */
-static bool same_module(struct proc *p, uint64_t a, uint64_t b)
-{
-	return modlist_find(&p->mods, a) == modlist_find(&p->mods, b);
-}
-
 /*
  * A step along frame records (arch_ops.fp_reg) from the frame at return address pc whose
  * frame lies at or above *lo: the record must lie there too, the next one higher up (or be
- * the last, 0), and its return address follow a call that, if direct and within the module,
- * calls the function holding pc (a frame pointer left by a function that keeps none points
- * at the record of a frame further up, which fails that). Return 0 with r (the frame pointer,
- * and sp where the record says it), *lo (a bound below the caller's frame) and *ret the
- * caller's, or -errno.
+ * the last, 0), and its return address follow a direct call of the function holding pc. A
+ * frame pointer left by a function that keeps none points at the record of a frame further
+ * up, which fails that (seen in the aarch64 guest: x29 of -fomit-frame-pointer code led to
+ * __libc_start_call_main's record, __libc_start_main taken for the caller). A call through
+ * a register or a PLT cannot be checked so: the scan takes over there. Return 0 with r (the
+ * frame pointer, and sp where the record says it), *lo (a bound below the caller's frame)
+ * and *ret the caller's, or -errno.
  */
 static int step_fp(struct proc *p, uint64_t pc, struct frames_regs *r, uint64_t *lo,
 		   uint64_t *ret)
@@ -242,7 +238,7 @@ static int step_fp(struct proc *p, uint64_t pc, struct frames_regs *r, uint64_t 
 	if (!*ret || !after_call(p, *ret, &target) || (nfp && nfp <= fp))
 		return -EINVAL;
 	start = func_start(p, pc, true);
-	if (target && start && target != start && same_module(p, target, start))
+	if (!target || !start || target != start)
 		return -EINVAL;
 	r->known = 0;
 	if (nfp)
