@@ -76,6 +76,13 @@ struct state {
 	unsigned nsaved;
 };
 
+/* v times a data alignment factor, wrapping as the target's address arithmetic does (no
+ * signed overflow on bad data). */
+static int64_t scaled(uint64_t v, int64_t factor)
+{
+	return (int64_t)(v * (uint64_t)factor);
+}
+
 static void set_rule(struct state *s, uint64_t reg, enum cfirows_rule kind, int64_t val)
 {
 	if (reg < FRAMES_REGS) {
@@ -96,7 +103,7 @@ static int run(struct state *s, struct reader *r)
 			delta = low * s->caf;
 			break;
 		case DW_CFA_offset:
-			set_rule(s, low, CFIROWS_OFFSET, (int64_t)uleb(r) * s->daf);
+			set_rule(s, low, CFIROWS_OFFSET, scaled(uleb(r), s->daf));
 			continue;
 		case DW_CFA_restore:
 			if (s->initial && low < FRAMES_REGS)
@@ -124,23 +131,23 @@ static int run(struct state *s, struct reader *r)
 			break;
 		case DW_CFA_offset_extended:
 			reg = uleb(r);
-			set_rule(s, reg, CFIROWS_OFFSET, (int64_t)uleb(r) * s->daf);
+			set_rule(s, reg, CFIROWS_OFFSET, scaled(uleb(r), s->daf));
 			continue;
 		case DW_CFA_offset_extended_sf:
 			reg = uleb(r);
-			set_rule(s, reg, CFIROWS_OFFSET, sleb(r) * s->daf);
+			set_rule(s, reg, CFIROWS_OFFSET, scaled((uint64_t)sleb(r), s->daf));
 			continue;
 		case DW_CFA_GNU_negative_offset_extended:
 			reg = uleb(r);
-			set_rule(s, reg, CFIROWS_OFFSET, -(int64_t)uleb(r) * s->daf);
+			set_rule(s, reg, CFIROWS_OFFSET, scaled(-uleb(r), s->daf));
 			continue;
 		case DW_CFA_val_offset:
 			reg = uleb(r);
-			set_rule(s, reg, CFIROWS_VAL_OFFSET, (int64_t)uleb(r) * s->daf);
+			set_rule(s, reg, CFIROWS_VAL_OFFSET, scaled(uleb(r), s->daf));
 			continue;
 		case DW_CFA_val_offset_sf:
 			reg = uleb(r);
-			set_rule(s, reg, CFIROWS_VAL_OFFSET, sleb(r) * s->daf);
+			set_rule(s, reg, CFIROWS_VAL_OFFSET, scaled((uint64_t)sleb(r), s->daf));
 			continue;
 		case DW_CFA_restore_extended:
 			reg = uleb(r);
@@ -174,7 +181,7 @@ static int run(struct state *s, struct reader *r)
 			continue;
 		case DW_CFA_def_cfa_sf:
 			s->row.cfa_reg = uleb(r);
-			s->row.cfa_off = sleb(r) * s->daf;
+			s->row.cfa_off = scaled((uint64_t)sleb(r), s->daf);
 			continue;
 		case DW_CFA_def_cfa_register:
 			s->row.cfa_reg = uleb(r);
@@ -183,7 +190,7 @@ static int run(struct state *s, struct reader *r)
 			s->row.cfa_off = (int64_t)uleb(r);
 			continue;
 		case DW_CFA_def_cfa_offset_sf:
-			s->row.cfa_off = sleb(r) * s->daf;
+			s->row.cfa_off = scaled((uint64_t)sleb(r), s->daf);
 			continue;
 		case DW_CFA_GNU_args_size:
 			uleb(r);
