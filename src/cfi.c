@@ -128,7 +128,8 @@ static int eval(const struct eval *e, const Dwarf_Op *ops, size_t nops, uint64_t
 				return -EINVAL;
 			st[sp++] = e->cfa;
 		} else if (a == DW_OP_bregx || (a >= DW_OP_breg0 && a <= DW_OP_breg31)) {
-			unsigned reg = a == DW_OP_bregx ? (unsigned)ops[i].number : (unsigned)(a - DW_OP_breg0);
+			unsigned reg = a == DW_OP_bregx ? (unsigned)ops[i].number :
+							  (unsigned)(a - DW_OP_breg0);
 			uint64_t off = a == DW_OP_bregx ? ops[i].number2 : ops[i].number;
 
 			if (!frames_reg(e->r, reg, &v))

@@ -300,7 +300,7 @@ static void frame_regs(unw_cursor_t *c, const struct arch_regs *regs, struct fra
 static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
 			 unsigned max, struct frames_regs *r, const struct unwind_hooks *h)
 {
-	unw_cursor_t c, last; /* a copy keeps the frame before a refused step, as libunwind allows */
+	unw_cursor_t c, last; /* a copy keeps the frame before a refused step */
 	unsigned n = 0;
 	uint64_t sp = arch->get_sp(regs);
 
