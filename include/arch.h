@@ -110,7 +110,8 @@ struct arch_ops {
 	 */
 	int fp_reg;
 	unsigned fp_sp_off;
-	/* libunwind also reads .ARM.exidx unwind tables, which libdw's CFI does not (arm). */
+	/* libunwind also reads .ARM.exidx unwind tables, which libdw's CFI does not (arm): it
+	 * gets the first try at every frame. */
 	bool exidx;
 
 	/*

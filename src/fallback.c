@@ -178,15 +178,17 @@ static bool is_last(void *ctx, uint64_t pc)
 /*
  * libunwind steps where .eh_frame describes the code and .eh_frame_hdr indexes it (without
  * the index, as gcc links -static, libunwind finds no table and guesses, on x86_64 the
- * right pc with a wrong sp), on arm where no CFI does (its .ARM.exidx), and in code
- * libdwfl has no module for (the vdso's signal return); elsewhere extend() does, so that
- * each frame says truly how it was found.
+ * right pc with a wrong sp), in code libdwfl has no module for (the vdso's signal return),
+ * and on arm first everywhere: only it reads .ARM.exidx, the C library's only table, which
+ * extend() could not go on from (a program's -g code has .debug_frame and exidx both; C code
+ * without unwind tables has a "cannot unwind" entry, where libunwind stops and extend()
+ * takes over). Elsewhere extend() steps, so that each frame says truly how it was found.
  */
 static bool tables(void *ctx, uint64_t pc)
 {
 	int t = cfi_of(ctx, pc);
 
-	return t == CFI_EH_HDR || t == CFI_NO_MODULE || (arch->exidx && t == CFI_NONE);
+	return t == CFI_EH_HDR || t == CFI_NO_MODULE || arch->exidx;
 }
 
 /*
