@@ -47,19 +47,31 @@ static bool rules_at(Dwfl_Module *mod, Dwarf_Addr at, struct rules *ru, enum cfi
 	Elf *elf;
 
 	ru->frame = NULL;
+	*table = CFI_NONE;
+	if (cfi) {
+		if (!dwarf_cfi_addrframe(cfi, at - bias, &ru->frame)) {
+			*table = CFI_EH;
+			return true;
+		}
+		/* libdw's "unknown error" (1): no ABI description, it reads no .eh_frame at all
+		 * here (mips in elfutils 0.188); whether the table covers at is not known */
+		if (dwarf_errno() == 1)
+			*table = CFI_EH;
+	}
+	cfi = dwfl_module_dwarf_cfi(mod, &bias);
 	if (cfi && !dwarf_cfi_addrframe(cfi, at - bias, &ru->frame)) {
-		*table = CFI_EH;
+		*table = CFI_DEBUG;
 		return true;
 	}
-	*table = CFI_DEBUG;
-	cfi = dwfl_module_dwarf_cfi(mod, &bias);
-	if (cfi && !dwarf_cfi_addrframe(cfi, at - bias, &ru->frame))
-		return true;
 	/* libdw refuses CFI where it has no description of the ABI (mips in elfutils 0.188) */
 	ru->frame = NULL;
 	data = debug_frame(mod, &bias, &elf);
-	return data && !cfirows_find((const unsigned char *)elf_getident(elf, NULL), data,
-				     at - bias, &ru->row);
+	if (data && !cfirows_find((const unsigned char *)elf_getident(elf, NULL), data, at - bias,
+				  &ru->row)) {
+		*table = CFI_DEBUG;
+		return true;
+	}
+	return false;
 }
 
 static void rules_free(struct rules *ru)
@@ -90,9 +102,9 @@ enum cfi_table cfi_covers(Dwfl_Module *mod, Dwarf_Addr at)
 	enum cfi_table table;
 	struct rules ru;
 
-	if (!rules_at(mod, at, &ru, &table))
-		return CFI_NONE;
-	rules_free(&ru);
+	if (rules_at(mod, at, &ru, &table))
+		rules_free(&ru);
+	/* CFI_EH without rules: an .eh_frame libdw cannot read, for libunwind to try */
 	return table == CFI_EH && has_eh_hdr(mod) ? CFI_EH_HDR : table;
 }
 
