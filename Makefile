@@ -202,6 +202,12 @@ $(BUILD)/unit/test_symbols: tests/unit/test_symbols.c src/symbols.c src/inlines.
 		-DFIXTURE=\"$(abspath $(BUILD)/unit/fixture_alloc.so)\" -o $@ $< src/symbols.c src/inlines.c \
 		$(PURE) $(LDLIBS) -ldl
 
+# The .debug_frame interpreter decodes entries with libdw.
+$(BUILD)/unit/test_cfirows: tests/unit/test_cfirows.c src/cfirows.c $(UNIT_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Iinclude -Itests/unit $(PKG_CFLAGS) \
+		-o $@ $< src/cfirows.c $(LDLIBS)
+
 $(BUILD)/unit/fixture_entry.so: tests/unit/fixture_entry.c
 	@mkdir -p $(dir $@)
 	$(CC) -shared -fPIC -O1 -o $@ $<

@@ -92,6 +92,27 @@ struct arch_ops {
 	 * only if this is true.
 	 */
 	bool (*after_call)(const uint8_t *code, uint64_t ret, uint64_t *target);
+	/*
+	 * Registers as DWARF call frame information numbers them, which on every supported arch
+	 * is libunwind's numbering too: the general registers are 0..dwarf_regs-1, the stack
+	 * pointer dwarf_sp.
+	 */
+	unsigned dwarf_regs, dwarf_sp;
+	/*
+	 * Frame records, where the ABI fixes their layout: in code that keeps frame pointers,
+	 * register fp_reg (DWARF number) points at { the caller's fp_reg, the return address };
+	 * -1 where there is no fixed layout (arm: gcc's ARM code puts lr at [fp] and the old fp
+	 * at [fp - 4], its Thumb-2 code points r7 at the locals; mips64: s8 is sp after the
+	 * frame is allocated, with ra saved at an offset that depends on the frame size).
+	 * fp_sp_off: the caller's sp is fp_reg + fp_sp_off (x86_64: 16, the record is where the
+	 * call and the push put it), 0 if the record does not say (aarch64: stp x29, x30 can be
+	 * anywhere in the frame).
+	 */
+	int fp_reg;
+	unsigned fp_sp_off;
+	/* libunwind also reads .ARM.exidx unwind tables, which libdw's CFI does not (arm): it
+	 * gets the first try at every frame. */
+	bool exidx;
 
 	/*
 	 * Decide how to step over a breakpoint placed on the instruction at addr, whose bytes

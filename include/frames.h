@@ -55,6 +55,30 @@ static inline enum frames_how frames_how_of(uint64_t v)
 /* "cfi", "fp" or "scan". */
 const char *frames_how_name(enum frames_how how);
 
+/* A frame's registers as DWARF numbers them (arch_ops.dwarf_regs), a bit in known for each
+ * whose value is known. */
+#define FRAMES_REGS 64
+struct frames_regs {
+	uint64_t v[FRAMES_REGS];
+	uint64_t known;
+};
+
+static inline bool frames_reg(const struct frames_regs *r, unsigned reg, uint64_t *val)
+{
+	if (reg >= FRAMES_REGS || !(r->known >> reg & 1))
+		return false;
+	*val = r->v[reg];
+	return true;
+}
+
+static inline void frames_set_reg(struct frames_regs *r, unsigned reg, uint64_t val)
+{
+	if (reg < FRAMES_REGS) {
+		r->v[reg] = val;
+		r->known |= 1ull << reg;
+	}
+}
+
 /* What a stack scan needs to know of the traced process. */
 struct frames_env {
 	unsigned word_size;

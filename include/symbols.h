@@ -79,6 +79,10 @@ void sym_close(struct symbolizer *s);
  * source lines: cheap enough to call while tracing. */
 const char *sym_function(struct symbolizer *s, uint64_t pc, bool is_return, uint64_t *start);
 
+/* The libdwfl module holding code address at (a return address's call site: pc - 1), for
+ * its CFI (cfi.h); NULL if none. */
+struct Dwfl_Module *sym_module(struct symbolizer *s, uint64_t at);
+
 /* C++ name demangled (kept as long as s), or NULL if it is none. */
 const char *sym_demangled(struct symbolizer *s, const char *name);
 

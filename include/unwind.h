@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "arch.h"
+#include "frames.h"
 
 struct unwinder;
 
@@ -30,21 +31,27 @@ void unwind_prefetch(pid_t tid, uint64_t sp);
 /* One pointer-sized word of the stopped thread's memory, through the cache. 0 or -EFAULT. */
 int unwind_read_word(uint64_t addr, uint64_t *val);
 
-/* What unwinding asks of the rest of heaptrace (fallback.c), both called with ctx. */
+/* What unwinding asks of the rest of heaptrace (fallback.c), all called with ctx. */
 struct unwind_hooks {
 	/* Is ret a return address (just after a call)? A step to another one is refused. */
 	bool (*ret_ok)(void *ctx, uint64_t ret);
+	/* May libunwind step from the frame at return address pc? Not where the tables it reads
+	 * have nothing for pc: it would guess (x86_64: an rbp chain, arm: an APCS one) and the
+	 * frame would pass for one found by its unwind tables. */
+	bool (*tables)(void *ctx, uint64_t pc);
 	/* Where libunwind stopped short of max: extend pcs[0..n) (pcs[0] the caller's pc, the
-	 * rest return addresses; sp the last frame's) through the same memory, up to max frames.
-	 * Return the new count. */
-	unsigned (*extend)(void *ctx, uint64_t *pcs, unsigned n, uint64_t sp, unsigned max);
+	 * rest return addresses; r the registers of the last frame) through the same memory, up
+	 * to max frames. Return the new count. */
+	unsigned (*extend)(void *ctx, uint64_t *pcs, unsigned n, const struct frames_regs *r,
+			   unsigned max);
 	void *ctx;
 };
 
 /* Write up to max PCs of the thread of the last unwind_prefetch into pcs, pcs[0] being the
  * current PC (regs, a caller's frame). A step that does not move up the stack ends
- * libunwind's part, as does one that h (if not NULL) refuses; then h may extend it. Return
- * the number written (at least 1 if max is). */
+ * libunwind's part, as does one that h (if not NULL) refuses or a frame h says libunwind's
+ * tables do not cover; then h may extend it. Return the number written (at least 1 if max
+ * is). */
 unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
 			unsigned max, const struct unwind_hooks *h);
 

@@ -477,6 +477,11 @@ const char *sym_function(struct symbolizer *s, uint64_t pc, bool is_return, uint
 	return name;
 }
 
+Dwfl_Module *sym_module(struct symbolizer *s, uint64_t at)
+{
+	return s->dwfl ? dwfl_addrmodule(s->dwfl, at) : NULL;
+}
+
 void sym_resolve(struct symbolizer *s, uint64_t pc, bool is_return, struct sym_frame *out)
 {
 	uint64_t key = pc << 1 | is_return;

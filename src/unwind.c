@@ -276,17 +276,39 @@ unsigned unwind_capture_copy(struct unwinder *u, const struct arch_regs *regs, u
 	return n;
 }
 
-/* libunwind's part of unwind_capture; *sp: the last frame's. */
-static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
-			 unsigned max, uint64_t *sp, const struct unwind_hooks *h)
+/* The registers of cursor c's frame, or of the snapshot where there is no cursor. */
+static void frame_regs(unw_cursor_t *c, const struct arch_regs *regs, struct frames_regs *r)
 {
-	unw_cursor_t c;
+	r->known = 0;
+	for (unsigned i = 0; i < arch->dwarf_regs && i < FRAMES_REGS; i++) {
+		unw_word_t w;
+		uint64_t v;
+
+		if (c) {
+			if (unw_get_reg(c, i, &w) < 0)
+				continue;
+			v = w;
+		} else if (arch_unwind_reg(regs, i, &v)) {
+			continue;
+		}
+		frames_set_reg(r, i, v);
+	}
+}
+
+/* libunwind's part of unwind_capture; r: the last frame's registers where it stopped short
+ * of max with hooks to go on. */
+static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
+			 unsigned max, struct frames_regs *r, const struct unwind_hooks *h)
+{
+	unw_cursor_t c, last; /* a copy keeps the frame before a refused step */
 	unsigned n = 0;
+	uint64_t sp = arch->get_sp(regs);
 
 	pcs[n++] = arch->get_pc(regs);
-	*sp = arch->get_sp(regs);
-	if (max <= 1 || !u->as || !u->upt)
+	if (max <= 1 || !u->as || !u->upt) {
+		frame_regs(NULL, regs, r);
 		return n;
+	}
 	cur.regs = regs; /* memory: through the cache unwind_prefetch filled for this stop */
 	if (!u->ro)
 		u->ro = ro_load(u->pid);
@@ -295,9 +317,11 @@ static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint6
 	unwinding = true;
 	if (unw_init_remote(&c, u->as, u->upt) < 0) {
 		unwinding = false;
+		frame_regs(NULL, regs, r);
 		return n;
 	}
-	while (n < max) {
+	last = c;
+	while (n < max && (!h || h->tables(h->ctx, pcs[n - 1]))) {
 		unw_word_t ip, nsp;
 		int ret = unw_step(&c);
 
@@ -308,11 +332,14 @@ static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint6
 			break;
 		/* without unwind information libunwind guesses: the return address register
 		 * again (aarch64 static: the same frame twice), or a frame pointer that is none */
-		if (nsp < *sp || (nsp == *sp && ip == pcs[n - 1]) || (h && !h->ret_ok(h->ctx, ip)))
+		if (nsp < sp || (nsp == sp && ip == pcs[n - 1]) || (h && !h->ret_ok(h->ctx, ip)))
 			break;
 		pcs[n++] = ip;
-		*sp = nsp;
+		sp = nsp;
+		last = c;
 	}
+	if (h && n < max)
+		frame_regs(&last, regs, r);
 	unwinding = false;
 	return n;
 }
@@ -320,11 +347,11 @@ static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint6
 unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
 			unsigned max, const struct unwind_hooks *h)
 {
-	uint64_t sp;
+	struct frames_regs r;
 	unsigned n;
 
 	if (!max)
 		return 0;
-	n = step_all(u, regs, pcs, max, &sp, h);
-	return h && n < max ? h->extend(h->ctx, pcs, n, sp, max) : n;
+	n = step_all(u, regs, pcs, max, &r, h);
+	return h && n < max ? h->extend(h->ctx, pcs, n, &r, max) : n;
 }

@@ -9,6 +9,7 @@ import subprocess
 
 from helpers import Fail, HEAPTRACE, one_error_line, run, scratch, target
 import test_basic
+import test_unwind
 
 
 def stripped_run(basic, static):
@@ -26,7 +27,8 @@ def stripped_run(basic, static):
 
 
 def test_stripped_with_symbols():
-    stripped_run(test_basic, False)
+    # the CFI too comes from the copy: its .debug_frame
+    test_unwind.check_hows(stripped_run(test_basic, False), "cfi")
 
 
 def test_static_stripped_with_symbols():

@@ -126,9 +126,10 @@ def suffix(opt):
     return {"O0": ""}.get(opt, "-" + opt)
 
 
-# Builds without unwind tables or frame pointers (tests/targets/Makefile's PLAIN_VARIANTS).
+# Builds without unwind tables (tests/targets/Makefile's PLAIN_VARIANTS and plainscan): CFI
+# from .debug_frame, frame records (plainfp) or the stack scan (plainscan).
 def plain_variants(arch):
-    return ["plain", "plainstatic", "plainos", "plaindeb"] + (
+    return ["plain", "plainstatic", "plainos", "plaindeb", "plainfp", "plainscan"] + (
         ["plainmixed"] if arch == "arm" else [])
 
 
@@ -178,14 +179,15 @@ def plan(opts, arch):
     for v in plain_variants(arch):
         cases.append(("unwind[%s]" % v, [GuestRun("ht", "leaks", v)],
                       lambda c, v=v: c.mod("test_unwind").check_hows(
-                          c.mod("test_unwind").plain_run(v, c.mod("test_basic")))))
+                          c.mod("test_unwind").plain_run(v, c.mod("test_basic")),
+                          c.mod("test_unwind").want_how(v, c.arch.name))))
     cases += [
         ("unwind[plainraw]", [GuestRun("ht", "leaks", "plainraw")],
-         lambda c: c.mod("test_unwind").check_hows(c.mod("test_unwind").raw_run(),
-                                                   need_scan=False)),
+         lambda c: c.mod("test_unwind").check_hows(c.mod("test_unwind").raw_run(), "cfi")),
         ("symbols[plainstripped]", [GuestRun("ht", "leaks", "plainstripped",
                                              opts=["--symbols=%s/leaks-plain" % GUEST_T])],
-         lambda c: c.mod("test_stripped").stripped_run(c.mod("test_basic"), False)),
+         lambda c: c.mod("test_unwind").check_hows(
+             c.mod("test_stripped").stripped_run(c.mod("test_basic"), False), "cfi")),
         ("symbols[static_stripped]", [GuestRun("ht", "static_stripped",
                                                opts=["--symbols=%s/static_leaks" % GUEST_T])],
          lambda c: c.mod("test_stripped").stripped_run(c.mod("test_basic"), True)),
