@@ -51,6 +51,10 @@ struct bpset {
 	uint64_t ring; /* its ring: the writable page after the scratch page */
 	uint64_t syscall_insn; /* the system call instruction injected calls use */
 	uint64_t stub; /* the restoring stub injected calls go through (arch.h), 0: none */
+	/* told of each breakpoint before its trap is written, or NULL: the SIGTRAP guard must
+	 * know a trap before the program can reach it, or heaptrace's death between the two
+	 * writes leaves a trap that ends the program */
+	void (*announce)(struct bpset *s, pid_t tid, const struct bp *b);
 };
 
 /*

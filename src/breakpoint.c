@@ -230,6 +230,8 @@ int bp_insert(struct bpset *s, pid_t pid, uint64_t addr, enum bp_kind kind, int 
 	b.len = arch->bp_encode(addr, trap);
 	b.trap_is_ours = arch->trap_pc_after && b.emul.target != b.addr + b.len;
 	memcpy(b.saved, code, sizeof(b.saved));
+	if (s->announce)
+		s->announce(s, pid, &b);
 	ret = remote_write(pid, b.addr, trap, b.len);
 	if (ret)
 		return ret;

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,16 +141,12 @@ static void heal(struct proc *p, pid_t tid, uint64_t addr)
 			p->pid, (unsigned long long)code);
 }
 
-/* Place a breakpoint at symbol value addr and tell the guard. Return as bp_insert. */
+/* Place a breakpoint at symbol value addr (the guard learns of it first: bpset.announce).
+ * Return as bp_insert. */
 static int place(struct proc *p, pid_t tid, uint64_t addr, enum bp_kind kind, int hook)
 {
-	int ret;
-
 	heal(p, tid, addr);
-	ret = bp_insert(&p->bps, tid, addr, kind, hook);
-	if (!ret)
-		guard_add_bp(p, tid, bp_find(&p->bps, arch->code_addr(addr)));
-	return ret;
+	return bp_insert(&p->bps, tid, addr, kind, hook);
 }
 
 /* Send hook h's entry at symbol value addr, in module m, through its stub, or else place a
@@ -444,6 +441,12 @@ static uint64_t stub_cave(const struct proc *p)
 	return 0;
 }
 
+/* bpset.announce: the guard learns of a breakpoint before its trap is in the code. */
+static void guard_announce(struct bpset *s, pid_t tid, const struct bp *b)
+{
+	guard_add_bp((struct proc *)((char *)s - offsetof(struct proc, bps)), tid, b);
+}
+
 /* Place the guard (guard.h) in the page after the ring page of the scratch mapping, if the ring is
  * there to hold its table. Without it, heaptrace's death with SIGKILL would leave breakpoints
  * that kill the program: -v says so. */
@@ -454,6 +457,8 @@ static void sigtrap_guard(struct proc *p, pid_t tid)
 	if (p->bps.ring && !getenv("HEAPTRACE_NO_GUARD"))
 		ret = guard_install(p, tid, p->bps.ring + p->bps.page_size, p->bps.ring,
 				    p->keep_ign);
+	if (!ret)
+		p->bps.announce = guard_announce;
 	if (ret)
 		pr_info("process %d has no SIGTRAP guard (%s): if heaptrace is killed with "
 			"SIGKILL, its next traced call ends it", p->pid, strerror(-ret));

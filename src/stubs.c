@@ -1030,9 +1030,9 @@ void stubs_child_start(struct proc *child, pid_t tid, bool follow)
 	/* the child maps its parent's ring: it must never write there */
 	areas_off(s, tid);
 	unpatch(s, tid);
+	/* the guard, a copy of the parent's, learns of each (bpset.announce) */
 	for (unsigned i = 0; follow && i < s->npatch; i++)
-		if (!bp_insert(&child->bps, tid, s->patch[i].sym, BP_HOOK, s->patch[i].hook))
-			guard_add_bp(child, tid, bp_find(&child->bps, s->patch[i].addr));
+		bp_insert(&child->bps, tid, s->patch[i].sym, BP_HOOK, s->patch[i].hook);
 	free(s);
 	child->stubs = NULL;
 }
