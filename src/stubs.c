@@ -475,10 +475,13 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t sym, int hook, const struct 
 
 	if (!s || s->off)
 		return -ENOTSUP;
-	/* an alias of a patched entry first: no breakpoint may go into the branch */
+	/* an alias of a patched entry first: no breakpoint may go into the branch; nor may a
+	 * branch go over an alias's breakpoint (its trap would be relocated into the stub) */
 	for (unsigned i = 0; i < s->npatch; i++)
 		if (s->patch[i].addr == addr)
 			return -EEXIST;
+	if (bp_find(&p->bps, addr))
+		return -EEXIST;
 	if (hook_needs_stop(d) && !(word & STUB_HOOK_NORET))
 		return -ENOTSUP; /* its result is read at the return, or its frame restored at a
 				  * throw, which only a stop can do */
