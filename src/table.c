@@ -215,6 +215,21 @@ static inline void raise_to(uint64_t *peak, uint64_t v)
 		*peak = v;
 }
 
+/* A new peak of a heap's live bytes (now: its time, 0 if unknown); heap 0's makes every
+ * backtrace as at the peak (keep_peak). */
+static void raise_live_peak(struct table *t, struct table_summary *sum, uint64_t now)
+{
+	raise_to(&sum->peak_live_blocks, sum->live_blocks);
+	if (sum->live_bytes > sum->peak_live_bytes) {
+		sum->peak_live_bytes = sum->live_bytes;
+		if (now)
+			sum->peak_ns = now;
+		sum->peak_at_blocks = sum->live_blocks;
+		if (sum == &t->sum)
+			t->peak_epoch++;
+	}
+}
+
 static void block_add(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint64_t now,
 		      bool call)
 {
@@ -264,14 +279,7 @@ static void block_add(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt,
 	}
 	sum->live_blocks++;
 	sum->live_bytes += size;
-	raise_to(&sum->peak_live_blocks, sum->live_blocks);
-	if (sum->live_bytes > sum->peak_live_bytes) {
-		sum->peak_live_bytes = sum->live_bytes;
-		sum->peak_ns = now;
-		sum->peak_at_blocks = sum->live_blocks;
-		if (sum == &t->sum)
-			t->peak_epoch++; /* every backtrace is now as at heap 0's peak */
-	}
+	raise_live_peak(t, sum, now);
 }
 
 void table_alloc(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint64_t now)
@@ -354,8 +362,9 @@ bool table_put_back(struct table *t, const struct block *blk)
 	 * out (by other threads, or while the realloc was in flight) was live beside it */
 	raise_to(&b->peak_count, b->count);
 	raise_to(&b->peak_size, b->size);
-	raise_to(&sum->peak_live_blocks, sum->live_blocks);
-	raise_to(&sum->peak_live_bytes, sum->live_bytes);
+	/* a new peak here is one too: the backtraces' figures at it must follow (the HTML page's
+	 * flame graph at the peak summed 91 bytes less than the peak) */
+	raise_live_peak(t, sum, 0);
 	return true;
 }
 
