@@ -13,43 +13,46 @@ struct reader {
 	bool bad;
 };
 
-static uint64_t uleb(struct reader *r)
+/* A LEB128 number's bits (*shift: how many were read, *last: its last byte); 0, *last 0 and
+ * r->bad if it runs past the end. */
+static uint64_t leb(struct reader *r, unsigned *shift, uint8_t *last)
 {
 	uint64_t v = 0;
-	unsigned shift = 0;
 
+	*shift = 0;
 	while (r->p < r->end) {
 		uint8_t b = *r->p++;
 
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
+		if (*shift < 64)
+			v |= (uint64_t)(b & 0x7f) << *shift;
+		*shift += 7;
+		if (!(b & 0x80)) {
+			*last = b;
 			return v;
+		}
 	}
+	*last = 0;
 	r->bad = true;
 	return 0;
 }
 
+static uint64_t uleb(struct reader *r)
+{
+	unsigned shift;
+	uint8_t last;
+
+	return leb(r, &shift, &last);
+}
+
 static int64_t sleb(struct reader *r)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
+	unsigned shift;
+	uint8_t last;
+	uint64_t v = leb(r, &shift, &last);
 
-	while (r->p < r->end) {
-		uint8_t b = *r->p++;
-
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				v |= ~0ull << shift;
-			return (int64_t)v;
-		}
-	}
-	r->bad = true;
-	return 0;
+	if (shift < 64 && (last & 0x40))
+		v |= ~0ull << shift;
+	return (int64_t)v;
 }
 
 /* An unsigned little-endian value of n bytes (the targets are little-endian). */
