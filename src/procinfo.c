@@ -123,6 +123,12 @@ static void load(struct procinfo *pi)
 	pi->tabs = xcalloc(pi->mods.n ? pi->mods.n : 1, sizeof(*pi->tabs));
 }
 
+/* Is the section named name, header sh, a .debug_frame with contents? */
+static bool is_debug_frame(const char *name, const GElf_Shdr *sh)
+{
+	return !strcmp(name, ".debug_frame") && sh->sh_type != SHT_NOBITS && sh->sh_size;
+}
+
 /* Is there a .debug_frame section in the ELF file path? */
 static bool file_has_debug_frame(const char *path)
 {
@@ -137,9 +143,8 @@ static bool file_has_debug_frame(const char *path)
 			GElf_Shdr sh;
 			const char *name;
 
-			if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS && sh.sh_size &&
-			    (name = elf_strptr(e, shstr, sh.sh_name)))
-				found = !strcmp(name, ".debug_frame");
+			if (gelf_getshdr(scn, &sh) && (name = elf_strptr(e, shstr, sh.sh_name)))
+				found = is_debug_frame(name, &sh);
 		}
 	if (e)
 		elf_end(e);
@@ -166,7 +171,7 @@ static bool debug_frame_for(const char *path, Elf *e, size_t shstr)
 
 		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(e, shstr, sh.sh_name)))
 			continue;
-		if (!strcmp(name, ".debug_frame") && sh.sh_type != SHT_NOBITS && sh.sh_size)
+		if (is_debug_frame(name, &sh))
 			return true;
 		if (!strcmp(name, ".gnu_debuglink") && (d = elf_getdata(scn, NULL)) && d->d_size &&
 		    memchr(d->d_buf, 0, d->d_size))
