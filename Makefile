@@ -68,11 +68,12 @@ PKGS        += libprotobuf-c zlib
 PPROF_DEF   := -DHAVE_PPROF -I$(BUILD)/gen
 PPROF_OBJS  := $(BUILD)/gen/profile.pb-c.o
 endif
-# libdebuginfod for report --debuginfod (src/dbgserver.c); not in static builds (it needs libcurl).
+# libdebuginfod for report --debuginfod (src/dbgserver.c): its header at build time, the library
+# opened with dlopen only when --debuginfod is given (linked in, it and libcurl's 30 shared objects
+# were loaded at every start); not in static builds (it needs libcurl).
 ifeq ($(STATIC),)
 ifneq ($(shell $(PKG_ENV) $(PKG_CONFIG) --exists libdebuginfod && echo yes),)
-PKGS        += libdebuginfod
-DEBUGINFOD_DEF := -DHAVE_DEBUGINFOD
+DEBUGINFOD_DEF := -DHAVE_DEBUGINFOD $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags libdebuginfod 2>/dev/null)
 endif
 endif
 PKG_CFLAGS  := $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)

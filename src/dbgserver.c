@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #ifdef HAVE_DEBUGINFOD
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #endif
 
@@ -17,6 +18,7 @@
 #include "util.h"
 
 static char *urls; /* the servers, when enabled */
+static int load_client(void);
 static uint64_t stall_ns = DBGSERVER_STALL_SECS * 1000000000ull;
 static bool silent; /* a server went silent: ask no more */
 
@@ -31,11 +33,11 @@ int dbgserver_setup(bool wanted)
 	if (secs && atoi(secs) > 0)
 		stall_ns = (uint64_t)atoi(secs) * 1000000000ull;
 	unsetenv("DEBUGINFOD_URLS");
-#ifndef HAVE_DEBUGINFOD
-	if (wanted)
-		return -ENOSYS;
-#endif
-	return wanted && !urls ? -ENOENT : 0;
+	if (!wanted)
+		return 0;
+	if (!urls)
+		return -ENOENT;
+	return load_client();
 }
 
 bool dbgserver_enabled(void)
@@ -71,6 +73,39 @@ bool dbgserver_has_dwarf(const char *path)
 }
 
 #ifdef HAVE_DEBUGINFOD
+/*
+ * libdebuginfod is opened only for --debuginfod: linked in, it and the libcurl it needs (about
+ * 30 more shared objects, gnutls and Kerberos among them) were loaded and relocated at every
+ * start of heaptrace, most of the launch cost of tracing /bin/true.
+ */
+static struct {
+	__typeof__(debuginfod_begin) *begin;
+	__typeof__(debuginfod_end) *end;
+	__typeof__(debuginfod_get_user_data) *get_user_data;
+	__typeof__(debuginfod_set_user_data) *set_user_data;
+	__typeof__(debuginfod_set_progressfn) *set_progressfn;
+	__typeof__(debuginfod_find_debuginfo) *find_debuginfo;
+} client;
+
+static int load_client(void)
+{
+	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!h)
+		return -ENOSYS;
+	client.begin = dlsym(h, "debuginfod_begin");
+	client.end = dlsym(h, "debuginfod_end");
+	client.get_user_data = dlsym(h, "debuginfod_get_user_data");
+	client.set_user_data = dlsym(h, "debuginfod_set_user_data");
+	client.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
+	client.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+	if (client.begin && client.end && client.get_user_data && client.set_user_data &&
+	    client.set_progressfn && client.find_debuginfo)
+		return 0;
+	dlclose(h);
+	return -ENOSYS;
+}
+
 struct progress {
 	long last; /* bytes received at the last change */
 	uint64_t since; /* when it changed */
@@ -82,7 +117,7 @@ struct progress {
  */
 static int progress(debuginfod_client *c, long a, long b)
 {
-	struct progress *pg = debuginfod_get_user_data(c);
+	struct progress *pg = client.get_user_data(c);
 	uint64_t now = now_ns();
 
 	if (b > 0 && a != pg->last) {
@@ -101,15 +136,15 @@ char *dbgserver_find(const uint8_t *id, size_t idlen)
 
 	if (!urls || silent || !idlen)
 		return NULL;
-	c = debuginfod_begin();
+	c = client.begin();
 	if (!c)
 		return NULL;
-	debuginfod_set_user_data(c, &pg);
-	debuginfod_set_progressfn(c, progress);
+	client.set_user_data(c, &pg);
+	client.set_progressfn(c, progress);
 	setenv("DEBUGINFOD_URLS", urls, 1); /* read by the query, for this query only */
-	fd = debuginfod_find_debuginfo(c, id, (int)idlen, &path);
+	fd = client.find_debuginfo(c, id, (int)idlen, &path);
 	unsetenv("DEBUGINFOD_URLS");
-	debuginfod_end(c);
+	client.end(c);
 	if (fd >= 0) {
 		close(fd);
 		return path;
@@ -123,6 +158,11 @@ char *dbgserver_find(const uint8_t *id, size_t idlen)
 	return NULL;
 }
 #else
+static int load_client(void)
+{
+	return -ENOSYS;
+}
+
 char *dbgserver_find(const uint8_t *id, size_t idlen)
 {
 	(void)id;

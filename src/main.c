@@ -604,8 +604,8 @@ static int debuginfod_setup(bool wanted)
 	int ret = dbgserver_setup(wanted);
 
 	if (ret == -ENOSYS)
-		return usage_error("%s", "--debuginfod: this heaptrace was built without "
-					 "libdebuginfod");
+		return usage_error("%s", "--debuginfod: libdebuginfod.so.1 cannot be loaded "
+					 "(or this heaptrace was built without it)");
 	if (ret)
 		return usage_error("%s", "--debuginfod: DEBUGINFOD_URLS names no server");
 	return 0;
