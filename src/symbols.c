@@ -265,25 +265,79 @@ uint64_t sym_lookup(const char *path, const char *name)
 	return l.value;
 }
 
-struct size_ctx {
-	uint64_t value, size;
-};
+/*
+ * The function sizes of one file, sorted by value (the largest of aliases kept): asked once per
+ * patched entry, and walking a C library's symbols for each (about 30 entries) was most of the
+ * entry stubs' start-up. Kept for the last file asked about, checked by its identity.
+ */
+static struct size_table {
+	char *path;
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	struct func_size {
+		uint64_t value, size;
+	} *f;
+	size_t n, cap;
+} sizes;
 
 static void size_cb(void *ctx, const char *name, uint64_t v, uint64_t size)
 {
-	struct size_ctx *c = ctx;
+	struct size_table *t = ctx;
 
 	(void)name;
-	if (v == c->value && size > c->size)
-		c->size = size;
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 1024;
+		t->f = xrealloc(t->f, t->cap * sizeof(*t->f));
+	}
+	t->f[t->n++] = (struct func_size){ v, size };
+}
+
+static int by_value(const void *a, const void *b)
+{
+	const struct func_size *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return x->size < y->size ? -1 : x->size > y->size;
+}
+
+/* Fill sizes for path unless they are path's already (the same file, unchanged). */
+static void load_sizes(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		memset(&st, 0, sizeof(st));
+	if (sizes.path && !strcmp(sizes.path, path) && sizes.dev == st.st_dev &&
+	    sizes.ino == st.st_ino && sizes.mtime.tv_sec == st.st_mtim.tv_sec &&
+	    sizes.mtime.tv_nsec == st.st_mtim.tv_nsec)
+		return;
+	free(sizes.path);
+	sizes.path = xstrdup(path);
+	sizes.dev = st.st_dev;
+	sizes.ino = st.st_ino;
+	sizes.mtime = st.st_mtim;
+	sizes.n = 0;
+	for_each_func(path, size_cb, &sizes);
+	qsort(sizes.f, sizes.n, sizeof(*sizes.f), by_value);
 }
 
 uint64_t sym_func_size(const char *path, uint64_t value)
 {
-	struct size_ctx c = { value, 0 };
+	size_t lo = 0, hi;
 
-	for_each_func(path, size_cb, &c);
-	return c.size;
+	load_sizes(path);
+	hi = sizes.n;
+	while (lo < hi) { /* the last entry of value: its largest size */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sizes.f[mid].value <= value)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && sizes.f[lo - 1].value == value ? sizes.f[lo - 1].size : 0;
 }
 
 /* Symbolisation cache: open addressing on (pc, is_return). */
