@@ -369,9 +369,65 @@ static char *keep_str(void *ctx, char *str)
 	return own(ctx, str);
 }
 
+/*
+ * Is there a debug file named link where libdwfl's search by .gnu_debuglink looks: for each
+ * entry of the debug path (its default ":.debug:/usr/lib/debug"), "" is file's directory, a
+ * relative entry a directory below it, an absolute one a root under which file's directory
+ * is repeated. A leading + or - (whether to check the CRC) is not part of an entry.
+ */
+static bool debuglink_found(const char *file, const char *link)
+{
+	const char *list = debuginfo_path ? debuginfo_path : ":.debug:/usr/lib/debug";
+	const char *slash = strrchr(file, '/');
+	int dlen = slash ? (int)(slash - file) : 1;
+	bool found = false;
+
+	if (!slash)
+		file = ".";
+	if (*list == '+' || *list == '-')
+		list++;
+	while (!found) {
+		int n = (int)strcspn(list, ":");
+		char *path;
+		int ret = !n		  ? asprintf(&path, "%.*s/%s", dlen, file, link) :
+			  *list == '/' ? asprintf(&path, "%.*s%.*s/%s", n, list, dlen, file, link) :
+					 asprintf(&path, "%.*s/%.*s/%s", dlen, file, n, list, link);
+
+		if (ret < 0)
+			return true; /* let the standard search decide */
+		found = !access(path, R_OK);
+		free(path);
+		if (!list[n])
+			break;
+		list += n + 1;
+	}
+	return found;
+}
+
+/*
+ * libdwfl's search for a module's separate debug file, only where one can be found here: by
+ * build-id, then by .gnu_debuglink where dwfl_standard_find_debuginfo looks. The standard
+ * search asks the debuginfod servers last, and for that libdw (0.188) loads libdebuginfod
+ * and libcurl with it (about 30 shared objects) whether or not a server is named: at every
+ * report of a program with a module that has no debug file here. report --debuginfod asks
+ * them itself (dbgserver.h).
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **user, const char *modname, GElf_Addr base,
+			  const char *file, const char *link, GElf_Word crc, char **found)
+{
+	int fd = dwfl_build_id_find_debuginfo(mod, user, modname, base, file, link, crc, found);
+
+	if (fd >= 0 || !link || !file)
+		return fd;
+	if (debuglink_found(file, link))
+		return dwfl_standard_find_debuginfo(mod, user, modname, base, file, link, crc,
+						    found);
+	return -1;
+}
+
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
 

@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Stripped programs, as they are on a board, with their symbols from elsewhere: --symbols=FILE
 (the copy before stripping) and --debug-dir=DIR (DIR/.build-id/xx/rest.debug, a separate debug
-file), matched by build-id. The same exact checks as for the unstripped builds."""
+file), matched by build-id, and a debug file named by the program's .gnu_debuglink. The same
+exact checks as for the unstripped builds."""
 
 import os
 import shutil
 import subprocess
 
-from helpers import Fail, HEAPTRACE, one_error_line, run, scratch, target
+from helpers import (Fail, HEAPTRACE, heaptrace, one_error_line, run, scratch, sites, target,
+                     variants)
 import test_basic
 import test_unwind
 
@@ -72,3 +74,29 @@ def test_symbols_not_elf_refused():
     with open(bad, "w") as f:
         f.write("not ELF\n")
     one_error_line(run([HEAPTRACE, "--symbols=" + bad, "--", target("clean")]), 1, ["not an ELF"])
+
+
+@variants("beside", "dot-debug")
+def test_debuglink_found(where):
+    """Stripped as Debian strips its packages, its debug file named by .gnu_debuglink (objcopy
+    --add-gnu-debuglink) and put beside it or in .debug/ beside it, where libdwfl and gdb look:
+    every site, count, chain and file:line as in the unstripped build. heaptrace checks those
+    places before it lets libdwfl search (which would load libdebuginfod). Then the control:
+    with the debug file gone, no frame of the program has a file or a function."""
+    d = scratch("debuglink-" + where)
+    prog = os.path.join(d, "leaks")
+    dbg_dir = d if where == "beside" else os.path.join(d, ".debug")
+    os.makedirs(dbg_dir, exist_ok=True)
+    dbg = os.path.join(dbg_dir, "leaks.debug")
+    src = target("leaks", "O0")
+    subprocess.run(["objcopy", "--only-keep-debug", src, dbg], check=True)
+    subprocess.run(["objcopy", "--strip-all", "--add-gnu-debuglink=" + dbg, src, prog],
+                   check=True)
+    test_basic.full_check("leaks", "O0", prog=prog)
+    os.unlink(dbg)
+    r = heaptrace(prog, name="leaks-debuglink-gone")
+    named = [f for s in sites(r.report) for f in s.frames[1:]
+             if os.path.realpath(f.get("module") or "") == os.path.realpath(prog) and
+             (f.get("file") or f.get("function"))]
+    if not r.report.get("backtraces") or named:
+        r.fail("without its debug file, frames of the program still named: %s" % named[:3])

@@ -274,6 +274,41 @@ def test_view_usage():
                                     if k != "DEBUGINFOD_URLS"}), 1, ["DEBUGINFOD_URLS"])
 
 
+def test_no_debuginfod_library_while_tracing():
+    """libdw (0.188) loads libdebuginfod, and libcurl's 30 shared objects with it, whenever it
+    searches for the debug file of a module that has none here, server or not; heaptrace asks
+    no server unless told to (--debuginfod, report only), so none of them may be in its memory
+    after two periodic reports of a program stripped of its debug information."""
+    d = scratch("no-debuginfod")
+    prog = os.path.join(d, "checkpoint")
+    subprocess.run(["objcopy", "--strip-debug", target("checkpoint"), prog], check=True)
+    out = os.path.join(d, "reports.jsonl")
+    env = dict(os.environ, HEAPTRACE_OUTFILE=out, HEAPTRACE_EXPECT=os.path.join(d, "expect"))
+    p = subprocess.Popen([HEAPTRACE, "--format=json", "--outfile=" + out, "--interval=0.3",
+                          "--count=3", "--", prog, "wait", "3"], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    reports, maps = 0, ""
+    try:
+        deadline = time.monotonic() + 60
+        while reports < 2 and p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            if os.path.exists(out):
+                with open(out) as f:
+                    reports = sum(1 for line in f if line.endswith("\n"))
+        with open("/proc/%d/maps" % p.pid) as f:
+            maps = f.read()
+    finally:
+        _, err = p.communicate(timeout=60)
+    if reports < 2 or p.returncode != 0:
+        raise Fail("checkpoint wait 3 under --interval=0.3 --count=3: %d reports, status %s: %s"
+                   % (reports, p.returncode, err.decode(errors="replace")))
+    loaded = sorted({line.split()[-1] for line in maps.splitlines()
+                     if os.path.basename(line.split()[-1]).startswith(("libdebuginfod",
+                                                                       "libcurl"))})
+    if loaded:
+        raise Fail("heaptrace loaded %s while tracing, with no --debuginfod" % ", ".join(loaded))
+
+
 def test_debuginfod_only_when_asked():
     """A DEBUGINFOD_URLS server that accepts connections and never answers: report (of a log
     with a stripped program, which has no debug information here) ignores it and is as fast
