@@ -95,6 +95,7 @@ struct proc {
 	unsigned nthreads;
 	uint64_t unwind_seq; /* allocations seen, for --sample */
 	struct inventory *inv; /* the heap found at the attach (inventory.h), NULL if none */
+	struct symcache *symcache; /* its symbolizer between reports (symcache.h), NULL if none */
 };
 
 extern struct proc *procs; /* every traced process */

@@ -74,6 +74,21 @@ struct symbolizer;
 struct symbolizer *sym_open(const struct modlist *ml);
 void sym_close(struct symbolizer *s);
 
+/*
+ * For a symbolizer made in another thread (symcache.h): the file each module of ml is read
+ * from (--symbols, --debug-dir), found in the calling thread (malloc'd array of ml->n malloc'd
+ * paths); sym_open_sources opens on them without touching this file's shared state, and
+ * sym_add_modules reports modules [from, ml->n) added since.
+ */
+char **sym_sources(const struct modlist *ml);
+struct symbolizer *sym_open_sources(const struct modlist *ml, char *const *files);
+void sym_add_modules(struct symbolizer *s, const struct modlist *ml, size_t from,
+		     char *const *files);
+
+/* Read every module's symbols and debug information now (libdw inflates compressed sections
+ * then: about 0.1 s of CPU for Debian's libc6-dbg), not at the first look-up. */
+void sym_warm(struct symbolizer *s);
+
 /* The symbol of the function holding pc (a return address: at pc - 1), as the symbol table
  * has it (a version suffix, no demangling), and its value in *start; NULL if unknown. No
  * source lines: cheap enough to call while tracing. */

@@ -30,6 +30,7 @@
 #include "report.h"
 #include "session.h"
 #include "symbols.h"
+#include "symcache.h"
 #include "tracer.h"
 #include "util.h"
 
@@ -69,7 +70,6 @@ static struct live {
 		uint64_t t, bytes;
 	} samples[SAMPLES];
 	unsigned nsamples, sample_next;
-	struct symbolizer *sym; /* on the modules of the last refresh */
 	struct proc *sym_p;
 	/* the launched program's terminal output, through a pseudo-terminal */
 	int master, slave;
@@ -295,9 +295,6 @@ static void take(struct proc *p, uint64_t now)
 	if (lv.nsamples < SAMPLES)
 		lv.nsamples++;
 	sort_rows();
-	if (lv.sym)
-		sym_close(lv.sym);
-	lv.sym = sym_open(&p->mods);
 	lv.sym_p = p;
 }
 
@@ -306,7 +303,9 @@ static void frame_of(struct proc *p, uint32_t bt, unsigned idx, struct sym_frame
 {
 	static char cls[48];
 	const struct bt *b = &p->table.bts[bt];
-	struct tracer_resolver rc = { p, lv.sym };
+	/* p's own, kept between refreshes: opening one per refresh inflated the C library's
+	 * debug sections every second */
+	struct tracer_resolver rc = { p, symcache_get(p) };
 
 	*sf = (struct sym_frame){ .line = -1 };
 	if (table_bt_before_attach(&p->table, b)) {
@@ -742,9 +741,6 @@ void live_end(void)
 		return;
 	if (lv.curses)
 		view_close();
-	if (lv.sym)
-		sym_close(lv.sym);
-	lv.sym = NULL;
 	lv.sym_p = NULL;
 	pthread_mutex_lock(&lv.mu);
 	if (lv.dropped) {

@@ -15,6 +15,7 @@
 #include "process.h"
 #include "record.h"
 #include "stubs.h"
+#include "symcache.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -250,6 +251,7 @@ struct proc *proc_fork(const struct proc *pp, pid_t pid, bool shares_mm, bool co
 
 void proc_forget_image(struct proc *p)
 {
+	symcache_drop(p);
 	modlist_clear(&p->mods);
 	free(p->mod_hooks);
 	p->mod_hooks = NULL;

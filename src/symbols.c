@@ -431,7 +431,23 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-/* files[i] (NULL: none) is the ELF file to read for module i, loaded at ml->v[i].bias. */
+/* Report modules [from, ml->n) of ml to s's libdwfl, files[i] (NULL: none) the ELF file to
+ * read for module i, loaded at ml->v[i].bias; files NULL: each module's source(). */
+static void report_modules(struct symbolizer *s, const struct modlist *ml, size_t from,
+			   char *const *files)
+{
+	for (size_t i = from; i < ml->n; i++) {
+		const struct module *m = &ml->v[i];
+		/* an unstripped copy given with --symbols stands in for the module */
+		const char *file = files ? files[i] : source(m->path);
+
+		if (!m->bias_known || !file)
+			continue;
+		if (!dwfl_report_elf(s->dwfl, m->path, file, -1, m->bias, false))
+			pr_dbg(1, "dwfl_report_elf %s: %s", file, dwfl_errmsg(-1));
+	}
+}
+
 static struct symbolizer *open_files(const struct modlist *ml, char *const *files)
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
@@ -439,21 +455,56 @@ static struct symbolizer *open_files(const struct modlist *ml, char *const *file
 	s->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (s->dwfl) {
 		dwfl_report_begin(s->dwfl);
-		for (size_t i = 0; i < ml->n; i++) {
-			const struct module *m = &ml->v[i];
-			/* an unstripped copy given with --symbols stands in for the module */
-			const char *file = files ? files[i] : source(m->path);
-
-			if (!m->bias_known || !file)
-				continue;
-			if (!dwfl_report_elf(s->dwfl, m->path, file, -1, m->bias, false))
-				pr_dbg(1, "dwfl_report_elf %s: %s", file, dwfl_errmsg(-1));
-		}
+		report_modules(s, ml, 0, files);
 		dwfl_report_end(s->dwfl, NULL, NULL);
 	}
 	s->cap = 1024;
 	s->cache = xcalloc(s->cap, sizeof(*s->cache));
 	return s;
+}
+
+char **sym_sources(const struct modlist *ml)
+{
+	char **files = xcalloc(ml->n ? ml->n : 1, sizeof(*files));
+
+	for (size_t i = 0; i < ml->n; i++)
+		files[i] = xstrdup(source(ml->v[i].path));
+	return files;
+}
+
+struct symbolizer *sym_open_sources(const struct modlist *ml, char *const *files)
+{
+	return open_files(ml, files);
+}
+
+void sym_add_modules(struct symbolizer *s, const struct modlist *ml, size_t from,
+		     char *const *files)
+{
+	if (s->dwfl) {
+		dwfl_report_begin_add(s->dwfl);
+		report_modules(s, ml, from, files);
+		dwfl_report_end(s->dwfl, NULL, NULL);
+	}
+	/* a pc of a module not known before was cached as no module's */
+	memset(s->cache, 0, s->cap * sizeof(*s->cache));
+	s->n = 0;
+}
+
+static int warm_module(Dwfl_Module *mod, void **user, const char *name, Dwarf_Addr start,
+		       void *arg)
+{
+	Dwarf_Addr bias;
+
+	(void)user, (void)name, (void)start, (void)arg;
+	dwfl_module_getdwarf(mod, &bias);
+	dwfl_module_getsymtab(mod);
+	return DWARF_CB_OK;
+}
+
+void sym_warm(struct symbolizer *s)
+{
+	if (s->dwfl)
+		dwfl_getmodules(s->dwfl, warm_module, NULL, 0);
 }
 
 struct symbolizer *sym_open(const struct modlist *ml)

@@ -35,6 +35,7 @@
 #include "session.h"
 #include "stubs.h"
 #include "symbols.h"
+#include "symcache.h"
 #include "tracer.h"
 #include "util.h"
 
@@ -80,7 +81,7 @@ void tracer_drain(struct proc *p)
 void tracer_report(struct proc *p, int sort)
 {
 	struct report_opts ro = session.opts->report;
-	struct tracer_resolver rc = { p, sym_open(&p->mods) };
+	struct tracer_resolver rc = { p, symcache_get(p) };
 	const char *allocators[IMAGE_MAX_ALLOCATORS];
 	struct report_info ri = {
 		.pid = p->pid,
@@ -132,7 +133,7 @@ void tracer_report(struct proc *p, int sort)
 		pr_err("writing the report: %s", strerror(-ret));
 		report_failed = true;
 	}
-	sym_close(rc.sym);
+	symcache_release(p);
 }
 
 /* kind: which report this is (report_info.kind), NULL for the final one */
@@ -223,6 +224,14 @@ static int next_event(struct event *ev, uint64_t until)
 	}
 }
 
+/* Once a process has made an allocation, its symbols are read while it runs (symcache.h). */
+static void read_symbols_ahead(void)
+{
+	for (struct proc *p = procs; p; p = p->next)
+		if (p->counting && !p->symcache && p->table.nbts)
+			symcache_warm(p);
+}
+
 /* Take events and signals until every process ended, a signal ends tracing or the
  * deadline passes. Return the signal that ended it, 0 otherwise. */
 static int loop(uint64_t deadline)
@@ -238,6 +247,7 @@ static int loop(uint64_t deadline)
 
 		if (deadline && now >= deadline)
 			return 0;
+		read_symbols_ahead();
 		if (next_report && now >= next_report) {
 			char kind[32];
 

@@ -73,6 +73,28 @@ def test_interval_count():
             r.fail("report %d does not list first_leak" % i)
 
 
+def test_module_loaded_after_a_report():
+    """tests/targets/dlopener.c: zlib is loaded after the first (periodic) report and allocates
+    under gzdopen. heaptrace keeps its symbolizer from one report to the next (symcache.h), so
+    it must learn of the new module: the final report names zlib's frames (module libz.so.1,
+    the exported gzdopen) in a chain that reaches main, and first_leak as before."""
+    r = heaptrace(target("dlopener"), opts=["--interval=0.2", "--count=1"], name="dlopener")
+    expect_rc(r, 0)
+    if len(r.reports) != 2:
+        r.fail("%d reports, expected a periodic one and the final one" % len(r.reports))
+    final = r.reports[-1]
+    if FIRST not in keys(final):
+        r.fail("the final report does not list first_leak")
+    zlib = [s for s in sites(final)
+            if any(os.path.basename(f.get("module") or "").startswith("libz.so")
+                   for f in s.frames)]
+    named = [s for s in zlib if s.reaches_main and
+             any(f.get("function") == "gzdopen" for f in s.frames)]
+    if not named:
+        r.fail("no backtrace through zlib's gzdopen to main; zlib's: %s"
+               % [[(f.get("function"), f.get("module")) for f in s.frames] for s in zlib])
+
+
 def test_duration():
     """--duration=1: one report when the time is up, then the program runs on untraced; heaptrace
     waits for it and exits with its status (0)."""
