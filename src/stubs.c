@@ -58,7 +58,10 @@ struct stubs {
 	struct thread **phantom; /* stand-ins: threads seen only by their key, or gone with records
 				  * not read yet */
 	unsigned nphantom;
-	struct thread *last; /* the thread of the last record */
+	/* the threads of recent records, by their key's hash (thread_of): a record's key found
+	 * by a look at every thread of every process, one in two records with 4 threads taking
+	 * turns, was a quarter of heaptrace's CPU */
+	struct thread *recent[16];
 };
 
 #if STUBS_SUPPORTED
@@ -567,6 +570,19 @@ static unsigned tops_hash(uint64_t key)
 	return (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 57);
 }
 
+/* The slot of a key in struct stubs' recent (16 slots): the hash's top 4 bits. */
+static unsigned recent_slot(uint64_t key)
+{
+	return tops_hash(key) >> 3;
+}
+
+static void forget_recent(struct stubs *s, const struct thread *t)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(s->recent); i++)
+		if (s->recent[i] == t)
+			s->recent[i] = NULL;
+}
+
 /* Write { key, top } for t into the process's table (top first: a stub that matches the
  * key must read its top). */
 static void tops_put_in(pid_t tid, uint64_t area, uint64_t key, uint64_t top)
@@ -662,7 +678,7 @@ void stubs_thread(struct thread *t)
 	/* its records all come after this: it has not run since it was made */
 	t->key_from = ring_head(t->p->stubs);
 	t->key_until = UINT64_MAX;
-	t->p->stubs->last = NULL;
+	memset(t->p->stubs->recent, 0, sizeof(t->p->stubs->recent));
 	if (!t->tls)
 		return;
 	if (t->stack_top)
@@ -698,8 +714,7 @@ void stubs_thread_gone(struct thread *t)
 
 	if (!s || !s->ctl)
 		return;
-	if (s->last == t)
-		s->last = NULL;
+	forget_recent(s, t);
 	if (t->tls && s->tail != ring_head(s)) {
 		/* records of it may still come: a stand-in takes its calls in flight */
 		struct thread *g = xcalloc(1, sizeof(*g));
@@ -751,9 +766,10 @@ static struct thread *thread_of(struct proc *p, uint64_t key, uint64_t pos)
 {
 	struct stubs *s = p->stubs;
 	struct key_ctx c = { key, pos, NULL, NULL, 0 };
+	struct thread **r = &s->recent[recent_slot(key)];
 
-	if (s->last && s->last->tls == key && s->last->key_until == UINT64_MAX)
-		return s->last; /* nothing registered since (stubs_thread resets last) */
+	if (*r && (*r)->tls == key && (*r)->key_until == UINT64_MAX)
+		return *r; /* nothing registered since (stubs_thread empties recent) */
 	proc_for_each_thread(p, key_cb, &c);
 	for (unsigned i = 0; i < s->nphantom; i++)
 		key_match(&c, s->phantom[i]);
@@ -773,7 +789,7 @@ static struct thread *thread_of(struct proc *p, uint64_t key, uint64_t pos)
 		c.found->key_until = UINT64_MAX;
 		standin(s, c.found);
 	}
-	s->last = c.found;
+	*r = c.found;
 	return c.found;
 }
 
@@ -875,8 +891,7 @@ static void bury(struct stubs *s)
 		struct thread *g = s->phantom[i];
 
 		if (g->key_until <= s->tail) {
-			if (s->last == g)
-				s->last = NULL;
+			forget_recent(s, g);
 			proc_thread_release(g);
 		} else {
 			s->phantom[k++] = g;
