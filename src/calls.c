@@ -298,6 +298,28 @@ void calls_drain(struct proc *p, pid_t tid)
 		pr_dbg(1, "process %d: cannot read its logged returns (%zd)", p->pid, got);
 }
 
+/* Argument n of a call at its entry: in a register, else on the stack (arch.h:
+ * stack_args_off), 0 if it cannot be read there. */
+static uint64_t entry_arg(const struct thread *t, const struct arch_regs *regs, unsigned n)
+{
+	uint64_t v;
+
+	if (n < arch->reg_args)
+		return arch->get_arg(regs, n);
+	if (remote_read_word(t->tid,
+			    arch->get_sp(regs) + arch->stack_args_off +
+				    (uint64_t)arch->word_size * (n - arch->reg_args),
+			    arch->word_size, &v))
+		return 0;
+	return v;
+}
+
+/* True if argument n is an operand of d (its size, count or pointer). */
+static bool operand(const struct hook_desc *d, unsigned n)
+{
+	return (int)n == d->size || (int)n == d->count || (int)n == d->ptr;
+}
+
 /* The caller's return address at a function's entry: on the stack at sp, or in a register.
  * Reads t's stack from sp up for the unwinder too. Return 0 or -errno. */
 static int return_address(const struct thread *t, const struct arch_regs *regs, uint64_t sp,
@@ -328,7 +350,7 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	if (inside(t, d->heap) || !p->counting || !count)
 		return false;
 	if (d->kind == HK_FREE) {
-		uint64_t ptr = arch->get_arg(regs, d->ptr);
+		uint64_t ptr = entry_arg(t, regs, (unsigned)d->ptr);
 
 		if (!release(t, d->heap, table_key(d->heap, ptr), now_ns()) && ptr && log_level >= 2) {
 			uint64_t caller = 0;
@@ -353,8 +375,10 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	f->stubbed = false;
 	f->awaits_inner = false;
 	f->call.id = b->hook;
+	/* those on the stack only if needed: a read of memory each */
 	for (unsigned i = 0; i < HOOK_MAX_ARGS; i++)
-		f->call.args[i] = i < hook_nargs(d) ? arch->get_arg(regs, i) : 0;
+		f->call.args[i] = i < hook_nargs(d) && (i < arch->reg_args || operand(d, i)) ?
+					  entry_arg(t, regs, i) : 0;
 	take_old(t, f, now_ns());
 	f->pcs[0] = arch->get_pc(regs);
 	f->npcs = 1;
