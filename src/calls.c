@@ -14,6 +14,7 @@
 #include "fallback.h"
 #include "frames.h"
 #include "guard.h"
+#include "image.h"
 #include "log.h"
 #include "record.h"
 #include "remote.h"
@@ -228,10 +229,10 @@ static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *
 	 * recording or logging trampoline's frame, so a call that may throw returns through the
 	 * trapping one; with entry stubs, whose records are read while the program runs, a
 	 * return logged here would be read only at the next stop, after calls made later. Both
-	 * frames move sp down, so a function that reads arguments on the stack (arm's mmap)
-	 * would read them shifted: it returns through the trapping one too. */
-	if (d->kind == HK_ALLOC_MEMPTR || (d->flags & HF_THROWS) ||
-	    !hook_args_in_regs(d, arch->reg_args))
+	 * frames move sp down, so a function that reads arguments on the stack (arm's mmap, a
+	 * custom function unless its debug information says otherwise) would read them shifted:
+	 * it returns through the trapping one too, which leaves sp alone. */
+	if (d->kind == HK_ALLOC_MEMPTR || (d->flags & HF_THROWS) || !image_regs_only(p, f->call.id))
 		return false;
 	if (send_recorded(t, regs, f))
 		return true;
