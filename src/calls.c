@@ -321,6 +321,20 @@ static bool operand(const struct hook_desc *d, unsigned n)
 	return (int)n == d->size || (int)n == d->count || (int)n == d->ptr;
 }
 
+/* Tell the unwinder which of t's calls in flight return through the trapping trampoline
+ * (their return address replaced: calls_entry), for a backtrace taken inside one to go on
+ * through its caller; on = false: none any more. */
+static void sent_returns(const struct thread *t, bool on)
+{
+	struct unwind_sent v[16];
+	unsigned n = 0;
+
+	for (unsigned i = 0; on && i < t->nframes && n < ARRAY_SIZE(v); i++)
+		if (!t->frames[i].logged && !t->frames[i].stubbed)
+			v[n++] = (struct unwind_sent){ t->frames[i].sp, t->frames[i].ret };
+	unwind_sent_returns(t->p->bps.tramp, t->p->bps.tramp + t->p->bps.tramp_len, v, n);
+}
+
 /* The caller's return address at a function's entry: on the stack at sp, or in a register.
  * Reads t's stack from sp up for the unwinder too. Return 0 or -errno. */
 static int return_address(const struct thread *t, const struct arch_regs *regs, uint64_t sp,
@@ -403,7 +417,9 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 			arch->set_pc(&caller, ret);
 			arch->set_sp(&caller, sp + arch->ret_sp_adjust);
 			fallback_hooks(p, &h);
+			sent_returns(t, true);
 			f->npcs += unwind_capture(p->unw, &caller, f->pcs + 1, depth - 1, &h);
+			sent_returns(t, false);
 			unwinds++;
 		}
 	}
@@ -480,7 +496,9 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 		if (r->ret)
 			f->pcs[f->npcs++] = r->ret;
 	} else if (depth > 1 && unwind) {
+		sent_returns(t, true);
 		f->npcs += unwind(ctx, f->pcs + 1, depth - 1);
+		sent_returns(t, false);
 		unwinds++;
 	}
 }

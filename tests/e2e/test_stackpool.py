@@ -14,7 +14,7 @@ import shutil
 from helpers import (OPTS, Fail, check_consistency, check_debug_info, check_sites,
                      check_summary, expect_rc, heaptrace, records, run, scratch, site_lines,
                      site_records, summary_record, target, variants)
-from test_custom import check_heap, heap_record
+from test_custom import SPECS as POOL_SPECS, FUNCS as POOL_FUNCS, check_heap, heap_record
 
 SPECS = ("--alloc=wide_alloc:10", "--alloc=wide_calloc:11:9", "--realloc=wide_realloc:10:11",
          "--free=wide_free:9", "--alloc=mid_alloc:5", "--free=narrow_free:7",
@@ -79,13 +79,29 @@ def test_stackpool_no_debug_info():
     check_pool_heap(r)
 
 
+def test_pool_no_debug_info():
+    """pool.c without its debug information: its functions return through a stop, whose
+    trampoline takes the place of their return address; the backtraces of the chunks' mallocs
+    made inside them still go on through their callers (new_chunk, pool_alloc, leak_a, main)."""
+    d = scratch("pool-nodebug")
+    prog = os.path.join(d, "pool-nodebug")
+    shutil.copy(target("pool"), prog)
+    p = run(["objcopy", "--strip-debug", prog])
+    if p.rc != 0:
+        raise Fail("objcopy --strip-debug failed", p.describe())
+    r = heaptrace(prog, opts=POOL_SPECS, name="pool-nodebug")
+    expect_rc(r, 0)
+    check_consistency(r, r.report, custom=POOL_FUNCS)
+    check_sites(r, r.report, site_records(r))
+    check_summary(r, r.report, summary_record(r))
+    check_heap(r, "pool_alloc", heap_record(r, "pool_alloc"))
+
+
 @variants(*OPTS)
 def test_pool_keeps_stubs(opt):
     """pool.c's functions take two or three words, as their debug information says: their
     returns move sp as the malloc family's do (no stop, no breakpoint kept for them)."""
-    r = heaptrace(target("pool", opt), opts=("--alloc=pool_alloc:2", "--alloc=pool_calloc:3:2",
-                                             "--realloc=pool_realloc:2:3", "--free=pool_free:2",
-                                             "-v"), name="pool-stubs-" + opt)
+    r = heaptrace(target("pool", opt), opts=POOL_SPECS + ("-v",), name="pool-stubs-" + opt)
     expect_rc(r, 0)
     for fn in ("pool_alloc", "pool_calloc", "pool_realloc", "pool_free"):
         said = [x for x in r.proc.stderr.splitlines() if "%s in process" % fn in x]
