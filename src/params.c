@@ -4,12 +4,16 @@
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #define PR_DOMAIN "params"
 #include "log.h"
 #include "params.h"
+#include "symbols.h"
 
 struct find {
 	Dwarf_Addr addr;
@@ -100,7 +104,8 @@ static int count_words(Dwarf_Die *die, unsigned word_size)
 	return words;
 }
 
-int params_words(const char *path, uint64_t addr, unsigned word_size)
+/* params_words from the DWARF of the file at path alone. */
+static int words_in(const char *path, uint64_t addr, unsigned word_size)
 {
 	struct find f = { .addr = addr };
 	Dwarf_Die cu;
@@ -119,5 +124,26 @@ int params_words(const char *path, uint64_t addr, unsigned word_size)
 		dwarf_end(dw);
 	close(fd);
 	pr_dbg(2, "%s at %#llx: %d argument words", path, (unsigned long long)addr, ret);
+	return ret;
+}
+
+int params_words(const char *path, uint64_t addr, unsigned word_size)
+{
+	char hex[SYM_BUILD_ID_MAX], debug[PATH_MAX];
+	const char *src = sym_source(path);
+	int ret = -ENOENT;
+
+	/* where its symbols come from (--symbols, --debug-dir), the file itself, and a Debian
+	 * -dbgsym package's file (named by build-id, as libdwfl finds it) */
+	if (strcmp(src, path))
+		ret = words_in(src, addr, word_size);
+	if (ret == -ENOENT)
+		ret = words_in(path, addr, word_size);
+	if (ret == -ENOENT && !sym_build_id_hex(path, hex, sizeof(hex))) {
+		snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex,
+			 hex + 2);
+		if (!access(debug, R_OK))
+			ret = words_in(debug, addr, word_size);
+	}
 	return ret;
 }

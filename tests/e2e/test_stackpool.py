@@ -97,6 +97,25 @@ def test_pool_no_debug_info():
     check_heap(r, "pool_alloc", heap_record(r, "pool_alloc"))
 
 
+def test_pool_symbols_file():
+    """The same copy with --symbols naming the file it was stripped from: the debug information
+    is read there, and the functions return without a stop again."""
+    d = scratch("pool-symbols")
+    prog = os.path.join(d, "pool-nodebug")
+    shutil.copy(target("pool"), prog)
+    p = run(["objcopy", "--strip-debug", prog])
+    if p.rc != 0:
+        raise Fail("objcopy --strip-debug failed", p.describe())
+    r = heaptrace(prog, opts=POOL_SPECS + ("--symbols=" + target("pool"), "-v"),
+                  name="pool-symbols")
+    expect_rc(r, 0)
+    said = [x for x in r.proc.stderr.splitlines() if "returns through a stop" in x]
+    if said:
+        r.fail("-v said %r" % said[0])
+    check_summary(r, r.report, summary_record(r))
+    check_heap(r, "pool_alloc", heap_record(r, "pool_alloc"))
+
+
 @variants(*OPTS)
 def test_pool_keeps_stubs(opt):
     """pool.c's functions take two or three words, as their debug information says: their
