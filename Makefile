@@ -209,6 +209,20 @@ $(BUILD)/unit/test_cfirows: tests/unit/test_cfirows.c src/cfirows.c $(UNIT_DEPS)
 	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Iinclude -Itests/unit $(PKG_CFLAGS) \
 		-o $@ $< src/cfirows.c $(LDLIBS)
 
+# A function's argument words from its DWARF: a fixture built with -g, and fixture_alloc.so
+# (without) for a file that says nothing.
+$(BUILD)/unit/fixture_params.so: tests/unit/fixture_params.c
+	@mkdir -p $(dir $@)
+	$(CC) -shared -fPIC -g -O1 -o $@ $<
+
+$(BUILD)/unit/test_params: tests/unit/test_params.c src/params.c src/symbols.c src/inlines.c \
+		$(PURE) $(UNIT_DEPS) $(BUILD)/unit/fixture_params.so $(BUILD)/unit/fixture_alloc.so
+	@mkdir -p $(dir $@)
+	$(CC) -Wall -Wextra -std=gnu11 -g -O0 $(SAN_FLAGS) -Iinclude -Itests/unit $(PKG_CFLAGS) \
+		-DFIXTURE=\"$(abspath $(BUILD)/unit/fixture_params.so)\" \
+		-DFIXTURE_NODEBUG=\"$(abspath $(BUILD)/unit/fixture_alloc.so)\" -o $@ $< \
+		src/params.c src/symbols.c src/inlines.c $(PURE) $(LDLIBS) -ldl
+
 $(BUILD)/unit/fixture_entry.so: tests/unit/fixture_entry.c
 	@mkdir -p $(dir $@)
 	$(CC) -shared -fPIC -O1 -o $@ $<

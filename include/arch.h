@@ -53,6 +53,11 @@ struct arch_ops {
 	uint32_t audit_arch;
 	unsigned word_size; /* bytes in a pointer of the traced process */
 	unsigned reg_args; /* argument words passed in registers (arm 4, x86_64 6, else 8) */
+	/* Bytes from sp at a function's entry to its first argument word on the stack (x86_64 8:
+	 * the return address is below it); argument n >= reg_args is word_size bytes each from
+	 * there, as every supported ABI passes a pointer or size_t (arm's 64-bit arguments take
+	 * two words, 8-byte aligned: not read). */
+	unsigned stack_args_off;
 	uint32_t map_anonymous; /* mmap(2)'s MAP_ANONYMOUS flag: 0x800 on mips, 0x20 elsewhere */
 	unsigned insn_align; /* instructions start at multiples of this (x86_64: 1) */
 

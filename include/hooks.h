@@ -187,7 +187,9 @@ const char *hook_heap_name(unsigned h);
 int hook_add_custom(const struct hook_desc *d, const char *heap_name);
 
 #define HOOK_STUB_ARGS 3 /* the most an entry stub records */
-#define HOOK_MAX_ARGS 4 /* the most kept at an entry (mmap's flags are the fourth: a stop) */
+/* the most kept at an entry: mmap's flags are the fourth (a stop), a custom function's
+ * (custom.h) up to the sixteenth, those past the registers read on the stack (calls.c) */
+#define HOOK_MAX_ARGS 16
 
 /* A call in flight: the function and its arguments at entry. */
 struct hook_call {
@@ -213,7 +215,8 @@ const char *hook_symbol(int h, unsigned word_size, char *buf, size_t len);
 unsigned hook_nargs(const struct hook_desc *d);
 
 /* True if every argument of d's function is in a register on an arch that passes reg_args
- * argument words in registers (assumed for a custom function, whose arguments are not known). */
+ * argument words in registers. A custom function's are not known: true if those it names are
+ * (whether it takes more is for its debug information to say: params.h). */
 bool hook_args_in_regs(const struct hook_desc *d, unsigned reg_args);
 
 /* True if everything a call of d does is known at its entry (free): no return is caught. */

@@ -14,6 +14,14 @@
 #define IMAGE_MAX_ALLOCATORS 16
 unsigned image_allocators(struct proc *p, const char **out, unsigned max);
 
+/*
+ * True if hook h's function in p takes every argument in registers, so that its return may be
+ * caught by a trampoline that moves sp (calls.c, stubs.h) without shifting an argument it
+ * reads on the stack: the malloc family's as hook_args_in_regs says; a custom function's only
+ * if its debug information says so (its arity is not in its symbol).
+ */
+bool image_regs_only(const struct proc *p, int h);
+
 /* Read the mappings again (libraries were loaded or unloaded). */
 void image_scan(struct proc *p);
 

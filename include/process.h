@@ -74,6 +74,9 @@ struct proc {
 	struct unwinder *unw;
 	struct fallback *fallback; /* function starts for stack scans (fallback.c) */
 	uint64_t hook_addr[HOOK_COUNT]; /* armed entries, 0 if none */
+	/* each custom hook's function (custom.h) takes no argument on the stack, as its debug
+	 * information says (image_regs_only) */
+	bool custom_regs_only[HOOK_CUSTOM_MAX];
 	bool armed;
 	bool hooks_full; /* the scratch page had no room for every hook (said once) */
 	uint64_t start_bp; /* temporary breakpoint at the first instruction after exec */

@@ -47,6 +47,10 @@ int sym_find_hooks(const char *path, uint64_t addrs[HOOK_COUNT]);
  * (hook_foreign) whose entry point path defines. */
 int sym_find_hooks_foreign(const char *path, uint64_t addrs[HOOK_COUNT], uint32_t *foreign);
 
+/* Where path's symbols are read from: the --symbols file of its build-id, else the file
+ * DIR/.build-id/xx/rest.debug of --debug-dir, else path (valid until the next call). */
+const char *sym_source(const char *path);
+
 /* The size of the function symbol whose value is value in path (the largest, of aliases), or 0. */
 uint64_t sym_func_size(const char *path, uint64_t value);
 #define SYM_BUILD_ID_MAX 129 /* hex digits of a GNU build-id (up to 64 bytes), and a NUL */

@@ -31,6 +31,22 @@ void unwind_prefetch(pid_t tid, uint64_t sp);
 /* One pointer-sized word of the stopped thread's memory, through the cache. 0 or -EFAULT. */
 int unwind_read_word(uint64_t addr, uint64_t *val);
 
+/*
+ * A call in flight whose return address heaptrace replaced with a trapping trampoline's (on
+ * the stack at its entry sp, or in the link register, which the function saves below it).
+ */
+struct unwind_sent {
+	uint64_t sp, ret; /* sp at its entry, the caller's return address */
+};
+
+/*
+ * Until the next call: a word read as the address of a trampoline in [lo, hi) (a code address,
+ * arm's Thumb bit aside) at addr is read as the return address of the sent call with the
+ * lowest entry sp at or above addr, so that a backtrace taken inside such a call goes on
+ * through its caller. n = 0: none.
+ */
+void unwind_sent_returns(uint64_t lo, uint64_t hi, const struct unwind_sent *v, unsigned n);
+
 /* What unwinding asks of the rest of heaptrace (fallback.c), all called with ctx. */
 struct unwind_hooks {
 	/* Is ret a return address (just after a call)? A step to another one is refused. */

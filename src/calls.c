@@ -14,6 +14,7 @@
 #include "fallback.h"
 #include "frames.h"
 #include "guard.h"
+#include "image.h"
 #include "log.h"
 #include "record.h"
 #include "remote.h"
@@ -228,10 +229,10 @@ static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *
 	 * recording or logging trampoline's frame, so a call that may throw returns through the
 	 * trapping one; with entry stubs, whose records are read while the program runs, a
 	 * return logged here would be read only at the next stop, after calls made later. Both
-	 * frames move sp down, so a function that reads arguments on the stack (arm's mmap)
-	 * would read them shifted: it returns through the trapping one too. */
-	if (d->kind == HK_ALLOC_MEMPTR || (d->flags & HF_THROWS) ||
-	    !hook_args_in_regs(d, arch->reg_args))
+	 * frames move sp down, so a function that reads arguments on the stack (arm's mmap, a
+	 * custom function unless its debug information says otherwise) would read them shifted:
+	 * it returns through the trapping one too, which leaves sp alone. */
+	if (d->kind == HK_ALLOC_MEMPTR || (d->flags & HF_THROWS) || !image_regs_only(p, f->call.id))
 		return false;
 	if (send_recorded(t, regs, f))
 		return true;
@@ -298,6 +299,42 @@ void calls_drain(struct proc *p, pid_t tid)
 		pr_dbg(1, "process %d: cannot read its logged returns (%zd)", p->pid, got);
 }
 
+/* Argument n of a call at its entry: in a register, else on the stack (arch.h:
+ * stack_args_off), 0 if it cannot be read there. */
+static uint64_t entry_arg(const struct thread *t, const struct arch_regs *regs, unsigned n)
+{
+	uint64_t v;
+
+	if (n < arch->reg_args)
+		return arch->get_arg(regs, n);
+	if (remote_read_word(t->tid,
+			    arch->get_sp(regs) + arch->stack_args_off +
+				    (uint64_t)arch->word_size * (n - arch->reg_args),
+			    arch->word_size, &v))
+		return 0;
+	return v;
+}
+
+/* True if argument n is an operand of d (its size, count or pointer). */
+static bool operand(const struct hook_desc *d, unsigned n)
+{
+	return (int)n == d->size || (int)n == d->count || (int)n == d->ptr;
+}
+
+/* Tell the unwinder which of t's calls in flight return through the trapping trampoline
+ * (their return address replaced: calls_entry), for a backtrace taken inside one to go on
+ * through its caller; on = false: none any more. */
+static void sent_returns(const struct thread *t, bool on)
+{
+	struct unwind_sent v[16];
+	unsigned n = 0;
+
+	for (unsigned i = 0; on && i < t->nframes && n < ARRAY_SIZE(v); i++)
+		if (!t->frames[i].logged && !t->frames[i].stubbed)
+			v[n++] = (struct unwind_sent){ t->frames[i].sp, t->frames[i].ret };
+	unwind_sent_returns(t->p->bps.tramp, t->p->bps.tramp + t->p->bps.tramp_len, v, n);
+}
+
 /* The caller's return address at a function's entry: on the stack at sp, or in a register.
  * Reads t's stack from sp up for the unwinder too. Return 0 or -errno. */
 static int return_address(const struct thread *t, const struct arch_regs *regs, uint64_t sp,
@@ -328,7 +365,7 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	if (inside(t, d->heap) || !p->counting || !count)
 		return false;
 	if (d->kind == HK_FREE) {
-		uint64_t ptr = arch->get_arg(regs, d->ptr);
+		uint64_t ptr = entry_arg(t, regs, (unsigned)d->ptr);
 
 		if (!release(t, d->heap, table_key(d->heap, ptr), now_ns()) && ptr && log_level >= 2) {
 			uint64_t caller = 0;
@@ -353,8 +390,10 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	f->stubbed = false;
 	f->awaits_inner = false;
 	f->call.id = b->hook;
+	/* those on the stack only if needed: a read of memory each */
 	for (unsigned i = 0; i < HOOK_MAX_ARGS; i++)
-		f->call.args[i] = i < hook_nargs(d) ? arch->get_arg(regs, i) : 0;
+		f->call.args[i] = i < hook_nargs(d) && (i < arch->reg_args || operand(d, i)) ?
+					  entry_arg(t, regs, i) : 0;
 	take_old(t, f, now_ns());
 	f->pcs[0] = arch->get_pc(regs);
 	f->npcs = 1;
@@ -378,7 +417,9 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 			arch->set_pc(&caller, ret);
 			arch->set_sp(&caller, sp + arch->ret_sp_adjust);
 			fallback_hooks(p, &h);
+			sent_returns(t, true);
 			f->npcs += unwind_capture(p->unw, &caller, f->pcs + 1, depth - 1, &h);
+			sent_returns(t, false);
 			unwinds++;
 		}
 	}
@@ -455,7 +496,9 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 		if (r->ret)
 			f->pcs[f->npcs++] = r->ret;
 	} else if (depth > 1 && unwind) {
+		sent_returns(t, true);
 		f->npcs += unwind(ctx, f->pcs + 1, depth - 1);
+		sent_returns(t, false);
 		unwinds++;
 	}
 }

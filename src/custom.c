@@ -12,9 +12,10 @@
 #include "log.h"
 #include "util.h"
 
-/* Arguments are counted from 1 and stop at the third: the most an entry stub records
- * (HOOK_STUB_ARGS), so a call goes through a stub or a breakpoint alike. */
-#define ARG_MAX HOOK_STUB_ARGS
+/* Arguments are counted from 1, up to the most a call keeps (HOOK_MAX_ARGS). Those past the
+ * third, which no entry stub records (HOOK_STUB_ARGS), are read at a breakpoint: from the
+ * registers, or from the stack past them (calls.c). */
+#define ARG_MAX HOOK_MAX_ARGS
 #define NAME_MAX_LEN 64
 
 static const char *const option[] = { [CUSTOM_ALLOC] = "--alloc", [CUSTOM_REALLOC] = "--realloc",
@@ -43,13 +44,20 @@ static bool valid_name(const char *s, size_t n)
 	return true;
 }
 
-/* An argument number at s ("1".."3"), up to a ':', '@' or the end; 0 if none. */
+/* An argument number at s (1..ARG_MAX, no leading 0), up to a ':', '@' or the end; 0 if
+ * none. */
 static int parse_arg(const char *s, const char **end)
 {
-	if (*s < '1' || *s > '0' + ARG_MAX || (s[1] && !strchr(":@", s[1])))
+	int n = 0;
+
+	if (*s < '1' || *s > '9')
 		return 0;
-	*end = s + 1;
-	return *s - '0';
+	for (; isdigit((unsigned char)*s) && n <= ARG_MAX; s++)
+		n = 10 * n + (*s - '0');
+	if (n > ARG_MAX || (*s && !strchr(":@", *s)))
+		return 0;
+	*end = s;
+	return n;
 }
 
 int custom_add(enum custom_shape shape, const char *spec, char *why, size_t len)

@@ -236,10 +236,8 @@ unsigned hook_nargs(const struct hook_desc *d)
 
 bool hook_args_in_regs(const struct hook_desc *d, unsigned reg_args)
 {
-	/* A custom function's are not known: assumed in registers, as returning it through the
-	 * trapping trampoline would cost a backtrace frame to the mallocs made inside it. */
 	if (d->heap != HEAP_MALLOC && d->heap != HEAP_MMAP)
-		return true;
+		return hook_nargs(d) <= reg_args;
 	/* mmap(addr, len, prot, flags, fd, off), mremap(old, size, new, flags, [new_addr]); the
 	 * rest take at most 4 (xallocx) */
 	return reg_args >= (d->kind == HK_MMAP ? 6u : d->kind == HK_MREMAP ? 5u : 4u);

@@ -18,6 +18,7 @@
 #include "inject.h"
 #include "inventory.h"
 #include "log.h"
+#include "params.h"
 #include "remote.h"
 #include "session.h"
 #include "stubs.h"
@@ -167,6 +168,7 @@ static int patch(struct proc *p, pid_t tid, uint64_t addr, int h, const struct m
 		ret == -EBUSY ? "a thread is running, or stopped inside its first instructions" :
 		ret == -ERANGE ? "the stub page is out of reach" :
 		ret == -EXDEV ? "something in the function leads into its first bytes" :
+		ret == -E2BIG ? "it may take arguments on the stack, which a stub would shift" :
 				strerror(-ret));
 	return place(p, tid, addr, BP_HOOK, h);
 }
@@ -211,13 +213,41 @@ static const struct module *sigaction_module(const struct proc *p, int malloc_mo
 	return &p->mods.v[malloc_mod];
 }
 
+bool image_regs_only(const struct proc *p, int h)
+{
+	if (!hook_args_in_regs(&hook_table[h], arch->reg_args))
+		return false;
+	return h < HOOK_CUSTOM0 || p->custom_regs_only[h - HOOK_CUSTOM0];
+}
+
+/* Learn whether custom hook h's function, at symbol value sym of module m's file, takes every
+ * argument in registers (image_regs_only). */
+static void learn_arity(struct proc *p, int h, const struct module *m, uint64_t sym)
+{
+	int words;
+
+	if (h < HOOK_CUSTOM0)
+		return;
+	words = params_words(m->path, arch->code_addr(sym), arch->word_size);
+	p->custom_regs_only[h - HOOK_CUSTOM0] = words >= 0 && (unsigned)words <= arch->reg_args;
+	if (!p->custom_regs_only[h - HOOK_CUSTOM0] && !hook_at_entry_only(&hook_table[h]))
+		pr_info("%s in process %d returns through a stop (%s), which leaves its stack "
+			"as it is", hook_table[h].name, p->pid,
+			words == -ENOENT ? "no debug information tells its arguments" :
+			words >= 0 || words == -E2BIG ? "it may take arguments on the stack" :
+							 strerror(-words));
+}
+
 /* Place the breakpoint of hook h at its definition in module i. Return 0 or -errno after
  * printing why. */
 static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
 {
 	const struct module *m = &p->mods.v[i];
 	uint64_t addr = p->mod_hooks[i][h] + m->bias; /* arm: with the Thumb bit */
-	int ret = patch(p, tid, addr, h, m);
+	int ret;
+
+	learn_arity(p, h, m, p->mod_hooks[i][h]);
+	ret = patch(p, tid, addr, h, m);
 
 	addr = arch->code_addr(addr);
 	if (ret == -EEXIST) {

@@ -225,6 +225,7 @@ struct proc *proc_fork(const struct proc *pp, pid_t pid, bool shares_mm, bool co
 		p->retlog.inflight = 0;
 	}
 	memcpy(p->hook_addr, pp->hook_addr, sizeof(p->hook_addr));
+	memcpy(p->custom_regs_only, pp->custom_regs_only, sizeof(p->custom_regs_only));
 	p->armed = pp->armed;
 	p->hooks_full = pp->hooks_full;
 	if (pp->guard.page) { /* its memory and SIGTRAP action are copies of the parent's */
@@ -259,6 +260,7 @@ void proc_forget_image(struct proc *p)
 	p->interp = -1;
 	free(p->exe);
 	p->exe = NULL;
+	memset(p->custom_regs_only, 0, sizeof(p->custom_regs_only));
 	stubs_forget(p);
 	bp_forget(&p->bps);
 	memset(&p->retlog, 0, sizeof(p->retlog));

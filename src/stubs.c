@@ -18,6 +18,7 @@
 #include "fallback.h"
 #include "calls.h"
 #include "entrycheck.h"
+#include "image.h"
 #include "log.h"
 #include "maps.h"
 #include "process.h"
@@ -488,6 +489,8 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t sym, int hook, const struct 
 	if (hook_needs_stop(d) && !(word & STUB_HOOK_NORET))
 		return -ENOTSUP; /* its result is read at the return, or its frame restored at a
 				  * throw, which only a stop can do */
+	if (!(word & (STUB_HOOK_FREE | STUB_HOOK_NORET)) && !image_regs_only(p, hook))
+		return -E2BIG; /* its return would move sp: arguments on the stack read shifted */
 	if (proc_running(p))
 		return -EBUSY; /* a running thread could be in the bytes being replaced */
 	if (8 * (hook + 1) > 4096 - STUB_D_CONT)

@@ -168,6 +168,11 @@ static const char *source(const char *path)
 	return path;
 }
 
+const char *sym_source(const char *path)
+{
+	return source(path);
+}
+
 /* Call fn for every defined function symbol of .symtab and .dynsym (of path's symbol file). */
 static int for_each_func(const char *path,
 			 void (*fn)(void *ctx, const char *name, uint64_t v, uint64_t size),

@@ -156,11 +156,47 @@ void unwind_prefetch(pid_t tid, uint64_t sp)
 	}
 }
 
+#define SENT_MAX 16
+
+static struct {
+	uint64_t lo, hi;
+	struct unwind_sent v[SENT_MAX];
+	unsigned n;
+} sent;
+
+void unwind_sent_returns(uint64_t lo, uint64_t hi, const struct unwind_sent *v, unsigned n)
+{
+	sent.lo = lo;
+	sent.hi = hi;
+	sent.n = n < SENT_MAX ? n : SENT_MAX;
+	memcpy(sent.v, v, sent.n * sizeof(*v));
+}
+
+/* A word of the stack as the program wrote it: a trampoline's address put in place of a sent
+ * call's return address is that return address. */
+static int read_word(uint64_t addr, unw_word_t *val)
+{
+	const struct unwind_sent *best = NULL;
+	uint64_t code;
+
+	if (read_cached(addr, val))
+		return -1;
+	code = arch->code_addr(*val);
+	if (!sent.n || code < sent.lo || code >= sent.hi)
+		return 0;
+	for (unsigned i = 0; i < sent.n; i++)
+		if (sent.v[i].sp >= addr && (!best || sent.v[i].sp < best->sp))
+			best = &sent.v[i];
+	if (best)
+		*val = (unw_word_t)best->ret;
+	return 0;
+}
+
 int unwind_read_word(uint64_t addr, uint64_t *val)
 {
 	unw_word_t w; /* the tracee's word: heaptrace runs on the architecture it traces */
 
-	if (read_cached(addr, &w))
+	if (read_word(addr, &w))
 		return -EFAULT;
 	*val = w;
 	return 0;
@@ -172,7 +208,7 @@ static int acc_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int wr
 	(void)arg;
 	if (write)
 		return -UNW_EINVAL; /* unwinding never writes the tracee */
-	return read_cached(addr, val) ? -UNW_EINVAL : 0;
+	return read_word(addr, val) ? -UNW_EINVAL : 0;
 }
 
 static int acc_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write, void *arg)

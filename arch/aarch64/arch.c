@@ -614,6 +614,7 @@ const struct arch_ops arch_aarch64_ops = {
 	.audit_arch = AUDIT_ARCH_AARCH64,
 	.word_size = 8,
 	.reg_args = 8,
+	.stack_args_off = 0, /* AAPCS64: the ninth integer argument at [sp] */
 	.map_anonymous = 0x20,
 	.insn_align = 4,
 	.bp_encode = a64_bp_encode,

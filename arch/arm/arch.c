@@ -131,7 +131,7 @@ static void arm_set_sp(struct arch_regs *r, uint64_t sp)
 	r->w32[A_SP] = (uint32_t)sp;
 }
 
-/* AAPCS: r0-r3, then the stack (not needed: the family takes at most 3 arguments). */
+/* AAPCS: r0-r3, then the stack (calls.c reads it). */
 static uint64_t arm_get_arg(const struct arch_regs *r, unsigned n)
 {
 	return n < 4 ? r->w32[A_R0 + n] : 0;
@@ -1036,6 +1036,7 @@ const struct arch_ops arch_arm_ops = {
 	.audit_arch = AUDIT_ARCH_ARM, /* EABI, little-endian */
 	.word_size = 4,
 	.reg_args = 4,
+	.stack_args_off = 0, /* AAPCS: the fifth word at [sp] */
 	.map_anonymous = 0x20,
 	.insn_align = 2,
 	.bp_encode = arm_bp_encode,

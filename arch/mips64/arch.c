@@ -646,6 +646,7 @@ const struct arch_ops arch_mips64_ops = {
 	.audit_arch = AUDIT_ARCH_MIPSEL64, /* n64 */
 	.word_size = 8,
 	.reg_args = 8,
+	.stack_args_off = 0, /* n64 keeps no home area for a0-a7: the ninth at [sp] */
 	.map_anonymous = 0x800,
 	.insn_align = 4,
 	.bp_encode = mips_bp_encode,

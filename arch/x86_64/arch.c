@@ -666,6 +666,7 @@ const struct arch_ops arch_x86_64_ops = {
 	.audit_arch = AUDIT_ARCH_X86_64,
 	.word_size = 8,
 	.reg_args = 6,
+	.stack_args_off = 8, /* the seventh above the return address */
 	.map_anonymous = 0x20,
 	.insn_align = 1,
 	.bp_encode = x86_bp_encode,

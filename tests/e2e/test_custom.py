@@ -105,7 +105,8 @@ def test_custom_unfound():
 BAD = [
     ("--alloc=pool_alloc", "pool_alloc"),  # no argument number
     ("--alloc=pool_alloc:0", "pool_alloc:0"),  # counted from 1
-    ("--alloc=pool_alloc:4", "pool_alloc:4"),  # beyond the third
+    ("--alloc=pool_alloc:17", "pool_alloc:17"),  # beyond the sixteenth
+    ("--alloc=pool_alloc:02", "pool_alloc:02"),
     ("--alloc=pool_alloc:2:2", "pool_alloc:2:2"),  # size and count the same argument
     ("--alloc=pool_alloc:1:2:3", "pool_alloc:1:2:3"),
     ("--realloc=pool_realloc:2", "pool_realloc:2"),  # needs PTR_ARG and SIZE_ARG

@@ -18,6 +18,8 @@ TEST_CASE(specs_become_hooks)
 	CHECK_EQ(custom_add(CUSTOM_ALLOC, "pool_calloc:3:2", why, sizeof(why)), 0);
 	CHECK_EQ(custom_add(CUSTOM_REALLOC, "pool_realloc:2:3", why, sizeof(why)), 0);
 	CHECK_EQ(custom_add(CUSTOM_ALLOC, "arena_new:1@arena", why, sizeof(why)), 0);
+	CHECK_EQ(custom_add(CUSTOM_ALLOC, "wide_calloc:11:9", why, sizeof(why)), 0);
+	CHECK_EQ(custom_add(CUSTOM_FREE, "wide_free:16", why, sizeof(why)), 0);
 	CHECK_EQ(custom_commit(why, sizeof(why)), 0);
 
 	h = hook_lookup("pool_calloc");
@@ -43,14 +45,27 @@ TEST_CASE(specs_become_hooks)
 	REQUIRE(h >= HOOK_CUSTOM0);
 	CHECK_STREQ(hook_heap_name(hook_table[h].heap), "arena");
 	CHECK(hook_table[h].heap != hook_table[hook_lookup("pool_alloc")].heap);
+	/* past the third: read at a breakpoint, from the stack past the registers (calls.c) */
+	h = hook_lookup("wide_calloc");
+	REQUIRE(h >= HOOK_CUSTOM0);
+	CHECK_EQ(hook_table[h].size, 10);
+	CHECK_EQ(hook_table[h].count, 8);
+	CHECK_EQ(hook_nargs(&hook_table[h]), 11);
+	CHECK(hook_needs_stop(&hook_table[h]));
+	CHECK(!hook_args_in_regs(&hook_table[h], 8));
+	h = hook_lookup("wide_free");
+	REQUIRE(h >= HOOK_CUSTOM0);
+	CHECK_EQ(hook_table[h].ptr, 15);
+	CHECK_EQ(hook_nargs(&hook_table[h]), HOOK_MAX_ARGS);
 	CHECK_STREQ(hook_heap_name(HEAP_MALLOC), "malloc");
 	CHECK_EQ(hook_table[HOOK_MALLOC].heap, HEAP_MALLOC);
 }
 
 TEST_CASE(bad_specs)
 {
-	static const char *const bad[] = { "f", "f:", "f:0", "f:4", "f:12", "f:1:1", "f:1:2:3",
-					   ":1", "1f:1", "f g:1", "f:1@", "f:1@a b", "f:1x" };
+	static const char *const bad[] = { "f", "f:", "f:0", "f:17", "f:02", "f:123", "f:1:1",
+					   "f:1:2:3", ":1", "1f:1", "f g:1", "f:1@", "f:1@a b",
+					   "f:1x", "f:16:16" };
 	char why[256];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

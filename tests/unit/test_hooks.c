@@ -192,5 +192,10 @@ TEST_CASE(arguments_in_registers)
 	CHECK(hook_args_in_regs(&hook_table[HOOK_MMAP], 6));
 	CHECK(!hook_args_in_regs(&hook_table[HOOK_MREMAP], 4));
 	CHECK(hook_args_in_regs(&hook_table[HOOK_MREMAP], 8));
-	CHECK(hook_args_in_regs(&pool, 4)); /* not known: assumed */
+	/* a custom function: those it names (whether it takes more is its debug information's
+	 * to say, image.c) */
+	CHECK(hook_args_in_regs(&pool, 4));
+	pool.size = 5;
+	CHECK(!hook_args_in_regs(&pool, 4));
+	CHECK(hook_args_in_regs(&pool, 6));
 }

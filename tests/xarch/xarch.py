@@ -1245,6 +1245,12 @@ def throws_32(ctx, v):
                          "grants")
 
 
+# test_stackpool.SPECS: operands on the stack on every arch (arm's from the 5th argument)
+STACKPOOL_SPECS = ["--alloc=wide_alloc:10", "--alloc=wide_calloc:11:9",
+                   "--realloc=wide_realloc:10:11", "--free=wide_free:9", "--alloc=mid_alloc:5",
+                   "--free=narrow_free:7", "--alloc=reg_alloc:1"]
+
+
 def allocator_cases(opts):
     cases = []
     spec = ["--alloc=pool_alloc:2", "--alloc=pool_calloc:3:2", "--realloc=pool_realloc:2:3",
@@ -1257,6 +1263,10 @@ def allocator_cases(opts):
              lambda c, o=opt: c.mod("test_cxx").test_cxx_new_throws(o)),
             ("pool[%s]" % opt, [GuestRun("ht", "pool", opt, opts=spec)],
              lambda c, o=opt: c.mod("test_custom").test_pool(o)),
+            ("stackpool[%s]" % opt, [GuestRun("ht", "stackpool", opt, opts=STACKPOOL_SPECS)],
+             lambda c, o=opt: c.mod("test_stackpool").test_stackpool(o)),
+            ("pool_keeps_stubs[%s]" % opt, [GuestRun("ht", "pool", opt, opts=spec + ["-v"])],
+             lambda c, o=opt: c.mod("test_stackpool").test_pool_keeps_stubs(o)),
             ("mmap[%s]" % opt, [GuestRun("ht", "mapper", opt, opts=["--mmap"])],
              lambda c, o=opt: c.mod("test_mmap").test_mmap(o)),
         ]
