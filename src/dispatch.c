@@ -137,6 +137,8 @@ static void on_sigtrap(struct thread *t)
 			fatal_stop(p);
 			return;
 		}
+		/* the breakpoints placed there may have moved the set's array */
+		b = bp_find(&p->bps, addr);
 	}
 	bp_step(b, &regs);
 	arch_set_regs(t->tid, &regs);
