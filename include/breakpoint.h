@@ -33,9 +33,9 @@ struct bp {
 	bool trap_is_ours; /* a SIGTRAP stop at its trap PC is this breakpoint (trap_pc_after) */
 };
 
-/* Pages of slots: two per hook (its displaced instruction, its logged entry path), and a C++
- * program linked with a replacement allocator has some 60 hooks (hooks.h). */
-#define BP_CODE_PAGES 4
+/* Pages of slots: two per breakpoint (its displaced instruction, its logged entry path), for
+ * every hook of hooks.h at once (breakpoint.c asserts it), after the trampolines. */
+#define BP_CODE_PAGES 6
 
 struct bpset {
 	struct bp *v;
@@ -48,7 +48,8 @@ struct bpset {
 	unsigned tramp_len;
 	uint64_t logtramp; /* logging return trampoline, 0 if none (retlog.h) */
 	unsigned logtramp_len;
-	uint64_t ring; /* its ring: the writable page after the scratch page */
+	uint64_t ring; /* its ring: the writable page after the slots' (the guard's table's
+			* follows it, writable too) */
 	uint64_t syscall_insn; /* the system call instruction injected calls use */
 	uint64_t stub; /* the restoring stub injected calls go through (arch.h), 0: none */
 	/* told of each breakpoint before its trap is written, or NULL: the SIGTRAP guard must

@@ -19,16 +19,18 @@
  *
  * The handler is C compiled into heaptrace (src/guardcode.c, section ht_guard) and copied
  * whole into a page of its own in the process: it runs there only on the architecture it was
- * built for, which is the only one heaptrace traces. Its table lives in the writable page
- * after the logging ring, at GUARD_DATA_OFF; the code finds it from its own address.
+ * built for, which is the only one heaptrace traces. Its table fills the writable page before
+ * it (after the logging ring's page: breakpoint.h); the code finds it from its own address.
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#define GUARD_DATA_OFF 2304 /* in the ring page, after RETLOG_SIZE bytes of ring */
-#define GUARD_MAX_BPS 48
+#define GUARD_PAGE 4096 /* the table's page, right before the code's */
 #define GUARD_MAX_RETS 32
+/* every breakpoint heaptrace places fits (guard.c asserts it against hooks.h): the page less
+ * the header and the returns, in entries of 16 bytes */
+#define GUARD_MAX_BPS ((GUARD_PAGE - 48 - 16 * GUARD_MAX_RETS) / 16)
 #define GUARD_SCRATCH_OFF 3840 /* in the ring page: room for the injected sigaction's structs */
 
 /* Laid out alike in heaptrace and in the process (fixed-width fields only). */
@@ -47,13 +49,12 @@ struct guard_data {
 	} rets[GUARD_MAX_RETS];
 };
 
-_Static_assert(GUARD_DATA_OFF + sizeof(struct guard_data) <= GUARD_SCRATCH_OFF,
-	       "the guard's table fits in the ring page");
+_Static_assert(sizeof(struct guard_data) <= GUARD_PAGE, "the guard's table fits in its page");
 
 /* What heaptrace keeps of the guard of one process (in struct proc). */
 struct guard_state {
 	uint64_t page; /* the guard's code page in the process, 0: no guard */
-	uint64_t data; /* its table, in the ring page */
+	uint64_t data; /* its table, in the page before page */
 	uint64_t scratch; /* room for the structs of an injected rt_sigaction */
 	uint64_t handler, restorer; /* restorer 0: none (the kernel's own) */
 	struct guard_data mirror; /* what the table holds */
@@ -68,8 +69,9 @@ struct thread;
 struct arch_regs;
 
 /*
- * Copy the guard into page (the third page of the scratch mapping, after the ring page at
- * ring) and make it SIGTRAP's action in p, through stopped thread tid: one rt_sigaction made
+ * Copy the guard into page (the last page of the scratch mapping, after the ring page at ring
+ * and the table's page) and make it SIGTRAP's action in p, through stopped thread tid: one
+ * rt_sigaction made
  * through bp_syscall, only if the thread's seccomp state allows it (inject.h), as every later
  * one. The program's
  * action at that moment is kept as its own (SIG_IGN if keep_ign: SIG_IGN survives an exec,

@@ -17,13 +17,17 @@
 #define STUB_D_SIZE 32 /* ring size */
 #define STUB_D_COPY 40 /* most bytes of stack an entry record copies */
 #define STUB_D_TRAMP 48 /* ht_stub_ret in the process */
-#define STUB_D_CONT 3072 /* per hook (up to 128): its continuation (the relocated first
-			  * instructions) */
 #define STUB_D_MAIN_LO 192 /* the main thread's stack: [lo, top), whatever its key */
 #define STUB_D_MAIN_TOP 200
-#define STUB_D_TOPS 1024 /* { thread pointer, stack top } per known thread */
+/* Per hook (up to 224, hooks.h: stubs.c asserts it), its continuation (the relocated first
+ * instructions). The stub code reads it at this immediate offset from the data page plus 8
+ * times the hook, as it reads the threads' at STUB_D_TOPS: both stay below 4096, which arm's
+ * ldr reaches (imm12). */
+#define STUB_D_CONT 256
+#define STUB_D_TOPS 2048 /* { thread pointer, stack top } per known thread */
 #define STUB_TOPS_MASK 127 /* entries - 1 */
 #define STUB_TOPS_PROBE 8 /* entries looked at from the hashed one */
+#define STUB_HOOK_MASK 0xff /* the hook in the thunk's word (the stub code's masks) */
 
 /* The control page, shared with heaptrace (the first page of the ring's memfd). */
 #define STUB_C_HEAD 0 /* u64: bytes reserved so far */

@@ -8,10 +8,17 @@
 
 #define PR_DOMAIN "bp"
 #include "breakpoint.h"
+#include "hooks.h"
 #include "log.h"
 #include "remote.h"
 #include "retlog.h"
 #include "util.h"
+
+/* Slots for two per breakpoint of every hook (and a few of _Unwind_RaiseException's, the
+ * dynamic linker's, sigaction's), after the trapping and the logging trampolines. */
+_Static_assert(BP_CODE_PAGES * 4096 / ARCH_SLOT_SIZE >=
+		       2 * (HOOK_COUNT + 8) + 1 + 2 * ARCH_LOGTRAMP_MAX / ARCH_SLOT_SIZE,
+	       "the scratch page holds a slot of each kind for every breakpoint");
 
 /* Find the arch's syscall instruction in an executable mapping, other than the one the
  * stopped thread may be in (near its pc: a restart could redirect the injected call).
@@ -68,13 +75,14 @@ static int stub_place(struct bpset *s, pid_t tid, uint64_t addr, uint8_t *saved)
 	return ret;
 }
 
-/* Make the page after the scratch page writable and put the logging trampoline in slots
- * after the trapping one. Without it returns still work, each with a stop. */
+/* Make the two pages after the slots' writable (the ring's, the guard's table's) and put the
+ * logging trampoline in slots after the trapping one. Without it returns still work, each
+ * with a stop. */
 static void logtramp_setup(struct bpset *s, pid_t tid, int *pending_sig, bp_syscall_ok_fn ok,
 			   void *ok_ctx)
 {
 	uint8_t code[ARCH_LOGTRAMP_MAX];
-	uint64_t args[6] = { s->page + s->code_size, s->page_size, PROT_READ | PROT_WRITE };
+	uint64_t args[6] = { s->page + s->code_size, 2 * s->page_size, PROT_READ | PROT_WRITE };
 	uint64_t at = s->page + s->slots_used * ARCH_SLOT_SIZE;
 	size_t len;
 	int64_t ret;
@@ -122,8 +130,9 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 	s->page_size = 4096;
 	s->code_size = BP_CODE_PAGES * s->page_size;
 	args[0] = hint & ~(s->page_size - 1);
-	/* code, then the ring (made writable), then the guard's code (guard.h) */
-	args[1] = s->code_size + s->page_size * (arch->logtramp_encode ? 2 : 0);
+	/* code, then the ring and the guard's table (made writable), then the guard's code
+	 * (guard.h) */
+	args[1] = s->code_size + s->page_size * (arch->logtramp_encode ? 3 : 0);
 	args[2] = PROT_READ | PROT_EXEC; /* ptrace writes it anyway */
 	args[3] = MAP_PRIVATE | MAP_ANONYMOUS;
 	args[4] = (uint64_t)-1;
@@ -152,7 +161,7 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 	pr_dbg(1, "scratch page at %#llx (hint %#llx)", (unsigned long long)s->page,
 	       (unsigned long long)hint);
 	err = remote_write(tid, s->tramp, tramp, tlen);
-	/* later calls go through a stub at the end of the third page */
+	/* later calls go through a stub at the end of the last page */
 	if (!err && arch->stub_code && args[1] >= s->code_size + 2 * s->page_size)
 		stub_place(s, tid, s->page + args[1] - ARCH_STUB_SIZE, NULL);
 	if (!err && arch->logtramp_encode && !getenv("HEAPTRACE_NO_LOGTRAMP"))

@@ -15,13 +15,23 @@
 #include "breakpoint.h"
 #include "guard.h"
 #include "guard_arch.h"
+#include "hooks.h"
 #include "inject.h"
 #include "log.h"
 #include "process.h"
 #include "remote.h"
+#include "retlog.h"
 #include "util.h"
 
 #if GUARD_SUPPORTED
+
+/* Every breakpoint has its entry: one per hook (_Unwind_RaiseException's in each module that
+ * defines it: a few), _dl_debug_state's and sigaction's. */
+_Static_assert(GUARD_MAX_BPS >= HOOK_COUNT + 8, "the guard's table holds every breakpoint");
+/* the injected sigaction's structs are after the logging ring */
+_Static_assert(RETLOG_SIZE <= GUARD_SCRATCH_OFF &&
+	       GUARD_SCRATCH_OFF + 2 * sizeof(struct guard_ksigaction) <= 4096,
+	       "the sigaction's scratch fits in the ring page after the ring");
 
 /* Write a part of the table: the mirror's bytes at [off, off + len). */
 static int sync_part(struct guard_state *g, pid_t tid, size_t off, size_t len)
@@ -90,8 +100,8 @@ static void adopt_earlier(struct guard_state *g, pid_t tid, uint64_t handler, co
 
 	if (handler <= 1 || handler < (uint64_t)hoff ||
 	    remote_read(tid, start, seen, len) != (ssize_t)len || memcmp(seen, code, len) ||
-	    remote_read(tid, (start & ~(uint64_t)4095) - 4096 + GUARD_DATA_OFF, &old,
-			sizeof(old)) != sizeof(old))
+	    remote_read(tid, (start & ~(uint64_t)4095) - GUARD_PAGE, &old, sizeof(old)) !=
+		    sizeof(old))
 		return;
 	g->mirror.prog_handler = old.prog_handler;
 	g->mirror.prog_flags = old.prog_flags;
@@ -113,7 +123,7 @@ int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, bool 
 	g->stat_fd = -1;
 	if (!code || len > 4096 - ARCH_STUB_SIZE) /* the page ends with the stub */
 		return -ENOTSUP;
-	g->data = ring + GUARD_DATA_OFF;
+	g->data = page - GUARD_PAGE;
 	g->scratch = ring + GUARD_SCRATCH_OFF;
 	g->handler = page + hoff;
 	g->restorer = roff >= 0 ? page + roff : 0;

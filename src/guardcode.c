@@ -21,11 +21,10 @@
 		       no_sanitize_address, no_sanitize_undefined,                                 \
 		       optimize("no-tree-vectorize", "no-jump-tables")))
 
-/* The table: the guard's page follows the ring page, which holds it (guard.h). */
+/* The table: the page before the guard's (guard.h). */
 static inline __attribute__((always_inline)) struct guard_data *guard_table(void)
 {
-	return (struct guard_data *)(uintptr_t)((guard_here() & ~(uint64_t)4095) - 4096 +
-						GUARD_DATA_OFF);
+	return (struct guard_data *)(uintptr_t)((guard_here() & ~(uint64_t)4095) - GUARD_PAGE);
 }
 
 /* A SIGTRAP of the program's own whose action is SIG_DFL: die of it, as without the guard. */

@@ -477,15 +477,15 @@ static void guard_announce(struct bpset *s, pid_t tid, const struct bp *b)
 	guard_add_bp((struct proc *)((char *)s - offsetof(struct proc, bps)), tid, b);
 }
 
-/* Place the guard (guard.h) in the page after the ring page of the scratch mapping, if the ring is
- * there to hold its table. Without it, heaptrace's death with SIGKILL would leave breakpoints
- * that kill the program: -v says so. */
+/* Place the guard (guard.h) in the last page of the scratch mapping, if the ring's page and
+ * the table's are there, writable (breakpoint.h). Without it, heaptrace's death with SIGKILL
+ * would leave breakpoints that kill the program: -v says so. */
 static void sigtrap_guard(struct proc *p, pid_t tid)
 {
 	int ret = -ENOTSUP;
 
 	if (p->bps.ring && !getenv("HEAPTRACE_NO_GUARD"))
-		ret = guard_install(p, tid, p->bps.ring + p->bps.page_size, p->bps.ring,
+		ret = guard_install(p, tid, p->bps.ring + 2 * p->bps.page_size, p->bps.ring,
 				    p->keep_ign);
 	if (!ret)
 		p->bps.announce = guard_announce;

@@ -30,6 +30,16 @@
 #include "util.h"
 
 #define CTL_SIZE 4096u
+
+/* The data page (stub_layout.h): a continuation word for every hook between the header and
+ * the threads' table, which ends with the page; the hook in the low byte of the thunk's word,
+ * below its flags. */
+_Static_assert(STUB_D_MAIN_TOP + 8 <= STUB_D_CONT && STUB_D_CONT + 8 * HOOK_COUNT <= STUB_D_TOPS &&
+		       STUB_D_TOPS + 16 * (STUB_TOPS_MASK + 1) <= 4096,
+	       "the stubs' data page holds every hook's continuation");
+_Static_assert(HOOK_COUNT <= STUB_HOOK_MASK + 1 && STUB_HOOK_FREE > STUB_HOOK_MASK &&
+		       STUB_HOOK_NORET > STUB_HOOK_MASK,
+	       "the thunk's word holds every hook");
 #define GEN_OFF 2048u /* per-hook code in the code page, after the common code */
 #define MAX_REC (1u << 20) /* longest record heaptrace accepts */
 
@@ -493,8 +503,6 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t sym, int hook, const struct 
 		return -E2BIG; /* its return would move sp: arguments on the stack read shifted */
 	if (proc_running(p))
 		return -EBUSY; /* a running thread could be in the bytes being replaced */
-	if (8 * (hook + 1) > 4096 - STUB_D_CONT)
-		return -ENOSPC; /* no continuation word for it in the data page */
 	if (s->npatch == HOOK_COUNT ||
 	    remote_read(tid, addr, insn, sizeof(insn)) != (ssize_t)sizeof(insn))
 		return -EFAULT;
@@ -860,7 +868,7 @@ static void take_entry(struct proc *p, struct stubs *s, const uint8_t *r, uint64
 {
 	struct unwind_ctx uc = { p, r };
 	struct calls_rec c = {
-		.hook = get32(r + 12) & 0xff,
+		.hook = get32(r + 12) & STUB_HOOK_MASK,
 		.sp = get64(r + 40),
 		.ret = stub_ret(r),
 		.cookie = pos,
@@ -877,7 +885,7 @@ static void take_entry(struct proc *p, struct stubs *s, const uint8_t *r, uint64
 static void take_free(struct proc *p, struct stubs *s, const uint8_t *r, uint64_t pos)
 {
 	struct calls_rec c = {
-		.hook = get32(r + 12) & 0xff,
+		.hook = get32(r + 12) & STUB_HOOK_MASK,
 		.args = { get64(r + 16) },
 		.ns = rec_ns(s, get64(r + 32)),
 	};
