@@ -127,6 +127,45 @@ enum hook_id {
 	HOOK_MUNMAP,
 	HOOK_MREMAP,
 	HOOK_SBRK,
+	/* mimalloc's other entry points (after the others, as the je_ ones) */
+	HOOK_MI_MALLOC_SMALL,
+	HOOK_MI_ZALLOC_SMALL,
+	HOOK_MI_STRDUP,
+	HOOK_MI_STRNDUP,
+	HOOK_MI_REALPATH,
+	HOOK_MI_MBSDUP,
+	HOOK_MI_WCSDUP,
+	HOOK_MI_DUPENV_S,
+	HOOK_MI_WDUPENV_S,
+	HOOK_MI_MALLOC_ALIGNED_AT,
+	HOOK_MI_ZALLOC_ALIGNED_AT,
+	HOOK_MI_CALLOC_ALIGNED_AT,
+	HOOK_MI_REALLOC_ALIGNED_AT,
+	HOOK_MI_REZALLOC_ALIGNED,
+	HOOK_MI_REZALLOC_ALIGNED_AT,
+	HOOK_MI_RECALLOC_ALIGNED,
+	HOOK_MI_RECALLOC_ALIGNED_AT,
+	HOOK_MI_ALIGNED_RECALLOC,
+	HOOK_MI_ALIGNED_OFFSET_RECALLOC,
+	HOOK_MI_HEAP_MALLOCN,
+	HOOK_MI_HEAP_MALLOC_SMALL,
+	HOOK_MI_HEAP_STRDUP,
+	HOOK_MI_HEAP_STRNDUP,
+	HOOK_MI_HEAP_REALPATH,
+	HOOK_MI_HEAP_MALLOC_ALIGNED,
+	HOOK_MI_HEAP_MALLOC_ALIGNED_AT,
+	HOOK_MI_HEAP_ZALLOC_ALIGNED,
+	HOOK_MI_HEAP_ZALLOC_ALIGNED_AT,
+	HOOK_MI_HEAP_CALLOC_ALIGNED,
+	HOOK_MI_HEAP_CALLOC_ALIGNED_AT,
+	HOOK_MI_HEAP_REALLOC_ALIGNED,
+	HOOK_MI_HEAP_REALLOC_ALIGNED_AT,
+	HOOK_MI_HEAP_REZALLOC,
+	HOOK_MI_HEAP_RECALLOC,
+	HOOK_MI_HEAP_REZALLOC_ALIGNED,
+	HOOK_MI_HEAP_REZALLOC_ALIGNED_AT,
+	HOOK_MI_HEAP_RECALLOC_ALIGNED,
+	HOOK_MI_HEAP_RECALLOC_ALIGNED_AT,
 	/* the program's own allocator functions named by --alloc, --realloc and --free
 	 * (custom.h): slots filled before tracing starts, named NULL while unused */
 	HOOK_CUSTOM0,
@@ -164,6 +203,12 @@ enum hook_kind {
 		      * logging trampoline, whose return address no unwinder can get past */
 #define HF_FREES_ON_FAIL 4u /* an HK_REALLOC that releases args[ptr] when it returns NULL
 			     * (mi_reallocf) */
+#define HF_STRING 8u /* an HK_ALLOC or HK_ALLOC_MEMPTR whose block is a copy of a string, as
+		      * long as it (mi_strdup): its size is read at the return, the string's
+		      * length and its terminator (hook_string_unit) */
+#define HF_WIDE 16u /* with HF_STRING: a string of 16-bit units (mi_wcsdup) */
+#define HF_CALLER_BUF 32u /* an HK_ALLOC that returns the caller's buffer args[ptr] when it is
+			   * not NULL, a block only when it is (mi_realpath) */
 
 struct hook_desc {
 	const char *name; /* public symbol */
@@ -171,6 +216,7 @@ struct hook_desc {
 	int8_t size, count, ptr; /* argument index of each operand, -1: none */
 	uint8_t flags;
 	uint8_t heap; /* HEAP_MALLOC, or a custom heap */
+	uint8_t words; /* argument words the function takes, where above 4 (else 0) */
 };
 
 /* Constant but for the HOOK_CUSTOM0.. slots, which custom.c fills before tracing starts. */
@@ -225,12 +271,19 @@ static inline bool hook_at_entry_only(const struct hook_desc *d)
 	return d->kind == HK_UNWIND || (d->kind == HK_FREE && !(d->flags & HF_NESTS));
 }
 
+/* True if d's block, or its size, is read in the process's memory at the return, which
+ * must then stop: posix_memalign's *memptr, the length of mi_strdup's string. */
+static inline bool hook_reads_result(const struct hook_desc *d)
+{
+	return d->kind == HK_ALLOC_MEMPTR || (d->flags & HF_STRING);
+}
+
 /* True if a call of d must stop at a breakpoint (never go through an entry stub, stubs.h):
- * posix_memalign's block is read in memory at its return; operator new's frame must get its
- * caller's return address back when it throws, and _Unwind_RaiseException is where. */
+ * its result is read in memory at its return; operator new's frame must get its caller's
+ * return address back when it throws, and _Unwind_RaiseException is where. */
 static inline bool hook_needs_stop(const struct hook_desc *d)
 {
-	return d->kind == HK_ALLOC_MEMPTR || d->kind == HK_UNWIND || (d->flags & HF_THROWS) ||
+	return hook_reads_result(d) || d->kind == HK_UNWIND || (d->flags & HF_THROWS) ||
 	       hook_nargs(d) > HOOK_STUB_ARGS;
 }
 
@@ -268,12 +321,17 @@ void hook_map_effect(const struct hook_call *c, uint64_t retval, unsigned word_s
 /*
  * Effect of call c that returned retval. For posix_memalign, memptr_value is *memptr read
  * after a successful return (retval == 0); it is ignored otherwise. An HK_FREE call has none
- * at its return (its release was counted at its entry).
+ * at its return (its release was counted at its entry). An HF_STRING call's size is 0 here:
+ * the caller reads it (hook_string_unit).
  */
 void hook_effect(const struct hook_call *c, uint64_t retval, uint64_t memptr_value,
 		 struct hook_effect *e);
 
 /* True if c needs *memptr read after it returns (posix_memalign that returned 0). */
 bool hook_needs_memptr(const struct hook_call *c, uint64_t retval);
+
+/* The bytes of a unit of the string whose length makes the size of block e->allocated that
+ * call c made (HF_STRING: 1, or 2 with HF_WIDE), 0 if c's size is not a string's. */
+unsigned hook_string_unit(const struct hook_call *c, const struct hook_effect *e);
 
 #endif

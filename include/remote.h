@@ -23,6 +23,10 @@ int remote_write_data(pid_t pid, uint64_t addr, const void *buf, size_t len);
 int remote_read_word(pid_t pid, uint64_t addr, unsigned word_size, uint64_t *val);
 int remote_write_word(pid_t pid, uint64_t addr, unsigned word_size, uint64_t val);
 
+/* The bytes of the string at addr, of units of unit bytes (1 or 2), with its terminating zero
+ * unit, in *size. Return 0 or -errno (the string runs into unreadable memory). */
+int remote_string_size(pid_t pid, uint64_t addr, unsigned unit, uint64_t *size);
+
 /*
  * Run one system call in stopped thread tid by pointing it at a syscall instruction at
  * insn_addr, then put its registers back. A signal that arrives meanwhile is returned in

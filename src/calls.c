@@ -164,6 +164,10 @@ static void account(struct thread *t, const struct frame *f, uint64_t retval)
 		remote_read_word(t->tid, f->call.args[hook_table[f->call.id].ptr], arch->word_size,
 				 &memptr);
 	hook_effect(&f->call, retval, memptr, &e);
+	if (hook_string_unit(&f->call, &e) &&
+	    remote_string_size(t->tid, e.allocated, hook_string_unit(&f->call, &e), &e.size))
+		pr_dbg(0, "thread %d: %s's string at %#llx cannot be read: its size is 0", t->tid,
+		       hook_table[f->call.id].name, (unsigned long long)e.allocated);
 	if (hook_table[f->call.id].kind == HK_REALLOC || hook_table[f->call.id].kind == HK_RESIZE) {
 		if (e.freed) {
 			table_heap_release(tb, heap, f->took_old);
@@ -225,14 +229,15 @@ static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *
 	uint32_t cookie = (uint32_t)t->tid << COOKIE_FRAME_BITS | idx;
 	const struct hook_desc *d = &hook_table[f->call.id];
 
-	/* posix_memalign's block is read in memory at a stop; an unwinder cannot get past the
-	 * recording or logging trampoline's frame, so a call that may throw returns through the
-	 * trapping one; with entry stubs, whose records are read while the program runs, a
-	 * return logged here would be read only at the next stop, after calls made later. Both
-	 * frames move sp down, so a function that reads arguments on the stack (arm's mmap, a
-	 * custom function unless its debug information says otherwise) would read them shifted:
-	 * it returns through the trapping one too, which leaves sp alone. */
-	if (d->kind == HK_ALLOC_MEMPTR || (d->flags & HF_THROWS) || !image_regs_only(p, f->call.id))
+	/* posix_memalign's block (mi_strdup's size) is read in memory at a stop; an unwinder
+	 * cannot get past the recording or logging trampoline's frame, so a call that may throw
+	 * returns through the trapping one; with entry stubs, whose records are read while the
+	 * program runs, a return logged here would be read only at the next stop, after calls
+	 * made later. Both frames move sp down, so a function that reads arguments on the stack
+	 * (arm's mmap, mimalloc's _at forms, a custom function unless its debug information says
+	 * otherwise) would read them shifted: it returns through the trapping one too, which
+	 * leaves sp alone. */
+	if (hook_reads_result(d) || (d->flags & HF_THROWS) || !image_regs_only(p, f->call.id))
 		return false;
 	if (send_recorded(t, regs, f))
 		return true;

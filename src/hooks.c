@@ -11,6 +11,12 @@
 #define NEW(n, fl) { n, HK_ALLOC, 0, -1, -1, fl }
 #define DELETE(n) { n, HK_FREE, -1, -1, 0, HF_NESTS }
 #define FREE(n) DELETE(n)
+/* a copy of a string, its size read at the return (HF_STRING); buf: the caller's buffer */
+#define STRDUP(n, buf, fl) { n, HK_ALLOC, -1, -1, buf, HF_STRING | (fl) }
+/* recalloc(p, count, size, alignment, offset) */
+#define RECALLOC_AT(n) { n, HK_REALLOC, 2, 1, 0, 0, HEAP_MALLOC, 5 }
+/* mimalloc's re*alloc(heap, p, [count,] size, ...) of w argument words (0: up to 4) */
+#define HEAP_RE(n, cnt, w) { n, HK_REALLOC, (cnt) < 0 ? 2 : 3, cnt, 1, 0, HEAP_MALLOC, w }
 
 struct hook_desc hook_table[HOOK_COUNT] = {
 	[HOOK_MALLOC] = ALLOC("malloc", 0, -1),
@@ -83,9 +89,8 @@ struct hook_desc hook_table[HOOK_COUNT] = {
 	[HOOK_TC_DELETEARRAY_NOTHROW] = FREE("tc_deletearray_nothrow"),
 	/* mimalloc: its main allocation API (mi_heap_*(heap, ...) take the heap first). Its
 	 * posix_memalign, memalign, valloc, pvalloc, aligned_alloc, reallocarray and reallocarr
-	 * forms call these; the rest (mi_strdup, mi_malloc_small, the _at forms, most mi_heap_*:
-	 * the man page lists them) reach its internals directly and are not traced, since a C++
-	 * program's hooks must fit the SIGTRAP guard's table (guard.h; 44 with these) */
+	 * forms call these, as mi_heap_reallocn and mi_heap_reallocf call mi_heap_realloc; the
+	 * rest are after the mapping calls */
 	[HOOK_MI_MALLOC] = ALLOC("mi_malloc", 0, -1),
 	[HOOK_MI_ZALLOC] = ALLOC("mi_zalloc", 0, -1),
 	[HOOK_MI_CALLOC] = ALLOC("mi_calloc", 1, 0),
@@ -134,6 +139,54 @@ struct hook_desc hook_table[HOOK_COUNT] = {
 	[HOOK_MUNMAP] = { NULL, HK_UNMAP, 1, -1, 0, 0, HEAP_MMAP },
 	[HOOK_MREMAP] = { NULL, HK_MREMAP, 2, 1, 0, 0, HEAP_MMAP },
 	[HOOK_SBRK] = { NULL, HK_SBRK, 0, -1, -1, 0, HEAP_MMAP },
+	/*
+	 * mimalloc's entry points that reach its internals without a traced one (2.0, Debian
+	 * 12's; the _at forms take an offset after the alignment, which is not kept). The string
+	 * copies' blocks are as long as the string they return, with its terminator: mi_strndup's
+	 * is the string's first n bytes and a terminator, mi_realpath's the resolved path's copy
+	 * (mi_heap_strndup of it; with a buffer of the caller's, realpath's result is that
+	 * buffer), mi_wcsdup's of 16-bit units; mi_dupenv_s(&buf, &size, name) returns 0 and
+	 * mi_strdup(getenv(name)) in *buf, or NULL when unset (mi_wdupenv_s: EINVAL on Linux).
+	 */
+	[HOOK_MI_MALLOC_SMALL] = ALLOC("mi_malloc_small", 0, -1),
+	[HOOK_MI_ZALLOC_SMALL] = ALLOC("mi_zalloc_small", 0, -1),
+	[HOOK_MI_STRDUP] = STRDUP("mi_strdup", -1, 0),
+	[HOOK_MI_STRNDUP] = STRDUP("mi_strndup", -1, 0),
+	[HOOK_MI_REALPATH] = STRDUP("mi_realpath", 1, HF_CALLER_BUF),
+	[HOOK_MI_MBSDUP] = STRDUP("mi_mbsdup", -1, 0),
+	[HOOK_MI_WCSDUP] = STRDUP("mi_wcsdup", -1, HF_WIDE),
+	[HOOK_MI_DUPENV_S] = { "mi_dupenv_s", HK_ALLOC_MEMPTR, -1, -1, 0, HF_STRING },
+	[HOOK_MI_WDUPENV_S] = { "mi_wdupenv_s", HK_ALLOC_MEMPTR, -1, -1, 0, HF_STRING | HF_WIDE },
+	[HOOK_MI_MALLOC_ALIGNED_AT] = ALLOC("mi_malloc_aligned_at", 0, -1),
+	[HOOK_MI_ZALLOC_ALIGNED_AT] = ALLOC("mi_zalloc_aligned_at", 0, -1),
+	[HOOK_MI_CALLOC_ALIGNED_AT] = ALLOC("mi_calloc_aligned_at", 1, 0),
+	[HOOK_MI_REALLOC_ALIGNED_AT] = { "mi_realloc_aligned_at", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_MI_REZALLOC_ALIGNED] = { "mi_rezalloc_aligned", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_MI_REZALLOC_ALIGNED_AT] = { "mi_rezalloc_aligned_at", HK_REALLOC, 1, -1, 0, 0 },
+	[HOOK_MI_RECALLOC_ALIGNED] = { "mi_recalloc_aligned", HK_REALLOC, 2, 1, 0, 0 },
+	[HOOK_MI_RECALLOC_ALIGNED_AT] = RECALLOC_AT("mi_recalloc_aligned_at"),
+	[HOOK_MI_ALIGNED_RECALLOC] = { "mi_aligned_recalloc", HK_REALLOC, 2, 1, 0, 0 },
+	[HOOK_MI_ALIGNED_OFFSET_RECALLOC] = RECALLOC_AT("mi_aligned_offset_recalloc"),
+	[HOOK_MI_HEAP_MALLOCN] = ALLOC("mi_heap_mallocn", 2, 1),
+	[HOOK_MI_HEAP_MALLOC_SMALL] = ALLOC("mi_heap_malloc_small", 1, -1),
+	[HOOK_MI_HEAP_STRDUP] = STRDUP("mi_heap_strdup", -1, 0),
+	[HOOK_MI_HEAP_STRNDUP] = STRDUP("mi_heap_strndup", -1, 0),
+	[HOOK_MI_HEAP_REALPATH] = STRDUP("mi_heap_realpath", 2, HF_CALLER_BUF),
+	[HOOK_MI_HEAP_MALLOC_ALIGNED] = ALLOC("mi_heap_malloc_aligned", 1, -1),
+	[HOOK_MI_HEAP_MALLOC_ALIGNED_AT] = ALLOC("mi_heap_malloc_aligned_at", 1, -1),
+	[HOOK_MI_HEAP_ZALLOC_ALIGNED] = ALLOC("mi_heap_zalloc_aligned", 1, -1),
+	[HOOK_MI_HEAP_ZALLOC_ALIGNED_AT] = ALLOC("mi_heap_zalloc_aligned_at", 1, -1),
+	[HOOK_MI_HEAP_CALLOC_ALIGNED] = ALLOC("mi_heap_calloc_aligned", 2, 1),
+	[HOOK_MI_HEAP_CALLOC_ALIGNED_AT] = { "mi_heap_calloc_aligned_at", HK_ALLOC, 2, 1, -1, 0,
+					     HEAP_MALLOC, 5 },
+	[HOOK_MI_HEAP_REALLOC_ALIGNED] = { "mi_heap_realloc_aligned", HK_REALLOC, 2, -1, 1, 0 },
+	[HOOK_MI_HEAP_REALLOC_ALIGNED_AT] = HEAP_RE("mi_heap_realloc_aligned_at", -1, 5),
+	[HOOK_MI_HEAP_REZALLOC] = HEAP_RE("mi_heap_rezalloc", -1, 0),
+	[HOOK_MI_HEAP_RECALLOC] = HEAP_RE("mi_heap_recalloc", 2, 0),
+	[HOOK_MI_HEAP_REZALLOC_ALIGNED] = HEAP_RE("mi_heap_rezalloc_aligned", -1, 0),
+	[HOOK_MI_HEAP_REZALLOC_ALIGNED_AT] = HEAP_RE("mi_heap_rezalloc_aligned_at", -1, 5),
+	[HOOK_MI_HEAP_RECALLOC_ALIGNED] = HEAP_RE("mi_heap_recalloc_aligned", 2, 5),
+	[HOOK_MI_HEAP_RECALLOC_ALIGNED_AT] = HEAP_RE("mi_heap_recalloc_aligned_at", 2, 6),
 };
 
 /*
@@ -239,8 +292,9 @@ bool hook_args_in_regs(const struct hook_desc *d, unsigned reg_args)
 	if (d->heap != HEAP_MALLOC && d->heap != HEAP_MMAP)
 		return hook_nargs(d) <= reg_args;
 	/* mmap(addr, len, prot, flags, fd, off), mremap(old, size, new, flags, [new_addr]); the
-	 * rest take at most 4 (xallocx) */
-	return reg_args >= (d->kind == HK_MMAP ? 6u : d->kind == HK_MREMAP ? 5u : 4u);
+	 * rest take at most 4 (xallocx) but where words says (mimalloc's _at forms) */
+	return reg_args >= (d->kind == HK_MMAP ? 6u : d->kind == HK_MREMAP ? 5u :
+			    d->words ? d->words : 4u);
 }
 
 static const struct hook_foreign foreign[] = {
@@ -341,6 +395,15 @@ bool hook_needs_memptr(const struct hook_call *c, uint64_t retval)
 	return hook_table[c->id].kind == HK_ALLOC_MEMPTR && retval == 0;
 }
 
+unsigned hook_string_unit(const struct hook_call *c, const struct hook_effect *e)
+{
+	const struct hook_desc *d = &hook_table[c->id];
+
+	if (!(d->flags & HF_STRING) || !e->allocated)
+		return 0;
+	return d->flags & HF_WIDE ? 2 : 1;
+}
+
 /* The size a call asked for: args[size], times args[count] if it has one (0 on overflow). */
 static uint64_t requested(const struct hook_desc *d, const uint64_t *a)
 {
@@ -364,6 +427,9 @@ void hook_effect(const struct hook_call *c, uint64_t retval, uint64_t memptr_val
 	memset(e, 0, sizeof(*e));
 	switch (d->kind) {
 	case HK_ALLOC:
+		/* mi_realpath with a buffer returns it (or NULL) */
+		if ((d->flags & HF_CALLER_BUF) && a[d->ptr])
+			break;
 		e->allocated = retval;
 		e->size = requested(d, a);
 		break;

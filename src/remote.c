@@ -101,6 +101,31 @@ int remote_read_word(pid_t pid, uint64_t addr, unsigned word_size, uint64_t *val
 	return n == 4 ? 0 : n < 0 ? (int)n : -EFAULT;
 }
 
+int remote_string_size(pid_t pid, uint64_t addr, unsigned unit, uint64_t *size)
+{
+	uint8_t buf[512];
+	uint64_t at = addr;
+
+	for (;;) {
+		/* up to the page's end: the next page may be unmapped */
+		size_t len = 4096 - (at & 4095);
+		ssize_t n;
+
+		n = remote_read(pid, at, buf, len < sizeof(buf) ? len : sizeof(buf));
+		if (n < (ssize_t)unit)
+			return n < 0 ? (int)n : -EFAULT;
+		/* units are aligned from addr: a unit split by the chunk's end is read again */
+		n -= n % unit;
+		for (ssize_t i = 0; i < n; i += unit) {
+			if (buf[i] == 0 && (unit == 1 || buf[i + 1] == 0)) {
+				*size = at + i + unit - addr;
+				return 0;
+			}
+		}
+		at += n;
+	}
+}
+
 int remote_write_word(pid_t pid, uint64_t addr, unsigned word_size, uint64_t val)
 {
 	uint32_t v32 = (uint32_t)val;

@@ -182,7 +182,7 @@ TEST_CASE(arguments_in_registers)
 {
 	/* returns logged without a stop move sp: only functions whose arguments are all in
 	 * registers may take that path (arm passes 4 words in registers, x86_64 6) */
-	struct hook_desc pool = { "pool_alloc", HK_ALLOC, 1, -1, -1, 0, HEAP_MMAP + 1 };
+	struct hook_desc pool = { "pool_alloc", HK_ALLOC, 1, -1, -1, 0, HEAP_MMAP + 1, 0 };
 
 	hook_enable_mmap();
 	CHECK(hook_args_in_regs(&hook_table[HOOK_MALLOC], 4));
@@ -198,4 +198,71 @@ TEST_CASE(arguments_in_registers)
 	pool.size = 5;
 	CHECK(!hook_args_in_regs(&pool, 4));
 	CHECK(hook_args_in_regs(&pool, 6));
+	/* mimalloc's heap _at forms: 5 or 6 words, the last on arm's stack */
+	CHECK(hook_args_in_regs(&hook_table[HOOK_MI_HEAP_REZALLOC_ALIGNED], 4));
+	CHECK(!hook_args_in_regs(&hook_table[HOOK_MI_HEAP_REZALLOC_ALIGNED_AT], 4));
+	CHECK(hook_args_in_regs(&hook_table[HOOK_MI_HEAP_REZALLOC_ALIGNED_AT], 6));
+	CHECK(!hook_args_in_regs(&hook_table[HOOK_MI_HEAP_RECALLOC_ALIGNED_AT], 5));
+	CHECK(!hook_args_in_regs(&hook_table[HOOK_MI_ALIGNED_OFFSET_RECALLOC], 4));
+	CHECK(hook_args_in_regs(&hook_table[HOOK_MI_REALLOC_ALIGNED_AT], 4));
+}
+
+/* mimalloc's string copies: the block's size is the string's, read at the return. */
+TEST_CASE(mimalloc_strings)
+{
+	struct hook_call c = { HOOK_MI_STRNDUP, { 0x5000, 3 } };
+	struct hook_effect e;
+
+	CHECK(hook_needs_stop(&hook_table[HOOK_MI_STRDUP]));
+	CHECK(hook_reads_result(&hook_table[HOOK_MI_HEAP_STRDUP]));
+	hook_effect(&c, 0x9000, 0, &e);
+	CHECK_EFFECT(e, 0, 0x9000, 0); /* the size is the caller's to read */
+	CHECK_EQ(hook_string_unit(&c, &e), 1);
+	c.id = HOOK_MI_WCSDUP;
+	CHECK_EQ(hook_string_unit(&c, &e), 2);
+	hook_effect(&c, 0, 0, &e); /* failed */
+	CHECK_EQ(hook_string_unit(&c, &e), 0);
+	/* mi_realpath(name, NULL) makes a block; with a buffer it returns that buffer */
+	c = (struct hook_call){ HOOK_MI_REALPATH, { 0x5000, 0 } };
+	hook_effect(&c, 0x9000, 0, &e);
+	CHECK_EFFECT(e, 0, 0x9000, 0);
+	CHECK_EQ(hook_string_unit(&c, &e), 1);
+	c.args[1] = 0x7000;
+	hook_effect(&c, 0x7000, 0, &e);
+	CHECK_EFFECT(e, 0, 0, 0);
+	c = (struct hook_call){ HOOK_MI_HEAP_REALPATH, { 0x100, 0x5000, 0x7000 } };
+	hook_effect(&c, 0x7000, 0, &e);
+	CHECK_EFFECT(e, 0, 0, 0);
+	/* mi_dupenv_s(&buf, &size, name): 0 and the block in buf, or NULL if unset */
+	c = (struct hook_call){ HOOK_MI_DUPENV_S, { 0x7ff0, 0x7fe8, 0x5000 } };
+	CHECK(hook_needs_memptr(&c, 0));
+	hook_effect(&c, 0, 0x9000, &e);
+	CHECK_EFFECT(e, 0, 0x9000, 0);
+	CHECK_EQ(hook_string_unit(&c, &e), 1);
+	hook_effect(&c, 0, 0, &e);
+	CHECK_EQ(hook_string_unit(&c, &e), 0);
+	CHECK(!hook_needs_memptr(&c, 22));
+}
+
+/* mimalloc's other shapes: the heap first, the _at forms' offset not kept. */
+TEST_CASE(mimalloc_shapes)
+{
+	struct hook_call c = { HOOK_MI_HEAP_RECALLOC_ALIGNED_AT, { 0x100, 0x1000, 10, 12 } };
+	struct hook_effect e;
+
+	CHECK_EQ(hook_lookup("mi_heap_recalloc_aligned_at"), HOOK_MI_HEAP_RECALLOC_ALIGNED_AT);
+	CHECK_EQ(hook_nargs(&hook_table[HOOK_MI_HEAP_RECALLOC_ALIGNED_AT]), 4);
+	CHECK(hook_needs_stop(&hook_table[HOOK_MI_HEAP_RECALLOC]));
+	CHECK(!hook_needs_stop(&hook_table[HOOK_MI_HEAP_REZALLOC_ALIGNED_AT]));
+	hook_effect(&c, 0x2000, 0, &e);
+	CHECK_EFFECT(e, 0x1000, 0x2000, 120);
+	CHECK_EFFECT(run(HOOK_MI_HEAP_CALLOC_ALIGNED_AT, 0x100, 3, 40, 0x3000, 0), 0, 0x3000, 120);
+	CHECK_EFFECT(run(HOOK_MI_HEAP_MALLOCN, 0x100, 3, 40, 0x3000, 0), 0, 0x3000, 120);
+	CHECK_EFFECT(run(HOOK_MI_MALLOC_ALIGNED_AT, 70, 64, 8, 0x3000, 0), 0, 0x3000, 70);
+	CHECK_EFFECT(run(HOOK_MI_CALLOC_ALIGNED_AT, 3, 40, 64, 0x3000, 0), 0, 0x3000, 120);
+	CHECK_EFFECT(run(HOOK_MI_REZALLOC_ALIGNED_AT, 0x1000, 90, 64, 0x3000, 0), 0x1000, 0x3000,
+		     90);
+	CHECK_EFFECT(run(HOOK_MI_HEAP_REALLOC_ALIGNED, 0x100, 0x1000, 90, 0x3000, 0), 0x1000,
+		     0x3000, 90);
+	CHECK_EFFECT(run(HOOK_MI_ALIGNED_RECALLOC, 0x1000, 4, 25, 0x3000, 0), 0x1000, 0x3000, 100);
 }
