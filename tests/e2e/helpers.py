@@ -422,6 +422,24 @@ ALLOC_FUNCTIONS = {"malloc", "calloc", "realloc", "reallocarray", "posix_memalig
                    # replacement allocators' own (tests/targets/vendor.h)
                    "mallocx", "rallocx", "xallocx", "tc_malloc_skip_new_handler", "mi_zalloc",
                    "mi_mallocn", "mi_reallocn", "mi_malloc_aligned", "mi_new_n",
+                   # and every other mimalloc entry point (tests/targets/mimalloc_api.c)
+                   "mi_zalloc_small", "mi_malloc_small", "mi_zalloc_aligned",
+                   "mi_malloc_aligned_at", "mi_zalloc_aligned_at", "mi_calloc_aligned",
+                   "mi_calloc_aligned_at", "mi_heap_malloc", "mi_heap_zalloc", "mi_heap_calloc",
+                   "mi_heap_mallocn", "mi_heap_malloc_small", "mi_heap_malloc_aligned",
+                   "mi_heap_malloc_aligned_at", "mi_heap_zalloc_aligned",
+                   "mi_heap_zalloc_aligned_at", "mi_heap_calloc_aligned",
+                   "mi_heap_calloc_aligned_at", "mi_new_nothrow", "mi_new_aligned_nothrow",
+                   "mi_reallocf", "mi_rezalloc", "mi_recalloc", "mi_expand",
+                   "mi_realloc_aligned", "mi_realloc_aligned_at", "mi_rezalloc_aligned",
+                   "mi_rezalloc_aligned_at", "mi_recalloc_aligned", "mi_recalloc_aligned_at",
+                   "mi_heap_realloc", "mi_heap_realloc_aligned", "mi_heap_realloc_aligned_at",
+                   "mi_heap_rezalloc", "mi_heap_recalloc", "mi_heap_rezalloc_aligned",
+                   "mi_heap_rezalloc_aligned_at", "mi_heap_recalloc_aligned",
+                   "mi_heap_recalloc_aligned_at", "mi_aligned_recalloc",
+                   "mi_aligned_offset_recalloc", "mi_new_realloc", "mi_strdup", "mi_strndup",
+                   "mi_heap_strdup", "mi_heap_strndup", "mi_mbsdup", "mi_wcsdup", "mi_realpath",
+                   "mi_heap_realpath", "mi_dupenv_s", "mi_wdupenv_s",
                    # a jemalloc with the je_ prefix (tests/targets/jeprefix.c)
                    "je_malloc", "je_calloc", "je_realloc", "je_posix_memalign", "je_mallocx",
                    "je_rallocx"}
