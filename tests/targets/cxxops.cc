@@ -18,11 +18,14 @@
  * at exit as in cxx.cc: the tests add it.
  *
  * With the argument "throw" it runs throw_some() instead, which makes operator new fail:
- * new char[huge] throws std::bad_alloc three times and new Big[huge] once, each caught by the
- * caller (heaptrace must give the unwinder the real return address back: without it the
- * program ends in std::terminate); new (std::nothrow) char[huge] returns NULL (libstdc++'s
- * catches what the plain operator new it calls throws); a constructor that throws after its
- * operator new returned makes the compiler call operator delete. Failed calls count nothing.
+ * new char[huge] throws std::bad_alloc three times and Big's operator new[] (the aligned form)
+ * asked for 15/16 of the address space once (more than any process can map: a new-expression
+ * cannot ask above PTRDIFF_MAX, and 32-bit arm's jemalloc grants the 1 GiB below it that
+ * new Big[] could ask), each caught by the caller (heaptrace must give the unwinder the real
+ * return address back: without it the program ends in std::terminate); new (std::nothrow)
+ * char[huge] returns NULL (libstdc++'s catches what the plain operator new it calls throws); a
+ * constructor that throws after its operator new returned makes the compiler call operator
+ * delete. Failed calls count nothing.
  * Every throw mallocs its exception object (__cxa_allocate_exception) and the catch frees it:
  *   - throw 42 in Thrower(): 1 allocation and 1 free, with the Thrower's own: 2 and 2;
  *   - the four bad_alloc thrown out of operator new: made inside operator new, a traced call,
@@ -60,6 +63,7 @@ __attribute__((noipa)) Thrower::Thrower()
 static void *volatile kept[32];
 static unsigned nkept;
 static volatile size_t huge = SIZE_MAX / 2;
+static volatile size_t huger = SIZE_MAX / 16 * 15;
 
 static void hold(void *p)
 {
@@ -163,7 +167,7 @@ LEAF void throw_some(void)
 		}
 	}
 	try {
-		Big *b = new Big[huge / sizeof(Big) / 2];
+		void *b = ::operator new[](huger, std::align_val_t(alignof(Big)));
 
 		keep(b);
 		_exit(99);

@@ -1235,16 +1235,6 @@ def musl_own(interp, so):
     return bool(interp) and os.path.basename(interp).startswith("ld-musl-") and so == "libc.so"
 
 
-def throws_32(ctx, v):
-    """cxxops.cc's new Big[SIZE_MAX / 256], which must throw, is 1 GiB on a 32-bit arch, and
-    jemalloc on arm grants it (seen in the guest: the program exits 99; tcmalloc and libstdc++
-    refuse it). A size above PTRDIFF_MAX makes the new-expression throw bad_array_new_length
-    before any operator new is called, so no size does it on 32-bit."""
-    if ctx.arch.name == "arm" and v.startswith("jemalloc:"):
-        raise ctx.h.Skip("cxxops.cc's failing new Big[] is 1 GiB on 32-bit arm, which jemalloc "
-                         "grants")
-
-
 # test_stackpool.SPECS: operands on the stack on every arch (arm's from the 5th argument)
 STACKPOOL_SPECS = ["--alloc=wide_alloc:10", "--alloc=wide_calloc:11:9",
                    "--realloc=wide_realloc:10:11", "--free=wide_free:9", "--alloc=mid_alloc:5",
@@ -1280,12 +1270,15 @@ def allocator_cases(opts):
             cases.append(("allocator_new_throws[%s]" % v,
                           [GuestRun("ht", lib + "_cxxops", opt, args=["throw"]),
                            GuestRun("ht", lib + "_cxxops", opt, args=["idle"])],
-                          lambda c, v=v: throws_32(c, v) or
-                          c.mod("test_allocators").test_allocator_new_throws(v)))
+                          lambda c, v=v: c.mod("test_allocators").test_allocator_new_throws(v)))
         for name in MUSL_NAMES:
             v = "%s:%s" % (name, opt)
             cases.append(("musl[%s]" % v, [GuestRun("ht", name, opt)],
                           lambda c, v=v: c.mod("test_musl").test_musl_family(v)))
+        cases.append(("allocator_mimalloc_api[%s]" % opt,
+                      [GuestRun("ht", "mimalloc_api", opt),
+                       GuestRun("ht", "mimalloc_api", opt, args=["idle"])],
+                      lambda c, o=opt: c.mod("test_allocators").test_mimalloc_api(o)))
         cases.append(("jemalloc_prefixed[%s]" % opt, [GuestRun("ht", "jeprefix", opt)],
                       lambda c, o=opt: c.mod("test_allocators").test_jemalloc_prefixed(o)))
     return cases
