@@ -261,7 +261,7 @@ static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
 		p->hooks_full = true;
 		return 0;
 	}
-	if (ret && (h >= HOOK_MMAP || hook_table[h].heap != HEAP_MALLOC)) {
+	if (ret && ((h >= HOOK_MMAP && h <= HOOK_SBRK) || hook_table[h].heap != HEAP_MALLOC)) {
 		/* an extra the user asked for (--alloc, --mmap): the rest is traced all the same */
 		pr_warn("cannot trace %s at %#llx in %s: %s: it is left out", hook_table[h].name,
 			(unsigned long long)addr, m->path,

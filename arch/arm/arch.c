@@ -195,8 +195,8 @@ static void arm_jump_back(uint8_t *slot, size_t o, uint32_t next)
 }
 
 /*
- * Thumb-2 (code at the even address code). Out of line: T16 push, cmp #imm, movs #imm, mov
- * (register); T32 stmdb sp! (push.w), umull, cmp.w #imm; and ldr (literal, T16 and T32),
+ * Thumb-2 (code at the even address code). Out of line: T16 push, cmp #imm, movs #imm,
+ * adds/subs #imm3, mov (register); T32 stmdb sp! (push.w), umull, cmp.w #imm; and ldr (literal, T16 and T32),
  * relocated as movw/movt of the literal's address and an ldr through the register. Emulated:
  * bx Rm, cbz/cbnz, b.n, b.w. None of these may sit in an IT block; no glibc 2.36 armhf
  * malloc-family entry does, nor any of jemalloc's, tcmalloc's or mimalloc's in Debian 12 (their
@@ -265,6 +265,9 @@ static int thumb_displace(uint32_t code, const uint8_t *insn, size_t len, uint64
 	if ((hw1 & 0xf800) == 0x2800) /* cmp Rn, #imm8 (T1): the CPU sets the flags */
 		goto xol2;
 	if ((hw1 & 0xf800) == 0x2000) /* movs Rd, #imm8 (T1): jemalloc's rallocx */
+		goto xol2;
+	if ((hw1 & 0xfc00) == 0x1c00) /* adds/subs Rd, Rn, #imm3 (T1), low registers only:
+				       * mimalloc's mi_heap_malloc_small, mi_heap_malloc_aligned */
 		goto xol2;
 	if ((hw1 & 0xff00) == 0x4600) { /* mov Rd, Rm (T1), flags untouched */
 		unsigned rd = (hw1 >> 4 & 8) | (hw1 & 7), rm = hw1 >> 3 & 15;

@@ -254,6 +254,22 @@ TEST_CASE(replacement_allocators_run_out_of_line)
 	check_thumb_back(slot, 4, LIBC + 0xa7a0);
 }
 
+TEST_CASE(add_sub_imm3_run_out_of_line)
+{
+	/* Debian 12 armhf mimalloc (objdump): mi_heap_malloc_small a5c8: 1ccb adds r3, r1, #3;
+	 * mi_heap_malloc_aligned b684: 1e53 subs r3, r2, #1 */
+	static const uint8_t adds[] = { 0xcb, 0x1c }, subs[] = { 0x53, 0x1e };
+	uint8_t slot[ARCH_SLOT_SIZE];
+	struct arch_emul em;
+
+	REQUIRE(displace_at(LIBC + 0xa5c9, adds, sizeof(adds), slot, &em) == STEP_XOL);
+	CHECK(!memcmp(slot, adds, sizeof(adds)));
+	check_thumb_back(slot, 2, LIBC + 0xa5ca);
+	REQUIRE(displace_at(LIBC + 0xb685, subs, sizeof(subs), slot, &em) == STEP_XOL);
+	CHECK(!memcmp(slot, subs, sizeof(subs)));
+	check_thumb_back(slot, 2, LIBC + 0xb686);
+}
+
 TEST_CASE(wide_literal_load_is_relocated)
 {
 	/* tcmalloc's memalign 2a4c1: f8df c124 ldr.w ip, [pc, #292] -> Align(2a4c4, 4) + 292 =
