@@ -166,6 +166,8 @@ enum hook_id {
 	HOOK_MI_HEAP_REZALLOC_ALIGNED_AT,
 	HOOK_MI_HEAP_RECALLOC_ALIGNED,
 	HOOK_MI_HEAP_RECALLOC_ALIGNED_AT,
+	HOOK_MI_CFREE,
+	HOOK_MI_FREE_SIZE_ALIGNED,
 	/* the program's own allocator functions named by --alloc, --realloc and --free
 	 * (custom.h): slots filled before tracing starts, named NULL while unused */
 	HOOK_CUSTOM0,

@@ -187,6 +187,9 @@ struct hook_desc hook_table[HOOK_COUNT] = {
 	[HOOK_MI_HEAP_REZALLOC_ALIGNED_AT] = HEAP_RE("mi_heap_rezalloc_aligned_at", -1, 5),
 	[HOOK_MI_HEAP_RECALLOC_ALIGNED] = HEAP_RE("mi_heap_recalloc_aligned", 2, 5),
 	[HOOK_MI_HEAP_RECALLOC_ALIGNED_AT] = HEAP_RE("mi_heap_recalloc_aligned_at", 2, 6),
+	/* releases that call mi_free or mi_free_size on x86_64, but their internals on arm */
+	[HOOK_MI_CFREE] = FREE("mi_cfree"),
+	[HOOK_MI_FREE_SIZE_ALIGNED] = FREE("mi_free_size_aligned"),
 };
 
 /*

@@ -4,7 +4,8 @@
  * 73, mi_wcsdup and mi_wdupenv_s included), each called once from a leaf of its own
  * (leaf_NAME, frame 1, or further up where mimalloc's own frames sit between: the chain
  * starts with "*"), its block kept live; and its five releases (mi_free, mi_cfree,
- * mi_free_size, mi_free_size_aligned, mi_free_aligned) of a block made for them.
+ * mi_free_size, mi_free_size_aligned, mi_free_aligned) of a block made for them (armhf's
+ * mi_cfree frees it without a call to mi_free: each release is traced itself).
  *
  * The size each block counts is what the call asked for: its size argument (times its count),
  * a resize's new size, and a string copy's string with its terminator. The program derives
