@@ -74,7 +74,7 @@ def test_mimalloc_api(opt):
 
 def test_mimalloc_api_orphaned():
     """heaptrace killed with SIGKILL once mimalloc_api is in main (its breakpoints all placed:
-    82 in breakpoint mode on x86_64, beyond the SIGTRAP guard's old 48): the program, adopted
+    84 in breakpoint mode on x86_64, beyond the SIGTRAP guard's old 48): the program, adopted
     by this process, runs every mimalloc function through the breakpoints left behind and exits
     0 after its own checks; a breakpoint the guard did not know would end it with SIGTRAP."""
     need_heaptrace()
