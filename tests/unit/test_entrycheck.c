@@ -220,7 +220,7 @@ static void cs_facts(const cs_insn *i, struct x86_dec *d)
 
 	memset(d, 0, sizeof(*d));
 	d->len = i->size;
-	switch (i->id) { /* relative branches Capstone 4 puts in no group */
+	switch (i->id) { /* relative branches Capstone 4 puts in no group (loop*) */
 	case X86_INS_LOOP: case X86_INS_LOOPE: case X86_INS_LOOPNE: case X86_INS_JRCXZ:
 	case X86_INS_JECXZ: case X86_INS_XBEGIN:
 		jump = true;
@@ -752,12 +752,17 @@ TEST_CASE(allocator_entries_same_verdicts)
 	}
 }
 
+#endif
+
+#if defined(__x86_64__)
+
+/* Every malloc-family entry of the C library here passes, and entry_relocate displaces whole
+ * instructions (as Capstone sees them, where installed). */
 TEST_CASE(libc_family_entries_are_safe)
 {
 	const char *path = libc_path();
 	uint64_t addrs[HOOK_COUNT];
 
-	REQUIRE(cs_ready());
 	REQUIRE(path != NULL);
 	REQUIRE(sym_find_hooks(path, addrs) >= 9);
 	for (int h = 0; h < HOOK_COUNT; h++) {
@@ -779,15 +784,17 @@ TEST_CASE(libc_family_entries_are_safe)
 		n = arch_x86_64_ops.entry_relocate(addrs[h], code, sizeof(code), 5,
 						   addrs[h] + 0x1000, buf, &covered);
 		CHECK(n > 0);
+#if defined(HAVE_CAPSTONE)
 		/* the oracle: the same whole instructions */
 		CHECK_EQ(covered, capstone_cover(code, sizeof(code), addrs[h], 5));
+#endif
 	}
 }
 
 #endif
 
-/* entry_check_with (the arch's own decoder: arm's, mips64's): the function's bytes, as the file holds
- * them, go to the scan with its value and the patch's length, and its answer comes back; a
+/* entry_check_with (the arch's own decoder: x86_64's, arm's, mips64's): the function's bytes,
+ * as the file holds them, go to the scan with its value and the patch's length, and its answer comes back; a
  * function of unknown size is refused without a scan. */
 static const uint8_t *scan_seen;
 static size_t scan_size, scan_len;
