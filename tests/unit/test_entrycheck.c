@@ -794,8 +794,8 @@ TEST_CASE(libc_family_entries_are_safe)
 #endif
 
 /* entry_check_with (the arch's own decoder: x86_64's, arm's, mips64's): the function's bytes,
- * as the file holds them, go to the scan with its value and the patch's length, and its answer comes back; a
- * function of unknown size is refused without a scan. */
+ * as the file holds them, go to the scan with its value and the patch's length, and its answer
+ * comes back; a function of unknown size, or an arch without a scan, is refused without one. */
 static const uint8_t *scan_seen;
 static size_t scan_size, scan_len;
 static uint64_t scan_value;
