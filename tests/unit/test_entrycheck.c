@@ -675,12 +675,12 @@ TEST_CASE(capstone_agrees_over_libraries)
 		CHECK_EQ(walk_file(p, &t), 0);
 		files++;
 	}
-	printf("# %u files, %u functions, %u instructions compared (VEX %u, EVEX %u): safe for ours %u, for "
-	       "Capstone %u; safe for ours where Capstone cannot decode, with objdump's agreement %u, "
-	       "without %u; length/target mismatches %u; functions ours stops decoding first %u, "
-	       "Capstone first %u\n",
-	       files, t.funcs, t.insns, t.vex, t.evex, t.ours_safe, t.cs_safe, t.by_objdump, t.unsafe_ours_only,
-	       t.mismatches, t.ours_stops, t.cs_stops);
+	printf("# %u files, %u functions, %u instructions compared (VEX %u, EVEX %u): safe for "
+	       "ours %u, for Capstone %u; safe for ours where Capstone cannot decode, with "
+	       "objdump's agreement %u, without %u; length/target mismatches %u; functions ours "
+	       "stops decoding first %u, Capstone first %u\n",
+	       files, t.funcs, t.insns, t.vex, t.evex, t.ours_safe, t.cs_safe, t.by_objdump,
+	       t.unsafe_ours_only, t.mismatches, t.ours_stops, t.cs_stops);
 	printf("# where Capstone cannot decode: %u functions, %u instructions (EVEX %u) compared "
 	       "with objdump\n", t.od_funcs, t.od_insns, t.od_evex);
 	CHECK(files >= 4);
