@@ -43,12 +43,13 @@ SYSROOT_FLAGS := --sysroot=$(SYSROOT)
 endif
 
 PKGS        := libunwind-ptrace libdw libelf libzstd
-# Capstone decodes whole functions for the entry stubs' safety check (x86_64, src/entrycheck.c);
-# without it every hook keeps its breakpoint.
+# Capstone is the test oracle of the x86-64 decoder of the entry stubs' safety check
+# (arch/x86_64/decoder.c): only tests/unit/test_entrycheck.c links it. heaptrace does not (it
+# cost 9.5 ms of relocations at every start).
 ifeq ($(ARCH),x86_64)
 ifneq ($(shell $(PKG_ENV) $(PKG_CONFIG) --exists capstone && echo yes),)
-PKGS        += capstone
-CAPSTONE_DEF := -DHAVE_CAPSTONE
+CAPSTONE_DEF := -DHAVE_CAPSTONE $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags capstone)
+CAPSTONE_LIBS := $(shell $(PKG_ENV) $(PKG_CONFIG) --libs capstone)
 endif
 endif
 # ncursesw draws --live's terminal view (src/live.c). Optional: without it (and in STATIC builds,
@@ -84,7 +85,7 @@ ifneq ($(STATIC),)
 UNW_ARCH    := $(patsubst mips64,mips,$(ARCH))
 PKG_LIBS    := $(shell $(PKG_ENV) $(PKG_CONFIG) --libs-only-L $(PKGS) 2>/dev/null) \
                -Wl,--start-group -lunwind-ptrace -lunwind-generic -lunwind-$(UNW_ARCH) -lunwind \
-               -ldw -lelf -Wl,--end-group $(if $(CAPSTONE_DEF),-lcapstone) \
+               -ldw -lelf -Wl,--end-group \
                $(if $(PPROF_DEF),-lprotobuf-c) -lzstd -lz -llzma \
                -lbz2 -lpthread -ldl
 HT_LDFLAGS  += -static -Wl,--eh-frame-hdr
@@ -95,7 +96,7 @@ HT_LDFLAGS  += $(SYSROOT_FLAGS) $(SAN_FLAGS)
 # HT_LDFLAGS are what the build needs and come first.
 CFLAGS      ?= -O2 -g
 HT_CFLAGS   := -Wall -Wextra -std=gnu11 -Iinclude -iquote arch/$(ARCH) $(PKG_CFLAGS) \
-               -DHEAPTRACE_DEPTH=$(DEPTH) -DHEAPTRACE_VERSION=\"$(VERSION)\" -MMD -MP $(CAPSTONE_DEF) $(DEBUGINFOD_DEF) \
+               -DHEAPTRACE_DEPTH=$(DEPTH) -DHEAPTRACE_VERSION=\"$(VERSION)\" -MMD -MP $(DEBUGINFOD_DEF) \
                $(NCURSES_DEF) $(PPROF_DEF) \
                $(SYSROOT_FLAGS) $(SAN_FLAGS)
 LDLIBS      := $(PKG_LIBS) -lstdc++ -pthread
@@ -124,7 +125,7 @@ $(OBJS): $(FLAGS_FILE)
 PURE        := src/table.c src/report.c src/hooks.c src/maps.c src/util.c src/log.c \
 	       src/retlog.c src/seccomp.c src/inventory.c src/invglibc.c src/invmusl.c src/frames.c \
 	       src/timeline.c src/blockview.c src/custom.c
-UNIT_ARCHES := $(wildcard arch/*/arch.c)
+UNIT_ARCHES := $(wildcard arch/*/arch.c) arch/x86_64/decoder.c
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRCS))
 UNIT_DEPS   := $(wildcard include/*.h arch/*/*.h) tests/unit/unittest.h $(FLAGS_FILE)
@@ -227,14 +228,26 @@ $(BUILD)/unit/fixture_entry.so: tests/unit/fixture_entry.c
 	@mkdir -p $(dir $@)
 	$(CC) -shared -fPIC -O1 -o $@ $<
 
-# The entry check decodes with Capstone where heaptrace does (x86_64 with it installed).
-$(BUILD)/unit/test_entrycheck: tests/unit/test_entrycheck.c src/entrycheck.c src/symbols.c \
-		src/inlines.c $(PURE) \
-		$(UNIT_DEPS) $(BUILD)/unit/fixture_entry.so
+# gcc's AVX-512 code for the decoder's oracle (x86_64 only).
+$(BUILD)/unit/fixture_avx512.so: tests/unit/fixture_avx512.c
 	@mkdir -p $(dir $@)
-	$(CC) -Wall -Wextra -std=gnu11 -g -O0 $(SAN_FLAGS) -Iinclude -Itests/unit $(PKG_CFLAGS) \
-		$(CAPSTONE_DEF) -DFIXTURE=\"$(abspath $(BUILD)/unit/fixture_entry.so)\" -o $@ $< \
-		src/entrycheck.c src/symbols.c src/inlines.c $(PURE) $(UNIT_ARCHES) $(LDLIBS) -ldl
+	$(CC) -shared -fPIC -O3 -march=sapphirerapids -mprefer-vector-width=512 -o $@ $<
+
+ifeq ($(ARCH),x86_64)
+AVX512_FIXTURE := $(BUILD)/unit/fixture_avx512.so
+endif
+
+# The entry check's x86-64 decoder against Capstone, its oracle (x86_64 with it installed), over
+# the functions of this machine's libraries.
+$(BUILD)/unit/test_entrycheck: tests/unit/test_entrycheck.c src/entrycheck.c src/symbols.c \
+		src/inlines.c $(PURE) $(UNIT_ARCHES) \
+		$(UNIT_DEPS) $(BUILD)/unit/fixture_entry.so $(AVX512_FIXTURE)
+	@mkdir -p $(dir $@)
+	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Iinclude -Itests/unit $(PKG_CFLAGS) \
+		$(CAPSTONE_DEF) -DFIXTURE=\"$(abspath $(BUILD)/unit/fixture_entry.so)\" \
+		$(if $(AVX512_FIXTURE),-DFIXTURE_AVX512=\"$(abspath $(AVX512_FIXTURE))\") -o $@ $< \
+		src/entrycheck.c src/symbols.c src/inlines.c $(PURE) $(UNIT_ARCHES) $(LDLIBS) \
+		$(CAPSTONE_LIBS) -ldl
 
 # The entry stubs' code runs in the test itself (where the arch has it).
 $(BUILD)/unit/test_stubs: tests/unit/test_stubs.c $(wildcard arch/$(ARCH)/stubcode.c) $(PURE) \

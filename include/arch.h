@@ -201,7 +201,8 @@ struct arch_ops {
 	size_t (*entry_thunk)(uint8_t *buf, uint64_t at, uint32_t word, uint64_t common);
 	uint64_t (*get_tls)(const struct arch_regs *r);
 	/*
-	 * The patch-safety rule with the arch's own decoder (NULL: entrycheck.c's Capstone one):
+	 * The patch-safety rule with the arch's own decoder (NULL: every patch longer than
+	 * insn_align is refused; x86_64: arch/x86_64/decoder.c):
 	 * code holds the size bytes of the function at symbol value value; return 0 if nothing in
 	 * it leads into (code address, + len) (arch/arm: a direct branch, a PC-relative load or
 	 * adr, or an indirect jump other than a return), -EXDEV if something may, or -errno.

@@ -521,16 +521,14 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t sym, int hook, const struct 
 		return -ENOTSUP;
 	/*
 	 * A branch from elsewhere into the bytes the patch replaces, after their first, would
-	 * land inside it: entry_check decodes the whole function. A patch no longer than the
+	 * land inside it: entry_check_with decodes the whole function. A patch no longer than the
 	 * arch's instruction alignment (aarch64: one 4-byte b over one whole instruction) has no
 	 * such bytes: every branch lands on the entry, and runs the stub as a call does. mips64's
 	 * j and its delay slot cover entry+4: the arch's own scan decodes the function.
 	 */
 	if (blen > (int)arch->insn_align) {
 		uint64_t size = sym_func_size(m->path, sym - m->bias);
-		int safe = arch->entry_scan ?
-				   entry_check_with(arch, m->path, sym - m->bias, size, blen) :
-				   entry_check(m->path, addr - m->bias, size, blen);
+		int safe = entry_check_with(arch, m->path, sym - m->bias, size, blen);
 
 		if (safe)
 			return safe;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "decoder.h"
 
 enum {
 	X_R15, X_R14, X_R13, X_R12, X_RBP, X_RBX, X_R11, X_R10, X_R9, X_R8, X_RAX, X_RCX,
@@ -709,6 +710,7 @@ const struct arch_ops arch_x86_64_ops = {
 	.entry_relocate = x86_entry_relocate,
 	.entry_branch = x86_entry_branch,
 	.entry_thunk = x86_entry_thunk,
+	.entry_scan = x86_entry_scan, /* decoder.c */
 	.get_tls = x86_get_tls,
 	.core_tp = x86_core_tp,
 	.tls_window = x86_tls_window,
