@@ -452,13 +452,18 @@ struct pc_ctx {
 	bool inside;
 };
 
+/* A thread stopped in (lo, hi): its code address (arm: get_pc sets bit 0 in Thumb state, and
+ * a thread stopped on the entry itself takes the branch like a call). */
 static void pc_cb(struct thread *t, void *arg)
 {
 	struct pc_ctx *c = arg;
 	struct arch_regs regs;
+	uint64_t pc;
 
-	if (!arch_get_regs(t->tid, &regs) && arch->get_pc(&regs) > c->lo &&
-	    arch->get_pc(&regs) < c->hi)
+	if (arch_get_regs(t->tid, &regs))
+		return;
+	pc = arch->code_addr(arch->get_pc(&regs));
+	if (pc > c->lo && pc < c->hi)
 		c->inside = true;
 }
 
