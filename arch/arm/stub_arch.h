@@ -10,14 +10,7 @@
  * after a barrier, so stubs.c's reader is the same on every architecture (16 bytes more per
  * record than 32-bit fields would take; the ring position and the cookie stay 64-bit).
  */
-/*
- * Off: built and unit-tested (tests/unit/test_stubs_arm.c; the stub code in-process under
- * qemu-arm), but in the arm guest a program linked with Debian 12's armhf mimalloc died of
- * SIGSEGV before its first traced call whenever one of its functions of hook index 18 or more
- * had a stub (20 of them, each alone), and the SIGKILL survival case failed 1 run in 6; arm
- * keeps its breakpoints until that is understood.
- */
-#define STUBS_SUPPORTED 0
+#define STUBS_SUPPORTED 1
 
 #include "stub_layout.h"
 
