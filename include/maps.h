@@ -28,6 +28,7 @@ struct module {
 	bool bias_known;
 	bool scanned; /* its symbols were searched for hooks */
 	bool exec; /* has an executable mapping */
+	uint64_t exec_start, exec_end; /* lowest and highest address of its executable mappings */
 };
 
 struct modlist {

@@ -44,7 +44,10 @@ static bool after_call(void *ctx, uint64_t ret, uint64_t *target)
 	const struct module *m = modlist_find(&p->mods, code);
 	uint8_t insn[ARCH_CALL_WINDOW];
 
-	if (!m || !m->exec || code < m->start + ARCH_CALL_WINDOW)
+	/* in its code, not just its extent: a pointer to its data (seen in the arm guest: to
+	 * ld.so's __stack_chk_guard, after the random canary, which decoded as a bl now and then)
+	 * is no return address */
+	if (!m || !m->exec || code < m->exec_start + ARCH_CALL_WINDOW || code > m->exec_end)
 		return false;
 	if (read_words(NULL, code - ARCH_CALL_WINDOW, insn, sizeof(insn)) != sizeof(insn))
 		return false;

@@ -65,6 +65,18 @@ ssize_t maps_read(pid_t pid, struct mapping **out)
 	return n;
 }
 
+/* A module's executable extent takes in mapping m of its file if m is executable. */
+static void exec_extend(struct module *mod, const struct mapping *m)
+{
+	if (!(m->prot & MAP_X))
+		return;
+	if (!mod->exec || m->start < mod->exec_start)
+		mod->exec_start = m->start;
+	if (!mod->exec || m->end > mod->exec_end)
+		mod->exec_end = m->end;
+	mod->exec = true;
+}
+
 size_t modlist_update(struct modlist *ml, const struct mapping *maps, size_t n)
 {
 	size_t added = 0;
@@ -99,12 +111,12 @@ size_t modlist_update(struct modlist *ml, const struct mapping *maps, size_t n)
 				if (maps[k].offset == 0)
 					break;
 				mod->end = maps[k].end;
-				mod->exec |= maps[k].prot & MAP_X;
+				exec_extend(mod, &maps[k]);
 			} else if (maps[k].path[0]) {
 				break;
 			}
 		}
-		mod->exec |= m->prot & MAP_X;
+		exec_extend(mod, m);
 	}
 	return added;
 }

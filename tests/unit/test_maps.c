@@ -68,12 +68,22 @@ TEST_CASE(modules_from_mappings)
 	CHECK_EQ(ml.v[0].end, 0x55d0c5a03000ULL);
 	CHECK(ml.v[0].exec);
 	CHECK_EQ(ml.v[1].end, 0x7f10001fb000ULL);
+	/* the code alone: the stack scan takes no word pointing at a module's data for a return
+	 * address */
+	CHECK_EQ(ml.v[0].exec_start, 0x55d0c5a01000ULL);
+	CHECK_EQ(ml.v[0].exec_end, 0x55d0c5a02000ULL);
+	CHECK_EQ(ml.v[1].exec_start, 0x7f1000028000ULL);
+	CHECK_EQ(ml.v[1].exec_end, 0x7f100019d000ULL);
+	CHECK_EQ(ml.v[2].exec_start, 0x7f2000000000ULL);
+	CHECK_EQ(ml.v[2].exec_end, 0x7f2000001000ULL);
 	mod = modlist_find(&ml, 0x7f1000030000ULL);
 	REQUIRE(mod != NULL);
 	CHECK_STREQ(mod->path, "/usr/lib/x86_64-linux-gnu/libc.so.6");
 	CHECK(modlist_find(&ml, 0x7ffc1c000100ULL) == NULL);
 	/* the same mappings again add nothing */
 	CHECK_EQ(modlist_update(&ml, m, N), 0);
+	CHECK_EQ(ml.v[1].exec_start, 0x7f1000028000ULL);
+	CHECK_EQ(ml.v[1].exec_end, 0x7f100019d000ULL);
 	modlist_copy(&copy, &ml);
 	CHECK_EQ(copy.n, 3);
 	CHECK(copy.v[2].path != ml.v[2].path);
