@@ -871,9 +871,11 @@ static bool t_runs_anywhere(uint16_t hw1, uint16_t hw2)
 	if ((hw1 & 0xfe40) == 0xe840) /* ldrd/strd, exclusives, tbb: not through the pc */
 		return (hw1 & 0xfff0) != 0xe8d0 && (hw1 & 15) != 15 && (hw2 >> 12) != 15 &&
 		       (hw2 >> 8 & 15) != 15;
-	if ((hw1 & 0xff80) == 0xfb00 || (hw1 & 0xff80) == 0xfb80) /* multiplies */
+	/* multiplies and divides: bits 15..12 are Ra, 15 for none (mul, smulbb...), or RdLo of a
+	 * long multiply, or 15 (sdiv, udiv) */
+	if ((hw1 & 0xff80) == 0xfb00 || (hw1 & 0xff80) == 0xfb80)
 		return (hw1 & 15) != 15 && (hw2 & 15) != 15 && (hw2 >> 8 & 15) != 15 &&
-		       (hw2 >> 12) != 15;
+		       ((hw2 >> 12) != 15 || (hw1 & 0xff80) == 0xfb00 || (hw1 & 0xffd0) == 0xfb90);
 	/* data processing: Rd = pc only as a compare's (S set); Rn = pc means no Rn (mov, mvn,
 	 * movw, bfc) or is unpredictable, except addw/subw (adr), which t_literal takes first */
 	if ((hw1 & 0xf800) == 0xf000 && !(hw2 & 0x8000)) /* immediate */

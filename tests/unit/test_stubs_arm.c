@@ -112,7 +112,20 @@ TEST_CASE(arm_entry_relocate_shapes)
 		     (const uint16_t[]){ 0xf241, 0x0914, 0xf2c0, 0x0900, 0xf8d9, 0x9000, 0xf7fd,
 					 0xbffa },
 		     8);
-	/* refused: bl, bx lr, an IT block, pop {r4, pc}, an ARM-state entry, out of reach */
+	/* pool.c's pool_calloc at -O2: push {r4, r5, r7, lr}; mul.w r5, r2, r1 (Ra 15: no
+	 * accumulate, no PC); both copied, b.w 0x1006 */
+	CHECK_EQ(reloc(0x1001, (const uint16_t[]){ 0xb5b0, 0xfb02, 0xf501, 0xaf00 }, 4, 0x3000, buf,
+		       &cov),
+		 10);
+	CHECK_EQ(cov, 6);
+	check_halves(buf, (const uint16_t[]){ 0xb5b0, 0xfb02, 0xf501, 0xf7fd, 0xbffe }, 5);
+	/* udiv r0, r0, r1 (bits 15..12 are 15 in a divide); b.w 0x1004 */
+	CHECK_EQ(reloc(0x1001, (const uint16_t[]){ 0xfbb0, 0xf0f1, 0xbf00 }, 3, 0x3000, buf, &cov),
+		 8);
+	/* refused: umull pc, r2, r1, r2 (RdLo the PC), bl, bx lr, an IT block, pop {r4, pc}, an
+	 * ARM-state entry, out of reach */
+	CHECK_EQ(reloc(0x1001, (const uint16_t[]){ 0xfba1, 0xf202 }, 2, 0x3000, buf, &cov),
+		 -ENOTSUP);
 	CHECK_EQ(reloc(0x1001, (const uint16_t[]){ 0xf000, 0xf800 }, 2, 0x3000, buf, &cov),
 		 -ENOTSUP);
 	CHECK_EQ(reloc(0x1001, (const uint16_t[]){ 0x4770, 0xbf00 }, 2, 0x3000, buf, &cov),
