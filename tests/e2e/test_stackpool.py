@@ -43,6 +43,16 @@ def test_stackpool_untraced(opt):
         raise Fail("stackpool exits %s untraced, expected 0" % p.rc, p.describe())
 
 
+def without_debug_info(name):
+    """A copy of target NAME stripped of its debug information (objcopy --strip-debug)."""
+    prog = os.path.join(scratch(name + "-nodebug"), name + "-nodebug")
+    shutil.copy(target(name), prog)
+    p = run(["objcopy", "--strip-debug", prog])
+    if p.rc != 0:
+        raise Fail("objcopy --strip-debug failed", p.describe())
+    return prog
+
+
 @variants(*OPTS)
 def test_stackpool(opt):
     prog = target("stackpool", opt)
@@ -61,12 +71,7 @@ def test_stackpool(opt):
 def test_stackpool_no_debug_info():
     """Without debug information nothing tells whether a function reads the stack: every
     custom function that returns a block returns through a stop (-v says so), exactly counted."""
-    d = scratch("stackpool-nodebug")
-    prog = os.path.join(d, "stackpool-nodebug")
-    shutil.copy(target("stackpool"), prog)
-    p = run(["objcopy", "--strip-debug", prog])
-    if p.rc != 0:
-        raise Fail("objcopy --strip-debug failed", p.describe())
+    prog = without_debug_info("stackpool")
     r = heaptrace(prog, opts=SPECS + ("-v",), name="stackpool-nodebug")
     expect_rc(r, 0)
     for fn in ("wide_alloc", "wide_calloc", "wide_realloc", "mid_alloc", "reg_alloc"):
@@ -83,12 +88,7 @@ def test_pool_no_debug_info():
     """pool.c without its debug information: its functions return through a stop, whose
     trampoline takes the place of their return address; the backtraces of the chunks' mallocs
     made inside them still go on through their callers (new_chunk, pool_alloc, leak_a, main)."""
-    d = scratch("pool-nodebug")
-    prog = os.path.join(d, "pool-nodebug")
-    shutil.copy(target("pool"), prog)
-    p = run(["objcopy", "--strip-debug", prog])
-    if p.rc != 0:
-        raise Fail("objcopy --strip-debug failed", p.describe())
+    prog = without_debug_info("pool")
     r = heaptrace(prog, opts=POOL_SPECS, name="pool-nodebug")
     expect_rc(r, 0)
     check_consistency(r, r.report, custom=POOL_FUNCS)
@@ -100,12 +100,7 @@ def test_pool_no_debug_info():
 def test_pool_symbols_file():
     """The same copy with --symbols naming the file it was stripped from: the debug information
     is read there, and the functions return without a stop again."""
-    d = scratch("pool-symbols")
-    prog = os.path.join(d, "pool-nodebug")
-    shutil.copy(target("pool"), prog)
-    p = run(["objcopy", "--strip-debug", prog])
-    if p.rc != 0:
-        raise Fail("objcopy --strip-debug failed", p.describe())
+    prog = without_debug_info("pool")
     r = heaptrace(prog, opts=POOL_SPECS + ("--symbols=" + target("pool"), "-v"),
                   name="pool-symbols")
     expect_rc(r, 0)
