@@ -22,6 +22,8 @@ STATIC      ?=
 SANITIZE    ?=
 # The entry modes make check runs the end-to-end tests in (tests/run.py --modes).
 MODES       ?= stubs,breakpoint
+# make check K="test_a. test_b.": only the tests whose names contain one of these (tests/run.py -k)
+K           ?=
 ifneq ($(SANITIZE),)
 BUILD       := build-san
 OUT         ?= $(BUILD)/heaptrace
@@ -264,7 +266,8 @@ targets:
 # Unit tests, then end-to-end tests; the runner ends with "N passed, M failed".
 check: deps
 	@$(MAKE) --no-print-directory all unit targets
-	$(SAN_ENV) $(PYTHON) tests/run.py --build $(BUILD) --heaptrace $(OUT) --modes $(MODES)
+	$(SAN_ENV) $(PYTHON) tests/run.py --build $(BUILD) --heaptrace $(OUT) --modes $(MODES) \
+		$(foreach k,$(K),-k $(k))
 
 demo: deps
 	@$(MAKE) --no-print-directory all
