@@ -181,8 +181,10 @@ static int read_word(uint64_t addr, unw_word_t *val)
 
 	if (read_cached(addr, val))
 		return -1;
+	if (!sent.n) /* the common case: nothing sent, no code address to take */
+		return 0;
 	code = arch->code_addr(*val);
-	if (!sent.n || code < sent.lo || code >= sent.hi)
+	if (code < sent.lo || code >= sent.hi)
 		return 0;
 	for (unsigned i = 0; i < sent.n; i++)
 		if (sent.v[i].sp >= addr && (!best || sent.v[i].sp < best->sp))
