@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <gnu/libc-version.h>
 #include <link.h>
 #include <malloc.h>
 #include <unistd.h>
@@ -162,11 +163,13 @@ TEST_CASE(scan_rule)
 #if defined(__x86_64__)
 
 /* The path of the C library this test runs with. */
+/* The C library's file: found by a function of its own that no sanitizer runtime replaces
+ * (under ASan, malloc is libasan's). */
 static const char *libc_path(void)
 {
 	static Dl_info info;
 
-	return dladdr((void *)malloc, &info) ? info.dli_fname : NULL;
+	return dladdr((void *)gnu_get_libc_version, &info) ? info.dli_fname : NULL;
 }
 
 TEST_CASE(fixture_entries)
@@ -270,6 +273,7 @@ struct tally {
 	unsigned ours_stops, cs_stops; /* functions one decodes further than the other */
 	unsigned vex, evex; /* of the instructions compared */
 	unsigned od_funcs, od_insns, od_evex; /* compared with objdump where Capstone stops */
+	unsigned cs_wrong; /* Capstone differs from ours, objdump agrees with ours */
 };
 
 static void put_bytes(const char *what, uint64_t at, const uint8_t *p, size_t n)
@@ -414,6 +418,16 @@ static void compare_insns(const char *file, const char *name, uint64_t value, co
 		if (ours.len != theirs.len || ours.flow != theirs.flow ||
 		    (ours.flow == X86_REL && ours.target != theirs.target) ||
 		    ours.rip != theirs.rip || (ours.rip && ours.rip_addr != theirs.rip_addr)) {
+			/* Capstone 4 has its own errors (an EVEX register form with rounding,
+			 * 62 f2 7d 78 a8 d1, is 7 bytes long for it): objdump decides */
+			if (objdump_agrees(value + off, code + off, ours.len, &t->od_insns,
+					   &t->od_evex) > 0) {
+				if (++t->cs_wrong <= 10)
+					printf("# %s: %s+%#zx: Capstone's %s %s is wrong, objdump "
+					       "agrees with ours\n", file, name, off, insn->mnemonic,
+					       insn->op_str);
+				break;
+			}
 			if (++t->mismatches <= 40) {
 				printf("# %s: %s+%#zx: ours len %zu flow %d target %#" PRIx64
 				       " rip %d; Capstone %s %s: len %zu flow %d target %#" PRIx64
@@ -546,7 +560,8 @@ static void walk_elf(const char *path, Elf *e, int fd, struct tally *t)
 
 	n = add_funcs(e, &f, n, &cap, false);
 	n = add_funcs(de, &f, n, &cap, true);
-	qsort(f, n, sizeof(*f), by_value);
+	if (n)
+		qsort(f, n, sizeof(*f), by_value);
 	for (size_t k = 0; k < n && gelf_getehdr(e, &eh); k++) {
 		uint8_t *code;
 		int ours, theirs, od;
@@ -682,7 +697,8 @@ TEST_CASE(capstone_agrees_over_libraries)
 	       files, t.funcs, t.insns, t.vex, t.evex, t.ours_safe, t.cs_safe, t.by_objdump,
 	       t.unsafe_ours_only, t.mismatches, t.ours_stops, t.cs_stops);
 	printf("# where Capstone cannot decode: %u functions, %u instructions (EVEX %u) compared "
-	       "with objdump\n", t.od_funcs, t.od_insns, t.od_evex);
+	       "with objdump; where Capstone is wrong and objdump agrees with ours: %u\n",
+	       t.od_funcs, t.od_insns, t.od_evex, t.cs_wrong);
 	CHECK(files >= 4);
 	CHECK(t.funcs > 10000);
 	CHECK_EQ(t.unsafe_ours_only, 0);
