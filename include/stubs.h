@@ -57,6 +57,13 @@ void stubs_thread_gone(struct thread *t);
 /* Read and account every complete record of p. Return how many were read. */
 unsigned stubs_drain(struct proc *p);
 
+/* Where p's ring ends now, if records before it are still unread (a thread reserved one and is
+ * writing it); 0 when every record is read, or p has no stubs. */
+uint64_t stubs_unread_until(const struct proc *p);
+
+/* True if p's records before position pos are all read (or p has no stubs any more). */
+bool stubs_read_to(const struct proc *p, uint64_t pos);
+
 /* The same when no thread of p will write again (p is gone, or every thread is stopped before
  * the detach): a record reserved and never written is skipped, not waited for. */
 unsigned stubs_drain_final(struct proc *p);

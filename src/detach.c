@@ -13,6 +13,7 @@
 #include "detach.h"
 #include "dispatch.h"
 #include "guard.h"
+#include "held.h"
 #include "events.h"
 #include "log.h"
 #include "process.h"
@@ -103,6 +104,11 @@ void detach_all(void)
 			break;
 		dispatch(tid, status);
 	}
+	/* every thread is stopped: what is in the rings is all there will be */
+	for (struct proc *p = procs; p; p = p->next)
+		if (!p->detached)
+			stubs_drain_final(p);
+	held_release(true);
 	for (struct proc *p = procs; p; p = p->next)
 		proc_for_each_thread(p, take_pending_trap_cb, NULL);
 	for (struct proc *p = procs; p; p = p->next) {

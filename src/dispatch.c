@@ -26,6 +26,7 @@
 #include "dispatch.h"
 #include "hints.h"
 #include "guard.h"
+#include "held.h"
 #include "image.h"
 #include "log.h"
 #include "process.h"
@@ -290,10 +291,15 @@ void dispatch(pid_t tid, int status)
 	struct thread *t = proc_thread_find(tid);
 	int event = status >> 16, sig;
 
-	/* records of calls made before this event come first (stubs.h) */
-	if (t && t->p && t->p->stubs)
+	/* records of calls made before this event come first (stubs.h), a breakpoint's stop
+	 * waits for them if need be (held.h) */
+	if (t && t->p && t->p->stubs) {
 		stubs_drain(t->p);
+		if (held_take(t, status))
+			return;
+	}
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		held_forget(tid);
 		if (t)
 			dispatch_exit(t, status);
 		return;

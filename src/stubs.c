@@ -1014,6 +1014,22 @@ unsigned stubs_drain(struct proc *p)
 	return n;
 }
 
+uint64_t stubs_unread_until(const struct proc *p)
+{
+	const struct stubs *s = p->stubs;
+	uint64_t head;
+
+	if (!stubs_active(p))
+		return 0;
+	head = ring_head(s);
+	return head != s->tail ? head : 0;
+}
+
+bool stubs_read_to(const struct proc *p, uint64_t pos)
+{
+	return !stubs_active(p) || p->stubs->tail >= pos;
+}
+
 /* ---- letting go ---- */
 
 static void unpatch(struct stubs *s, pid_t tid)
@@ -1150,6 +1166,18 @@ unsigned stubs_drain_final(struct proc *p)
 {
 	(void)p;
 	return 0;
+}
+
+uint64_t stubs_unread_until(const struct proc *p)
+{
+	(void)p;
+	return 0;
+}
+
+bool stubs_read_to(const struct proc *p, uint64_t pos)
+{
+	(void)p, (void)pos;
+	return true;
 }
 
 void stubs_off(struct proc *p, pid_t tid)

@@ -22,6 +22,7 @@
 #include "detach.h"
 #include "dispatch.h"
 #include "events.h"
+#include "held.h"
 #include "hints.h"
 #include "hooks.h"
 #include "html.h"
@@ -211,6 +212,10 @@ static int next_event(struct event *ev, uint64_t until)
 			last_records = now_ns();
 			return 0;
 		}
+		if (held_any()) { /* a thread waits for a record another one writes */
+			sched_yield();
+			return 0;
+		}
 		if (!any)
 			return events_next(ev, until, cpu_may_poll());
 		now = now_ns();
@@ -260,6 +265,8 @@ static int loop(uint64_t deadline)
 			until = next_report;
 		if (o->live && live_step(now, &until))
 			return 0; /* q: let go, as at the end of --duration */
+		if (held_any() && held_release(false))
+			continue;
 		ret = next_event(&ev, until);
 		if (ret == -ECHILD)
 			return 0;

@@ -15,17 +15,18 @@ KEYS = ["alloc_calls", "free_calls", "unknown_frees", "live_blocks", "live_bytes
 
 
 def threads_run(opt, nthreads, iterations, keep, timeout, exact_unknown=True, env=None,
-                opts=(), sites=True):
+                opts=(), sites=True, name="threads"):
     """Return the run with iterations (its counts checked against the 0-iteration run's; with
-    sites, its live blocks against keep_block's records too, which needs backtraces)."""
-    prog = target("threads", opt)
-    base = heaptrace(prog, args=[nthreads, 1, 0], env=env, name="threads-base-%s" % opt)
+    sites, its live blocks against the kept blocks' records too, which needs backtraces).
+    name: threads, or another target of the same arguments and records (mixedstops)."""
+    prog = target(name, opt)
+    base = heaptrace(prog, args=[nthreads, 1, 0], env=env, name="%s-base-%s" % (name, opt))
     expect_rc(base, 0)
     check_consistency(base, base.report)
     base_prog = summary_record(base)
     glibc = {k: base.report["summary"][k] - base_prog[k] for k in KEYS}
     r = heaptrace(prog, args=[nthreads, iterations, keep], timeout=timeout, env=env,
-                  opts=opts, name="threads-%s" % opt)
+                  opts=opts, name="%s-%s" % (name, opt))
     expect_rc(r, 0)
     rep = r.report
     check_consistency(r, rep)
