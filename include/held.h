@@ -25,7 +25,8 @@ unsigned held_release(bool all);
 /* True if a stop is held. */
 bool held_any(void);
 
-/* Thread tid ended: its held stop, if any, is gone with it. */
+/* Thread tid reported an event: a stop of it held before is over (it ended, or its id is the
+ * execing thread's now). */
 void held_forget(pid_t tid);
 
 #endif

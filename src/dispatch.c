@@ -291,6 +291,9 @@ void dispatch(pid_t tid, int status)
 	struct thread *t = proc_thread_find(tid);
 	int event = status >> 16, sig;
 
+	/* a thread whose stop was held reports no other event unless that stop is over: it was
+	 * killed, or another thread's exec gave its id to the execing thread */
+	held_forget(tid);
 	/* records of calls made before this event come first (stubs.h), a breakpoint's stop
 	 * waits for them if need be (held.h) */
 	if (t && t->p && t->p->stubs) {
@@ -299,7 +302,6 @@ void dispatch(pid_t tid, int status)
 			return;
 	}
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
-		held_forget(tid);
 		if (t)
 			dispatch_exit(t, status);
 		return;
