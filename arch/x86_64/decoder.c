@@ -359,14 +359,19 @@ static bool inside(uint64_t a, uint64_t value, size_t len)
 	return a > value && a < value + len;
 }
 
+bool x86_dec_enters(const struct x86_dec *d, uint64_t value, size_t len)
+{
+	return d->flow == X86_INDIRECT || (d->flow == X86_REL && inside(d->target, value, len)) ||
+	       (d->rip && inside(d->rip_addr, value, len));
+}
+
 int x86_entry_scan(uint64_t value, const uint8_t *code, size_t size, size_t len)
 {
 	for (size_t off = 0; off < size;) {
 		struct x86_dec d;
 
 		if (x86_dec_insn(code + off, size - off, value + off, &d) ||
-		    d.flow == X86_INDIRECT || (d.flow == X86_REL && inside(d.target, value, len)) ||
-		    (d.rip && inside(d.rip_addr, value, len)))
+		    x86_dec_enters(&d, value, len))
 			return -EXDEV;
 		off += d.len;
 	}

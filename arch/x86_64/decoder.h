@@ -32,6 +32,10 @@ struct x86_dec {
  */
 int x86_dec_insn(const uint8_t *code, size_t n, uint64_t pc, struct x86_dec *d);
 
+/* True if the instruction d (of a function at value) may lead into (value, value + len): a
+ * relative branch or a RIP-relative operand there, or a jump through a register or memory. */
+bool x86_dec_enters(const struct x86_dec *d, uint64_t value, size_t len);
+
 /*
  * The patch-safety rule (arch.h entry_scan) for the size bytes at code of the function at
  * value: 0 if every byte decodes, no direct branch or RIP-relative operand points into

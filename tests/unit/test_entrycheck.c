@@ -162,7 +162,6 @@ TEST_CASE(scan_rule)
 
 #if defined(__x86_64__)
 
-/* The path of the C library this test runs with. */
 /* The C library's file: found by a function of its own that no sanitizer runtime replaces
  * (under ASan, malloc is libasan's). */
 static const char *libc_path(void)
@@ -243,8 +242,9 @@ static void cs_facts(const cs_insn *i, struct x86_dec *d)
 	}
 }
 
-/* The rule with Capstone's decoder (what heaptrace used before decoder.c): 0, -EXDEV, or
- * -EILSEQ where Capstone cannot decode an instruction. */
+/* The rule with Capstone's decoder (what heaptrace used before decoder.c; the rule itself is
+ * decoder.c's, on Capstone's facts): 0, -EXDEV, or -EILSEQ where Capstone cannot decode an
+ * instruction. */
 static int cs_scan(uint64_t value, const uint8_t *code, size_t size, size_t len)
 {
 	cs_insn *insn = cs_malloc(cs);
@@ -259,9 +259,7 @@ static int cs_scan(uint64_t value, const uint8_t *code, size_t size, size_t len)
 			break;
 		}
 		cs_facts(insn, &d);
-		if (d.flow == X86_INDIRECT ||
-		    (d.flow == X86_REL && d.target > value && d.target < value + len) ||
-		    (d.rip && d.rip_addr > value && d.rip_addr < value + len))
+		if (x86_dec_enters(&d, value, len))
 			ret = -EXDEV;
 	}
 	cs_free(insn, 1);
@@ -444,33 +442,15 @@ static void compare_insns(const char *file, const char *name, uint64_t value, co
 }
 
 /* The symbol table of path's separate debug file (/usr/lib/debug/.build-id/), if any. */
-static Elf *debug_elf(Elf *e, int *fd)
+static Elf *debug_elf(const char *path, int *fd)
 {
-	char path[256];
-	size_t n = 0;
+	char hex[SYM_BUILD_ID_MAX], dbg[256];
 
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		GElf_Nhdr nh;
-		size_t off = 0, name_off, desc_off;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(data = elf_getdata(scn, NULL)))
-			continue;
-		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off))) {
-			const uint8_t *id = (const uint8_t *)data->d_buf + desc_off;
-
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_descsz < 2)
-				continue;
-			n = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", id[0]);
-			for (size_t k = 1; k < nh.n_descsz && n + 8 < sizeof(path); k++)
-				n += snprintf(path + n, sizeof(path) - n, "%02x", id[k]);
-			snprintf(path + n, sizeof(path) - n, ".debug");
-			*fd = open(path, O_RDONLY);
-			return *fd < 0 ? NULL : elf_begin(*fd, ELF_C_READ, NULL);
-		}
-	}
-	return NULL;
+	if (sym_build_id_hex(path, hex, sizeof(hex)))
+		return NULL;
+	snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	*fd = open(dbg, O_RDONLY);
+	return *fd < 0 ? NULL : elf_begin(*fd, ELF_C_READ, NULL);
 }
 
 struct func {
@@ -555,7 +535,7 @@ static void walk_elf(const char *path, Elf *e, int fd, struct tally *t)
 	struct func *f = NULL;
 	size_t n = 0, cap = 0;
 	int dfd = -1;
-	Elf *de = debug_elf(e, &dfd);
+	Elf *de = debug_elf(path, &dfd);
 	GElf_Ehdr eh;
 
 	n = add_funcs(e, &f, n, &cap, false);
