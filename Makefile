@@ -54,7 +54,7 @@ CAPSTONE_DEF := -DHAVE_CAPSTONE $(shell $(PKG_ENV) $(PKG_CONFIG) --cflags capsto
 CAPSTONE_LIBS := $(shell $(PKG_ENV) $(PKG_CONFIG) --libs capstone)
 endif
 endif
-# ncursesw draws --live's terminal view (src/live.c). Optional: without it (and in STATIC builds,
+# ncursesw draws --live's terminal view (src/ui/live.c). Optional: without it (and in STATIC builds,
 # whose sysroots need not have it) --live writes plain text frames only.
 ifeq ($(STATIC),)
 ifneq ($(shell $(PKG_ENV) $(PKG_CONFIG) --exists ncursesw && echo yes),)
@@ -62,7 +62,7 @@ PKGS        += ncursesw
 NCURSES_DEF := -DHAVE_NCURSES
 endif
 endif
-# --format=pprof (src/pprof.c): profile.proto encoded by libprotobuf-c, from the code protoc-c
+# --format=pprof (src/output/pprof.c): profile.proto encoded by libprotobuf-c, from the code protoc-c
 # makes out of third_party/pprof/profile.proto, and gzipped by zlib; without them (a cross
 # sysroot without libprotobuf-c) heaptrace says it was built without pprof output.
 PROTOC_C    ?= protoc-c
@@ -71,7 +71,7 @@ PKGS        += libprotobuf-c zlib
 PPROF_DEF   := -DHAVE_PPROF -I$(BUILD)/gen
 PPROF_OBJS  := $(BUILD)/gen/profile.pb-c.o
 endif
-# libdebuginfod for report --debuginfod (src/dbgserver.c): its header at build time, the library
+# libdebuginfod for report --debuginfod (src/symbols/dbgserver.c): its header at build time, the library
 # opened with dlopen only when --debuginfod is given (linked in, it and libcurl's 30 shared objects
 # were loaded at every start); not in static builds (it needs libcurl).
 ifeq ($(STATIC),)
@@ -97,16 +97,16 @@ HT_LDFLAGS  += $(SYSROOT_FLAGS) $(SAN_FLAGS)
 # CFLAGS and LDFLAGS are the user's (make CFLAGS=-O0 keeps everything below); HT_CFLAGS and
 # HT_LDFLAGS are what the build needs and come first.
 CFLAGS      ?= -O2 -g
-HT_CFLAGS   := -Wall -Wextra -std=gnu11 -Iinclude -iquote arch/$(ARCH) $(PKG_CFLAGS) \
+HT_CFLAGS   := -Wall -Wextra -std=gnu11 -Isrc -I. -iquote arch/$(ARCH) $(PKG_CFLAGS) \
                -DHEAPTRACE_DEPTH=$(DEPTH) -DHEAPTRACE_VERSION=\"$(VERSION)\" -MMD -MP $(DEBUGINFOD_DEF) \
                $(NCURSES_DEF) $(PPROF_DEF) \
                $(SYSROOT_FLAGS) $(SAN_FLAGS)
 LDLIBS      := $(PKG_LIBS) -lstdc++ -pthread
 
-SRCS        := $(wildcard src/*.c) $(wildcard arch/$(ARCH)/*.c)
+SRCS        := $(wildcard src/*/*.c) $(wildcard arch/$(ARCH)/*.c)
 OBJS        := $(patsubst %.c,$(BUILD)/%.o,$(SRCS)) $(BUILD)/htmlpage.o $(PPROF_OBJS)
 
-# --format=html's page (src/html.c): html/'s files and the vendored library, compiled in as
+# --format=html's page (src/output/html.c): html/'s files and the vendored library, compiled in as
 # byte arrays html_<file name>[] (NUL-terminated), so heaptrace builds with no npm and the
 # page needs nothing at run time. Plain const data: no relocations, static builds included.
 HTML_PARTS  := html/page.html html/page.css html/page.js html/vendor/lib.min.js \
@@ -124,13 +124,14 @@ $(OBJS): $(FLAGS_FILE)
 .DEFAULT_GOAL := all
 
 # Pure modules the unit tests link (no ptrace, no libunwind/libdw).
-PURE        := src/table.c src/report.c src/hooks.c src/maps.c src/util.c src/log.c \
-	       src/retlog.c src/seccomp.c src/inventory.c src/invglibc.c src/invmusl.c src/frames.c \
-	       src/timeline.c src/blockview.c src/custom.c
+PURE        := src/util/util.c src/util/log.c src/util/maps.c src/heap/table.c src/heap/hooks.c \
+	       src/heap/timeline.c src/heap/custom.c src/target/retlog.c src/unwind/frames.c \
+	       src/inventory/inventory.c src/inventory/invglibc.c src/inventory/invmusl.c \
+	       src/patch/seccomp.c src/output/report.c src/output/blockview.c
 UNIT_ARCHES := $(wildcard arch/*/arch.c) arch/x86_64/decoder.c
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRCS))
-UNIT_DEPS   := $(wildcard include/*.h arch/*/*.h) tests/unit/unittest.h $(FLAGS_FILE)
+UNIT_DEPS   := $(wildcard src/*/*.h arch/*.h arch/*/*.h) tests/unit/unittest.h $(FLAGS_FILE)
 
 # Target programs the end-to-end tests trace: built at -O0 and -O2.
 TARGET_CFLAGS := -g -fno-inline -fno-omit-frame-pointer -fno-optimize-sibling-calls -pthread
@@ -144,11 +145,11 @@ all: $(OUT)
 $(OUT): $(OBJS) $(BUILD)/guard.checked
 	$(CC) $(HT_LDFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)
 
-# The guard's code is copied into traced processes (src/guardcode.c): its section must not
+# The guard's code is copied into traced processes (src/patch/guardcode.c): its section must not
 # need a relocation, or the copy would point back into heaptrace.
 # So must the entry stubs' code (arch/<arch>/stubcode.c, where the arch has it).
 STUB_OBJS   := $(patsubst %.c,$(BUILD)/%.o,$(wildcard arch/$(ARCH)/stubcode.c))
-$(BUILD)/guard.checked: $(BUILD)/src/guardcode.o $(STUB_OBJS)
+$(BUILD)/guard.checked: $(BUILD)/src/patch/guardcode.o $(STUB_OBJS)
 	@if $(CROSS_COMPILE)readelf -rW $< | grep -q "'\.rela\?ht_guard'"; then \
 		echo "$<: the ht_guard section has relocations" >&2; exit 1; fi
 	@for o in $(STUB_OBJS); do if $(CROSS_COMPILE)readelf -rW $$o | \
@@ -167,7 +168,7 @@ $(BUILD)/gen/profile.pb-c.c $(BUILD)/gen/profile.pb-c.h: third_party/pprof/profi
 $(BUILD)/gen/profile.pb-c.o: $(BUILD)/gen/profile.pb-c.c $(FLAGS_FILE)
 	$(CC) $(HT_CFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/src/pprof.o: $(if $(PPROF_DEF),$(BUILD)/gen/profile.pb-c.h)
+$(BUILD)/src/output/pprof.o: $(if $(PPROF_DEF),$(BUILD)/gen/profile.pb-c.h)
 
 $(BUILD)/htmlpage.c: $(HTML_PARTS)
 	@mkdir -p $(dir $@)
@@ -191,7 +192,7 @@ deps:
 
 $(BUILD)/unit/%: tests/unit/%.c $(PURE) $(UNIT_ARCHES) $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Iinclude -Itests/unit -o $@ $< $(PURE) \
+	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Isrc -I. -Itests/unit -o $@ $< $(PURE) \
 		$(UNIT_ARCHES)
 
 # Symbol lookup needs libelf/libdw and a fixture library to read.
@@ -199,18 +200,18 @@ $(BUILD)/unit/fixture_alloc.so: tests/unit/fixture_alloc.c
 	@mkdir -p $(dir $@)
 	$(CC) -shared -fPIC -O1 -fno-builtin -o $@ $<
 
-$(BUILD)/unit/test_symbols: tests/unit/test_symbols.c src/symbols.c src/inlines.c $(PURE) $(UNIT_DEPS) \
+$(BUILD)/unit/test_symbols: tests/unit/test_symbols.c src/symbols/symbols.c src/symbols/inlines.c $(PURE) $(UNIT_DEPS) \
 		$(BUILD)/unit/fixture_alloc.so
 	@mkdir -p $(dir $@)
-	$(CC) -Wall -Wextra -std=gnu11 -g -O0 $(SAN_FLAGS) -Iinclude -Itests/unit $(PKG_CFLAGS) \
-		-DFIXTURE=\"$(abspath $(BUILD)/unit/fixture_alloc.so)\" -o $@ $< src/symbols.c src/inlines.c \
+	$(CC) -Wall -Wextra -std=gnu11 -g -O0 $(SAN_FLAGS) -Isrc -I. -Itests/unit $(PKG_CFLAGS) \
+		-DFIXTURE=\"$(abspath $(BUILD)/unit/fixture_alloc.so)\" -o $@ $< src/symbols/symbols.c src/symbols/inlines.c \
 		$(PURE) $(LDLIBS) -ldl
 
 # The .debug_frame interpreter decodes entries with libdw.
-$(BUILD)/unit/test_cfirows: tests/unit/test_cfirows.c src/cfirows.c $(UNIT_DEPS)
+$(BUILD)/unit/test_cfirows: tests/unit/test_cfirows.c src/unwind/cfirows.c $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Iinclude -Itests/unit $(PKG_CFLAGS) \
-		-o $@ $< src/cfirows.c $(LDLIBS)
+	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Isrc -I. -Itests/unit $(PKG_CFLAGS) \
+		-o $@ $< src/unwind/cfirows.c $(LDLIBS)
 
 # A function's argument words from its DWARF: a fixture built with -g, and fixture_alloc.so
 # (without) for a file that says nothing.
@@ -218,13 +219,13 @@ $(BUILD)/unit/fixture_params.so: tests/unit/fixture_params.c
 	@mkdir -p $(dir $@)
 	$(CC) -shared -fPIC -g -O1 -o $@ $<
 
-$(BUILD)/unit/test_params: tests/unit/test_params.c src/params.c src/symbols.c src/inlines.c \
+$(BUILD)/unit/test_params: tests/unit/test_params.c src/symbols/params.c src/symbols/symbols.c src/symbols/inlines.c \
 		$(PURE) $(UNIT_DEPS) $(BUILD)/unit/fixture_params.so $(BUILD)/unit/fixture_alloc.so
 	@mkdir -p $(dir $@)
-	$(CC) -Wall -Wextra -std=gnu11 -g -O0 $(SAN_FLAGS) -Iinclude -Itests/unit $(PKG_CFLAGS) \
+	$(CC) -Wall -Wextra -std=gnu11 -g -O0 $(SAN_FLAGS) -Isrc -I. -Itests/unit $(PKG_CFLAGS) \
 		-DFIXTURE=\"$(abspath $(BUILD)/unit/fixture_params.so)\" \
 		-DFIXTURE_NODEBUG=\"$(abspath $(BUILD)/unit/fixture_alloc.so)\" -o $@ $< \
-		src/params.c src/symbols.c src/inlines.c $(PURE) $(LDLIBS) -ldl
+		src/symbols/params.c src/symbols/symbols.c src/symbols/inlines.c $(PURE) $(LDLIBS) -ldl
 
 $(BUILD)/unit/fixture_entry.so: tests/unit/fixture_entry.c
 	@mkdir -p $(dir $@)
@@ -241,21 +242,21 @@ endif
 
 # The entry check's x86-64 decoder against Capstone, its oracle (x86_64 with it installed), over
 # the functions of this machine's libraries.
-$(BUILD)/unit/test_entrycheck: tests/unit/test_entrycheck.c src/entrycheck.c src/symbols.c \
-		src/inlines.c $(PURE) $(UNIT_ARCHES) \
+$(BUILD)/unit/test_entrycheck: tests/unit/test_entrycheck.c src/patch/entrycheck.c src/symbols/symbols.c \
+		src/symbols/inlines.c $(PURE) $(UNIT_ARCHES) \
 		$(UNIT_DEPS) $(BUILD)/unit/fixture_entry.so $(AVX512_FIXTURE)
 	@mkdir -p $(dir $@)
-	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Iinclude -Itests/unit $(PKG_CFLAGS) \
+	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Isrc -I. -Itests/unit $(PKG_CFLAGS) \
 		$(CAPSTONE_DEF) -DFIXTURE=\"$(abspath $(BUILD)/unit/fixture_entry.so)\" \
 		$(if $(AVX512_FIXTURE),-DFIXTURE_AVX512=\"$(abspath $(AVX512_FIXTURE))\") -o $@ $< \
-		src/entrycheck.c src/symbols.c src/inlines.c $(PURE) $(UNIT_ARCHES) $(LDLIBS) \
+		src/patch/entrycheck.c src/symbols/symbols.c src/symbols/inlines.c $(PURE) $(UNIT_ARCHES) $(LDLIBS) \
 		$(CAPSTONE_LIBS) -ldl
 
 # The entry stubs' code runs in the test itself (where the arch has it).
 $(BUILD)/unit/test_stubs: tests/unit/test_stubs.c $(wildcard arch/$(ARCH)/stubcode.c) $(PURE) \
 		$(UNIT_ARCHES) $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
-	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Iinclude -Itests/unit -iquote arch/$(ARCH) \
+	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Isrc -I. -Itests/unit -iquote arch/$(ARCH) \
 		-o $@ $< $(wildcard arch/$(ARCH)/stubcode.c) $(PURE) $(UNIT_ARCHES) -pthread
 
 unit: $(UNIT_BINS)

@@ -4,8 +4,9 @@
 
     python3 tests/run.py --build build [-k PATTERN]... [-v] [--heaptrace PATH]
 
-Runs (a) every unit-test binary BUILD/unit/test_* (TAP: "ok N - name", "not ok N - name"; each
-line is one test; a binary that crashes or exits non-zero without a "not ok" line, or runs fewer
+Runs (a) the layout check (tests/layers.py, and that it refuses a planted wrong-way include),
+every unit-test binary BUILD/unit/test_* (TAP: "ok N - name", "not ok N - name"; each line is one
+test; a binary that crashes or exits non-zero without a "not ok" line, or runs fewer
 tests than its "1..N" plan, counts as one more failure), then (b) the end-to-end tests: every
 function test_* of every tests/e2e/test_*.py, in source order (see tests/e2e/helpers.py).
 
@@ -149,6 +150,49 @@ def run_unit(build, patterns, res):
             res.fail(binary, "planned %d tests but ran %d" % (plan, ran), details)
         elif ran == 0 and rc == 0:
             res.fail(binary, "printed no TAP result", details)
+
+
+# ---------------------------------------------------------------------------------------------
+# (a') the layout's one-way order (tests/layers.py), and that the check catches a wrong-way
+# include and a cycle in a copy of the tree where one is planted
+
+
+def run_layers(patterns, res):
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import layers
+    name = "layers: src/ follows the one-way order, no dependency cycle"
+    if selected(name, patterns):
+        problems = layers.check(ROOT)
+        if problems:
+            res.fail(name, "%d problems, first: %s" % (len(problems), problems[0]),
+                     "\n".join(problems))
+        else:
+            res.ok(name)
+    plants = [  # (file, include planted, what the check must say)
+        ("src/heap/table.c", "output/report.h",
+         "src/heap/table.c includes output/report.h: heap may include only util, arch, heap"),
+        ("src/output/html.h", "output/massif.h", "dependency cycle: src/output/html -> "
+         "src/output/massif"),
+        ("src/unwind/unwind.c", "frames.h", '"frames.h" without its folder'),
+    ]
+    for path, inc, expect in plants:
+        name = "layers: the check refuses %s including %s" % (path, inc)
+        if not selected(name, patterns):
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            for d in ("src", "arch"):
+                shutil.copytree(os.path.join(ROOT, d), os.path.join(tmp, d))
+            with open(os.path.join(tmp, path), "a") as f:
+                f.write('\n#include "%s"\n' % inc)
+            # massif.h must include html.h for the planted include to close a cycle
+            if "massif" in inc:
+                with open(os.path.join(tmp, "src/output/massif.h"), "a") as f:
+                    f.write('\n#include "output/html.h"\n')
+            problems = layers.check(tmp)
+        if any(expect in p for p in problems):
+            res.ok(name)
+        else:
+            res.fail(name, "the check did not say %r" % expect, "\n".join(problems))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,6 +356,7 @@ def main():
     signal.signal(signal.SIGTERM, lambda *a: (_ for _ in ()).throw(KeyboardInterrupt()))
     try:
         if not args.no_unit:
+            run_layers(args.patterns, res)
             run_unit(build, args.patterns, res)
         for mode in (args.modes.split(",") if args.modes else [None]):
             if not args.no_e2e:

@@ -11,7 +11,7 @@
 #include <linux/audit.h>
 #include <string.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 
 enum { A_X0 = 0, A_X8 = 8, A_X30 = 30, A_SP = 31, A_PC = 32, A_PSTATE = 33,
        A_TLS = 34 /* not in the regset: arch_get_tls_reg (regs.c) */ };

@@ -8,7 +8,7 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 
 const struct arch_ops *const arch = &arch_aarch64_ops;
 

@@ -10,7 +10,7 @@
  */
 #define STUBS_SUPPORTED 1
 
-#include "stub_layout.h"
+#include "arch/stub_layout.h"
 
 #define STUB_NR_FUTEX 98
 /*
@@ -23,7 +23,7 @@
 #ifndef STUB_CODE_ONLY
 #include <string.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 
 /* heaptrace's side: the clock of the records' time stamps (the stub code reads the same
  * virtual counter, which Linux lets user space read). */

@@ -6,7 +6,7 @@
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 
 int arch_thread_pointer(pid_t tid, uint64_t *tp)
 {

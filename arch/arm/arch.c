@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 
 enum {
 	A_R0, A_R1, A_R2, A_R3, A_R4, A_R5, A_R6, A_R7, A_R8, A_R9, A_R10, A_R11, A_R12,

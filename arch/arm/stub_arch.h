@@ -12,7 +12,7 @@
  */
 #define STUBS_SUPPORTED 1
 
-#include "stub_layout.h"
+#include "arch/stub_layout.h"
 
 #define STUB_NR_FUTEX 240
 /*
@@ -26,7 +26,7 @@
 #ifndef STUB_CODE_ONLY
 #include <string.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 
 /* heaptrace's side: the clock of the records' time stamps, the generic timer's virtual count
  * (CNTVCT), which the stub code reads too; Linux lets user space read it where the CPU has

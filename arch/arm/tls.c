@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <sys/ptrace.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 
 #define ARM_GET_THREAD_AREA 22 /* arch/arm/include/uapi/asm/ptrace.h */
 

@@ -12,7 +12,7 @@
 #include <linux/audit.h>
 #include <string.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 
 enum {
 	M_ZERO = 0, /* reads as 0; its slot in the dump is the kernel's restart flag */

@@ -17,7 +17,7 @@
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 
 const struct arch_ops *const arch = &arch_mips64_ops;
 

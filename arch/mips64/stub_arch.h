@@ -9,7 +9,7 @@
  */
 #define STUBS_SUPPORTED 1
 
-#include "stub_layout.h"
+#include "arch/stub_layout.h"
 
 #define STUB_NR_FUTEX 5194 /* n64: 5000 + 194 */
 /*
@@ -32,7 +32,7 @@
 #ifndef STUB_CODE_ONLY
 #include <string.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 
 /* heaptrace's side: the clock of the records' time stamps (the stub code reads the same). */
 static inline uint64_t stub_ticks(void)

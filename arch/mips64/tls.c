@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <sys/ptrace.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 
 #define MIPS_GET_THREAD_AREA 25 /* arch/mips/include/uapi/asm/ptrace.h */
 

@@ -8,7 +8,7 @@
 #include <linux/audit.h>
 #include <string.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 #include "decoder.h"
 
 enum {

@@ -7,7 +7,7 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 
 const struct arch_ops *const arch = &arch_x86_64_ops;
 

@@ -8,7 +8,7 @@
  */
 #define STUBS_SUPPORTED 1
 
-#include "stub_layout.h"
+#include "arch/stub_layout.h"
 
 #define STUB_NR_FUTEX 202
 /* An entry record: its header's bytes, before the stack copy. */
@@ -17,7 +17,7 @@
 #ifndef STUB_CODE_ONLY
 #include <string.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 
 /* heaptrace's side: the clock of the records' time stamps (the stub code reads rdtsc). */
 static inline uint64_t stub_ticks(void)

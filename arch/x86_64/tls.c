@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* x86_64, host side: the thread pointer is fs_base, in the general registers. */
-#include "arch.h"
+#include "arch/arch.h"
 
 int arch_thread_pointer(pid_t tid, uint64_t *tp)
 {

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 #include "unittest.h"
 
 static const struct arch_ops *x = &arch_x86_64_ops;

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 #include "unittest.h"
 
 static const struct arch_ops *a = &arch_aarch64_ops;

@@ -9,7 +9,7 @@
 #include <elf.h>
 #include <errno.h>
 
-#include "cfirows.h"
+#include "unwind/cfirows.h"
 #include "unittest.h"
 
 static const uint8_t section[] = {

@@ -3,8 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "custom.h"
-#include "hooks.h"
+#include "heap/custom.h"
+#include "heap/hooks.h"
 #include "unittest.h"
 
 TEST_CASE(specs_become_hooks)

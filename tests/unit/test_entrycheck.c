@@ -21,10 +21,10 @@
 #include <unistd.h>
 
 #include "../../arch/x86_64/decoder.h"
-#include "arch.h"
-#include "entrycheck.h"
-#include "hooks.h"
-#include "symbols.h"
+#include "arch/arch.h"
+#include "patch/entrycheck.h"
+#include "heap/hooks.h"
+#include "symbols/symbols.h"
 #include "unittest.h"
 
 /* Instructions with their known facts (objdump -d of what gas assembles). */

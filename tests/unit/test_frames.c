@@ -6,8 +6,8 @@
  */
 #include <errno.h>
 
-#include "arch.h"
-#include "frames.h"
+#include "arch/arch.h"
+#include "unwind/frames.h"
 #include "unittest.h"
 
 #define BASE 0x10000ull

@@ -2,7 +2,7 @@
 /* What each malloc-family call amounts to (man/heaptrace.1, "What is counted"). */
 #include <stdint.h>
 
-#include "hooks.h"
+#include "heap/hooks.h"
 #include "unittest.h"
 
 static struct hook_effect run(enum hook_id id, uint64_t a0, uint64_t a1, uint64_t a2,

@@ -7,8 +7,8 @@
  */
 #include <errno.h>
 
-#include "inventory.h"
-#include "table.h"
+#include "inventory/inventory.h"
+#include "heap/table.h"
 #include "unittest.h"
 
 #define DATA 0x10000ull

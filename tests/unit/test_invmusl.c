@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 
-#include "inventory.h"
+#include "inventory/inventory.h"
 #include "unittest.h"
 
 #define DATA 0x10000ull

@@ -2,7 +2,7 @@
 /* /proc/PID/maps parsing and the module list, from captured text. */
 #include <string.h>
 
-#include "maps.h"
+#include "util/maps.h"
 #include "unittest.h"
 
 static const char *const captured[] = {

@@ -3,8 +3,8 @@
  * built without, which says nothing). */
 #include <errno.h>
 
-#include "params.h"
-#include "symbols.h"
+#include "symbols/params.h"
+#include "symbols/symbols.h"
 #include "unittest.h"
 
 /* params_words of the fixture's function name; 1000 if the fixture has no such symbol. */

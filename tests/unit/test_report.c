@@ -3,9 +3,9 @@
 #include <errno.h>
 #include <ctype.h>
 
-#include "frames.h"
-#include "report.h"
-#include "util.h"
+#include "unwind/frames.h"
+#include "output/report.h"
+#include "util/util.h"
 #include "unittest.h"
 
 /* PCs the fake resolver knows. */

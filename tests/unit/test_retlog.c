@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "arch.h"
-#include "retlog.h"
+#include "arch/arch.h"
+#include "target/retlog.h"
 #include "unittest.h"
 
 static uint8_t ring[RETLOG_SIZE];

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "arch.h"
-#include "seccomp.h"
+#include "arch/arch.h"
+#include "patch/seccomp.h"
 #include "unittest.h"
 
 #define ARCH_X86_64 0xc000003eU /* AUDIT_ARCH_X86_64 */

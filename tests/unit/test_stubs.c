@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "arch.h"
+#include "arch/arch.h"
 #include "stub_arch.h"
 #include "unittest.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "symbols.h"
+#include "symbols/symbols.h"
 #include "unittest.h"
 
 static void *fixture(void)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Table bookkeeping: the counting rules of man/heaptrace.1, interning, and the pointer hash. */
-#include "table.h"
-#include "util.h"
+#include "heap/table.h"
+#include "util/util.h"
 #include "unittest.h"
 
 static const uint64_t PCS_A[] = { 0x1000, 0x2000, 0x3000 };

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "timeline.h"
+#include "heap/timeline.h"
 #include "unittest.h"
 
 #define MS 1000000ULL

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef HEAPTRACE_CALLS_H
+#define HEAPTRACE_CALLS_H
+
+/* Hooked calls in flight on a thread: entry, return through the trampoline, detaching. */
+#include <stdbool.h>
+
+#include "patch/breakpoint.h"
+#include "target/process.h"
+
+/* Frames kept per backtrace, and unwind every sample-th allocation only. */
+void calls_init(unsigned depth, unsigned sample);
+
+/* Thread t hit the entry breakpoint b (regs: its registers, pc at the entry). Count it unless
+ * it is made inside another traced call or count is false; regs may get a new return
+ * address. p's logged returns must have been drained first. Return true if regs were set
+ * to go on through b's logged entry path (else the caller steps over b). */
+bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, bool count);
+
+/* Thread t hit the trampoline: account the innermost call and set regs to return to its
+ * caller. Return 0, or -1 when no call is in flight (the thread cannot go on). */
+int calls_return(struct thread *t, struct arch_regs *regs);
+
+/* Give every call in flight on t its caller's return address back (before detaching t, or
+ * releasing a forked copy of it). ctx is unused (a proc_for_each_thread callback). */
+void calls_restore_cb(struct thread *t, void *ctx);
+
+/* Breakpoint stops handled (entries and returns), backtraces unwound, returns logged. */
+void calls_stats(uint64_t *stops, uint64_t *unwinds, uint64_t *logged);
+
+/* Account the returns p logged since it was last drained (read through its thread tid,
+ * which must be stopped or p's memory must be stable enough: entries are checked). */
+void calls_drain(struct proc *p, pid_t tid);
+
+/*
+ * A realloc in flight has its old block out of the table (see table_take) until it returns,
+ * but by the counting rules the block is live until then: calls_park puts those blocks back
+ * for a report, calls_unpark takes them out again.
+ */
+void calls_park(struct proc *p);
+void calls_unpark(struct proc *p);
+
+/* A call an entry stub recorded (stubs.h), in the order the thread made it. */
+struct calls_rec {
+	int hook;
+	uint64_t args[3];
+	uint64_t sp; /* sp at the entry */
+	uint64_t ret; /* the caller's return address (0: not in the record) */
+	uint64_t cookie; /* what its return record will name */
+	uint64_t ns; /* when it was made */
+	bool returns; /* its return is recorded (not a tail call from a traced call) */
+	bool awaits_inner; /* its result is the one of the allocation made inside it */
+};
+
+/* Frames 1.. of the backtrace of the call being recorded: write up to max PCs into pcs and
+ * return how many. */
+typedef unsigned (*calls_unwind_fn)(void *ctx, uint64_t *pcs, unsigned max);
+
+/* Thread t's recorded entry (a free, or a call whose return comes as a record): counted by the
+ * same rules as a call seen at a breakpoint. */
+void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_fn unwind,
+		     void *ctx);
+
+/* Thread t's recorded return of the call named cookie, with result retval. */
+void calls_rec_return(struct thread *t, uint64_t cookie, uint64_t retval);
+
+/* dst, a forked copy of src, has the same calls in flight. */
+void calls_copy(struct thread *dst, const struct thread *src);
+
+#endif

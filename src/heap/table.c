@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Heap bookkeeping. Live blocks sit in one open-addressing table keyed by pointer: power-of-two
+ * capacity, linear probing, growth at 3/4 load and backward-shift deletion, so there are no
+ * tombstones and a long run of malloc/free never degrades lookups. Backtraces are interned once
+ * by their PCs and never removed: their counters outlive their blocks (peaks, totals, age).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "heap/table.h"
+#include "util/util.h"
+
+#define BLOCKS_MIN_CAP 1024u
+#define BT_SLOTS_MIN_CAP 256u
+#define BT_EMPTY UINT32_MAX
+
+void table_init(struct table *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void table_destroy(struct table *t)
+{
+	free(t->bts);
+	free(t->bt_slots);
+	free(t->pcs);
+	free(t->blocks);
+	free(t->threads);
+	table_init(t);
+}
+
+/* dst is overwritten as if uninitialised: it must own no memory (fresh, or table_destroy()ed). */
+void table_copy(struct table *dst, const struct table *src)
+{
+	*dst = *src;
+	dst->bts = NULL;
+	dst->bt_slots = NULL;
+	dst->pcs = NULL;
+	dst->blocks = NULL;
+	dst->threads = NULL; /* a new process, new threads */
+	dst->nthreads = dst->threads_cap = 0;
+	if (src->bts_cap) {
+		dst->bts = xmalloc(src->bts_cap * sizeof(*src->bts));
+		memcpy(dst->bts, src->bts, src->nbts * sizeof(*src->bts));
+	}
+	if (src->bt_slots_cap) {
+		dst->bt_slots = xmalloc(src->bt_slots_cap * sizeof(*src->bt_slots));
+		memcpy(dst->bt_slots, src->bt_slots, src->bt_slots_cap * sizeof(*src->bt_slots));
+	}
+	if (src->pcs_cap) {
+		dst->pcs = xmalloc(src->pcs_cap * sizeof(*src->pcs));
+		memcpy(dst->pcs, src->pcs, src->npcs * sizeof(*src->pcs));
+	}
+	if (src->blocks_cap) {
+		dst->blocks = xmalloc(src->blocks_cap * sizeof(*src->blocks));
+		memcpy(dst->blocks, src->blocks, src->blocks_cap * sizeof(*src->blocks));
+	}
+}
+
+void table_reset(struct table *t)
+{
+	uint32_t epoch = t->epoch + 1;
+
+	/* Release the memory too: the new image's heap may be far smaller. */
+	table_destroy(t);
+	t->epoch = epoch;
+}
+
+static uint64_t bt_hash(const uint64_t *pcs, uint32_t depth)
+{
+	uint64_t h = hash64(depth);
+
+	for (uint32_t i = 0; i < depth; i++)
+		h = hash64(h ^ pcs[i]);
+	return h;
+}
+
+static void bt_slots_grow(struct table *t)
+{
+	uint32_t cap = t->bt_slots_cap ? t->bt_slots_cap * 2 : BT_SLOTS_MIN_CAP;
+	uint32_t mask = cap - 1;
+
+	free(t->bt_slots);
+	t->bt_slots = xmalloc(cap * sizeof(*t->bt_slots));
+	memset(t->bt_slots, 0xff, cap * sizeof(*t->bt_slots));
+	t->bt_slots_cap = cap;
+	for (uint32_t i = 0; i < t->nbts; i++) {
+		uint32_t s = t->bts[i].hash & mask;
+
+		while (t->bt_slots[s] != BT_EMPTY)
+			s = (s + 1) & mask;
+		t->bt_slots[s] = i;
+	}
+}
+
+uint32_t table_intern(struct table *t, const uint64_t *pcs, uint32_t depth)
+{
+	uint64_t h = bt_hash(pcs, depth);
+	uint32_t mask, s;
+	struct bt *b;
+
+	if ((uint64_t)(t->nbts + 1) * 4 > (uint64_t)t->bt_slots_cap * 3)
+		bt_slots_grow(t);
+	mask = t->bt_slots_cap - 1;
+	for (s = h & mask; t->bt_slots[s] != BT_EMPTY; s = (s + 1) & mask) {
+		b = &t->bts[t->bt_slots[s]];
+		if (b->hash == h && b->depth == depth &&
+		    !memcmp(table_bt_pcs(t, b), pcs, depth * sizeof(*pcs)))
+			return t->bt_slots[s];
+	}
+
+	if (t->nbts == t->bts_cap) {
+		t->bts_cap = t->bts_cap ? t->bts_cap * 2 : 64;
+		t->bts = xrealloc(t->bts, t->bts_cap * sizeof(*t->bts));
+	}
+	while (t->npcs + depth > t->pcs_cap) {
+		t->pcs_cap = t->pcs_cap ? t->pcs_cap * 2 : 512;
+		t->pcs = xrealloc(t->pcs, t->pcs_cap * sizeof(*t->pcs));
+	}
+	b = &t->bts[t->nbts];
+	memset(b, 0, sizeof(*b));
+	b->pcs_off = t->npcs;
+	b->depth = depth;
+	b->hash = h;
+	memcpy(t->pcs + t->npcs, pcs, depth * sizeof(*pcs));
+	t->npcs += depth;
+	t->bt_slots[s] = t->nbts;
+	return t->nbts++;
+}
+
+static inline uint64_t block_home(uint64_t ptr, uint64_t mask)
+{
+	return hash64(ptr) & mask;
+}
+
+/* Slot of ptr, or of the empty slot where it would go. The table must have capacity. */
+static uint64_t block_slot(const struct table *t, uint64_t ptr)
+{
+	uint64_t mask = t->blocks_cap - 1;
+	uint64_t s = block_home(ptr, mask);
+
+	while (t->blocks[s].ptr && t->blocks[s].ptr != ptr)
+		s = (s + 1) & mask;
+	return s;
+}
+
+static void blocks_grow(struct table *t)
+{
+	struct block *old = t->blocks;
+	uint64_t old_cap = t->blocks_cap;
+
+	t->blocks_cap = old_cap ? old_cap * 2 : BLOCKS_MIN_CAP;
+	t->blocks = xcalloc(t->blocks_cap, sizeof(*t->blocks));
+	for (uint64_t i = 0; i < old_cap; i++)
+		if (old[i].ptr)
+			t->blocks[block_slot(t, old[i].ptr)] = old[i];
+	free(old);
+}
+
+void table_reserve(struct table *t, uint64_t n)
+{
+	while ((t->nblocks + n) * 4 > t->blocks_cap * 3)
+		blocks_grow(t);
+}
+
+/* Remove the block in slot s: move later members of its probe run back so no hole breaks it. */
+static void block_remove(struct table *t, uint64_t s)
+{
+	uint64_t mask = t->blocks_cap - 1;
+	uint64_t hole = s;
+
+	for (uint64_t j = (s + 1) & mask; t->blocks[j].ptr; j = (j + 1) & mask) {
+		uint64_t home = block_home(t->blocks[j].ptr, mask);
+
+		/* Movable unless its home lies cyclically in (hole, j]. */
+		if (((j - home) & mask) >= ((j - hole) & mask)) {
+			t->blocks[hole] = t->blocks[j];
+			hole = j;
+		}
+	}
+	memset(&t->blocks[hole], 0, sizeof(t->blocks[hole]));
+	t->nblocks--;
+}
+
+/*
+ * The heap at its peak, copied lazily: a new peak only bumps peak_epoch (every backtrace is
+ * then as at the peak); a backtrace keeps its peak figures aside before its first change after.
+ */
+static inline void keep_peak(const struct table *t, struct bt *b)
+{
+	if (b->snap_epoch != t->peak_epoch) {
+		b->snap_count = b->count;
+		b->snap_size = b->size;
+		b->snap_epoch = t->peak_epoch;
+	}
+}
+
+/* Take a live block out of the counts (not of the table). */
+static void block_unaccount(struct table *t, const struct block *blk)
+{
+	struct bt *b = &t->bts[blk->bt];
+	struct table_summary *sum = table_heap_sum(t, table_key_heap(blk->ptr));
+
+	keep_peak(t, b);
+	b->count--;
+	b->size -= blk->size;
+	sum->live_blocks--;
+	sum->live_bytes -= blk->size;
+}
+
+static inline void raise_to(uint64_t *peak, uint64_t v)
+{
+	if (v > *peak)
+		*peak = v;
+}
+
+/* A new peak of a heap's live bytes (now: its time, 0 if unknown); heap 0's makes every
+ * backtrace as at the peak (keep_peak). */
+static void raise_live_peak(struct table *t, struct table_summary *sum, uint64_t now)
+{
+	raise_to(&sum->peak_live_blocks, sum->live_blocks);
+	if (sum->live_bytes > sum->peak_live_bytes) {
+		sum->peak_live_bytes = sum->live_bytes;
+		if (now)
+			sum->peak_ns = now;
+		sum->peak_at_blocks = sum->live_blocks;
+		if (sum == &t->sum)
+			t->peak_epoch++;
+	}
+}
+
+static void block_add(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint64_t now,
+		      bool call)
+{
+	struct table_summary *sum = table_heap_sum(t, table_key_heap(ptr));
+	struct block *blk;
+	struct bt *b;
+	uint64_t s;
+
+	if (!ptr)
+		return; /* 0 marks an empty slot; a NULL return is no allocation anyway */
+	if ((t->nblocks + 1) * 4 > t->blocks_cap * 3)
+		blocks_grow(t);
+	s = block_slot(t, ptr);
+	blk = &t->blocks[s];
+	if (blk->ptr) {
+		/* Its free went unseen: drop it first so the peaks never count both. */
+		block_unaccount(t, blk);
+	} else {
+		t->nblocks++;
+	}
+	blk->ptr = ptr;
+	blk->size = size;
+	if (!t->base_ns)
+		t->base_ns = now ? now : 1;
+	blk->time_ms = now <= t->base_ns ? 0 :
+		       (now - t->base_ns) / 1000000 > UINT32_MAX ? UINT32_MAX :
+								   (now - t->base_ns) / 1000000;
+	blk->bt = bt;
+
+	b = &t->bts[bt];
+	b->heap = (uint8_t)table_key_heap(ptr);
+	keep_peak(t, b);
+	b->count++;
+	b->size += size;
+	if (call) {
+		b->total_count++;
+		b->total_size += size;
+	}
+	raise_to(&b->peak_count, b->count);
+	raise_to(&b->peak_size, b->size);
+	if (!b->first_ns)
+		b->first_ns = now ? now : 1;
+
+	if (call) {
+		sum->alloc_calls++;
+		sum->total_allocated_bytes += size;
+	}
+	sum->live_blocks++;
+	sum->live_bytes += size;
+	raise_live_peak(t, sum, now);
+}
+
+void table_alloc(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint64_t now)
+{
+	block_add(t, ptr, size, bt, now, true);
+}
+
+void table_seed(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt, uint64_t now)
+{
+	block_add(t, ptr, size, bt, now, false);
+}
+
+/* Count a seeded block's release (delta -1: put back after a failed realloc). */
+static void count_before_attach(struct table *t, const struct block *blk, int delta)
+{
+	if (table_bt_before_attach(t, &t->bts[blk->bt]))
+		t->sum.freed_from_before_attach += delta;
+}
+
+bool table_free(struct table *t, uint64_t ptr)
+{
+	uint64_t s;
+
+	if (!ptr)
+		return false;
+	if (!t->blocks_cap || !t->blocks[s = block_slot(t, ptr)].ptr) {
+		table_heap_sum(t, table_key_heap(ptr))->unknown_frees++;
+		return false;
+	}
+	count_before_attach(t, &t->blocks[s], 1);
+	block_unaccount(t, &t->blocks[s]);
+	block_remove(t, s);
+	table_heap_sum(t, table_key_heap(ptr))->free_calls++;
+	return true;
+}
+
+const struct block *table_find(const struct table *t, uint64_t ptr)
+{
+	uint64_t s;
+
+	if (!ptr || !t->blocks_cap)
+		return NULL;
+	s = block_slot(t, ptr);
+	return t->blocks[s].ptr ? &t->blocks[s] : NULL;
+}
+
+bool table_take(struct table *t, uint64_t ptr, struct block *out)
+{
+	uint64_t s;
+
+	if (!ptr || !t->blocks_cap || !t->blocks[s = block_slot(t, ptr)].ptr)
+		return false;
+	*out = t->blocks[s];
+	count_before_attach(t, out, 1);
+	block_unaccount(t, &t->blocks[s]);
+	block_remove(t, s);
+	return true;
+}
+
+bool table_put_back(struct table *t, const struct block *blk)
+{
+	struct bt *b = &t->bts[blk->bt];
+	struct table_summary *sum = table_heap_sum(t, table_key_heap(blk->ptr));
+	uint64_t s;
+
+	if ((t->nblocks + 1) * 4 > t->blocks_cap * 3)
+		blocks_grow(t);
+	s = block_slot(t, blk->ptr);
+	if (t->blocks[s].ptr)
+		return false; /* the address was handed out again meanwhile: the old block is gone */
+	t->blocks[s] = *blk;
+	count_before_attach(t, blk, -1);
+	t->nblocks++;
+	keep_peak(t, b);
+	b->count++;
+	b->size += blk->size;
+	sum->live_blocks++;
+	sum->live_bytes += blk->size;
+	/* by the counting rules the block was live all along: what was allocated while it was
+	 * out (by other threads, or while the realloc was in flight) was live beside it */
+	raise_to(&b->peak_count, b->count);
+	raise_to(&b->peak_size, b->size);
+	/* a new peak here is one too: the backtraces' figures at it must follow (the HTML page's
+	 * flame graph at the peak summed 91 bytes less than the peak) */
+	raise_live_peak(t, sum, 0);
+	return true;
+}
+
+void table_heap_release(struct table *t, unsigned heap, bool known)
+{
+	if (known)
+		table_heap_sum(t, heap)->free_calls++;
+	else
+		table_heap_sum(t, heap)->unknown_frees++;
+}
+
+void table_count_release(struct table *t, bool known)
+{
+	table_heap_release(t, 0, known);
+}
+
+unsigned table_release_range(struct table *t, unsigned heap, uint64_t lo, uint64_t hi)
+{
+	uint64_t mask = ((uint64_t)1 << TABLE_HEAP_SHIFT) - 1;
+	unsigned n = 0;
+
+	if (lo >= hi || !table_heap_sum(t, heap)->live_blocks)
+		return 0;
+	for (uint64_t i = 0; i < t->blocks_cap; i++) {
+		struct block blk = t->blocks[i], piece;
+		uint64_t start = blk.ptr & mask, end = start + blk.size;
+
+		if (!blk.ptr || table_key_heap(blk.ptr) != heap || end <= lo || start >= hi ||
+		    (!blk.size && (start < lo || start >= hi)))
+			continue;
+		n++;
+		if (start >= lo && end <= hi) {
+			table_free(t, blk.ptr);
+		} else {
+			table_take(t, blk.ptr, &piece);
+			if (start < lo) {
+				piece.ptr = table_key(heap, start);
+				piece.size = lo - start;
+				table_put_back(t, &piece);
+			}
+			if (end > hi) {
+				piece.ptr = table_key(heap, hi);
+				piece.size = end - hi;
+				table_put_back(t, &piece);
+			}
+		}
+		i = (uint64_t)-1; /* the table moved blocks around: from the start again */
+	}
+	return n;
+}
+
+/* The slot of thread tid (its empty slot if new). The map must have capacity. */
+static struct table_thread *thread_slot(struct table *t, uint32_t tid)
+{
+	uint32_t mask = t->threads_cap - 1, s = (uint32_t)hash64(tid) & mask;
+
+	while (t->threads[s].tid && t->threads[s].tid != tid)
+		s = (s + 1) & mask;
+	return &t->threads[s];
+}
+
+void table_thread_alloc(struct table *t, uint32_t tid, uint64_t ptr)
+{
+	struct table_thread *th;
+
+	if (!tid)
+		return;
+	if ((t->nthreads + 1) * 4 > t->threads_cap * 3) {
+		struct table_thread *old = t->threads;
+		uint32_t old_cap = t->threads_cap;
+
+		t->threads_cap = old_cap ? old_cap * 2 : 16;
+		t->threads = xcalloc(t->threads_cap, sizeof(*t->threads));
+		for (uint32_t i = 0; i < old_cap; i++)
+			if (old[i].tid)
+				*thread_slot(t, old[i].tid) = old[i];
+		free(old);
+	}
+	th = thread_slot(t, tid);
+	if (!th->tid) {
+		th->tid = tid;
+		t->nthreads++;
+	}
+	th->last = ptr;
+}
+
+void table_thread_free(struct table *t, uint32_t tid, uint64_t ptr)
+{
+	struct table_thread *th;
+	const struct block *blk;
+
+	if (!tid || !ptr || !t->threads_cap)
+		return;
+	th = thread_slot(t, tid);
+	if (th->tid != tid || th->last != ptr)
+		return;
+	th->last = 0;
+	blk = table_find(t, ptr);
+	if (blk) {
+		t->bts[blk->bt].temporary++;
+		t->bts[blk->bt].temporary_size += blk->size;
+		table_heap_sum(t, table_key_heap(ptr))->temporary++;
+	}
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef HEAPTRACE_REPORT_H
+#define HEAPTRACE_REPORT_H
+
+/* Sorting, filtering and printing the table: text, JSON and folded stacks. */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "inventory/inventory.h"
+#include "heap/table.h"
+
+enum report_format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_HTML /* html.h writes it */ };
+enum report_sort { SORT_SIZE, SORT_COUNT, SORT_PEAK_SIZE, SORT_PEAK_COUNT, SORT_AGE };
+
+struct report_opts {
+	enum report_format format;
+	enum report_sort sort;
+	unsigned top; /* text report only; 0 = all */
+	uint64_t older_ns; /* only blocks at least this old; 0 = all */
+	uint64_t min_size; /* only blocks with min_size <= size <= max_size */
+	uint64_t max_size; /* UINT64_MAX = no limit */
+	bool show_how; /* text: how each frame was found (-v) */
+	/* --depth: a backtrace of this many frames may have been cut there, and is marked so
+	 * ("[...]" in text and folded, "truncated" in JSON); 0: unknown, nothing is marked */
+	unsigned depth_limit;
+	bool label_process; /* folded: each stack under a root frame naming its process (-f) */
+	/* lifetime filters: only the blocks never freed by the end of tracing (before the end a
+	 * live run cannot know them: see report_info.keep for a log); or, instead of the live
+	 * blocks, the temporary allocations of each backtrace (count and bytes) */
+	bool only_leaked, temporary;
+	bool blocks; /* list each live block (address, size, age) under its backtrace */
+};
+
+/* A function inlined at a frame's pc, and where in it the pc (or the next inlined call) is. */
+struct sym_inline {
+	const char *function;
+	const char *file; /* base name */
+	int line; /* -1 when unknown */
+};
+
+/* One symbolised frame. NULL / 0 / -1 fields are unknown. Strings stay owned by the resolver. */
+struct sym_frame {
+	const char *function;
+	uint64_t offset; /* pc - start of function (valid when function != NULL) */
+	const char *module;
+	const char *file; /* base name of the source file */
+	int line; /* -1 when unknown */
+	/* the calls inlined at pc, innermost first: inlined[0] holds pc, each is called from the
+	 * next, and the last from function at file:line (which is then that call's line) */
+	unsigned ninlined;
+	const struct sym_inline *inlined;
+	uint64_t module_offset; /* pc - where module is mapped (valid when module != NULL) */
+};
+
+/* Symbolise pcs[index] of a backtrace (index 0 is the allocation function's entry;
+ * the others are return addresses). */
+typedef void (*report_resolve_fn)(void *ctx, uint64_t pc, unsigned index, struct sym_frame *out);
+
+struct report_info {
+	int pid;
+	const char *command; /* argv joined by spaces */
+	bool exited; /* exit_status is known */
+	int exit_status; /* exit code, or 128+signal */
+	bool has_statm;
+	uint64_t statm_vss, statm_rss, statm_shared; /* bytes */
+	uint64_t now_ns; /* time of the report, for ages */
+	uint64_t elapsed_ns; /* since tracing started */
+	const char *kind; /* which report: "final", "periodic #3", "SIGUSR1"; text: in its header
+			   * line, NULL: none */
+	const struct inventory *inv; /* the heap at the attach, NULL if none */
+	const char *const *allocators; /* the allocators traced (summary.allocators), or NULL */
+	unsigned nallocators;
+	report_resolve_fn resolve;
+	void *resolve_ctx;
+	/* more of the report, or NULL: JSON members (each starting with ','), at the end of the
+	 * object; text, after the rest */
+	void (*extra_json)(FILE *f, void *ctx);
+	void (*extra_text)(FILE *f, void *ctx);
+	void *extra_ctx;
+	/* a filter of blocks besides the options' (report --only-leaked at a moment), or NULL */
+	bool (*keep)(void *ctx, const struct block *blk);
+	void *keep_ctx;
+};
+
+/* Does blk pass the filters of o and ri (sizes, age, keep)? */
+bool report_keeps_block(const struct table *t, const struct block *blk,
+			const struct report_opts *o, const struct report_info *ri);
+
+/* Parse a --sort key; return 0 or -EINVAL. */
+int report_parse_sort(const char *s, enum report_sort *out);
+
+/* s as a JSON string, escaped, or null for NULL. */
+void report_json_str(FILE *f, const char *s);
+/* A frame's JSON fields after its function: ,"module":...,"file":...,"line":... */
+void report_json_place(FILE *f, const struct sym_frame *sf);
+
+/* Write one report. JSON is one line (JSON Lines) ending with '\n'.
+ * Return 0 or -errno from the stream. */
+int report_write(FILE *f, const struct table *t, const struct report_opts *o,
+		 const struct report_info *ri);
+
+#endif

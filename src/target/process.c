@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Traced processes and their threads: creation, lookup by thread id, what /proc says of them. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unwind/fallback.h"
+#include "trace/hints.h"
+#include "inventory/inventory.h"
+#include "target/process.h"
+#include "eventlog/record.h"
+#include "patch/stubs.h"
+#include "trace/symcache.h"
+#include "unwind/unwind.h"
+#include "util/util.h"
+
+struct proc *procs;
+static struct thread *thread_hash[4096];
+
+struct thread *proc_thread_find(pid_t tid)
+{
+	for (struct thread *t = thread_hash[tid % ARRAY_SIZE(thread_hash)]; t; t = t->hnext)
+		if (t->tid == tid)
+			return t;
+	return NULL;
+}
+
+struct thread *proc_thread_new(pid_t tid, struct proc *p)
+{
+	struct thread *t = xcalloc(1, sizeof(*t));
+	struct thread **head = &thread_hash[tid % ARRAY_SIZE(thread_hash)];
+
+	t->tid = tid;
+	t->p = p;
+	t->hnext = *head;
+	*head = t;
+	if (p)
+		p->nthreads++;
+	return t;
+}
+
+void proc_thread_free(struct thread *t)
+{
+	struct thread **pp = &thread_hash[t->tid % ARRAY_SIZE(thread_hash)];
+
+	while (*pp != t)
+		pp = &(*pp)->hnext;
+	*pp = t->hnext;
+	stubs_thread_gone(t);
+	if (t->p)
+		t->p->nthreads--;
+	for (unsigned i = 0; t->p && i < t->nframes; i++)
+		if (t->frames[i].logged && t->p->retlog.inflight)
+			t->p->retlog.inflight--; /* its entry will never come */
+	proc_thread_release(t);
+}
+
+void proc_thread_release(struct thread *t)
+{
+	for (unsigned i = 0; i < t->cap; i++)
+		free(t->frames[i].pcs);
+	free(t->frames);
+	free(t);
+}
+
+struct thread *proc_any_thread(struct proc *p)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(thread_hash); i++)
+		for (struct thread *t = thread_hash[i]; t; t = t->hnext)
+			if (t->p == p)
+				return t;
+	return NULL;
+}
+
+static void count_running_cb(struct thread *t, void *ctx)
+{
+	if (!t->stopped)
+		++*(unsigned *)ctx;
+}
+
+unsigned proc_running(struct proc *p)
+{
+	unsigned running = 0;
+
+	proc_for_each_thread(p, count_running_cb, &running);
+	return running;
+}
+
+void proc_for_each_thread(struct proc *p, void (*fn)(struct thread *t, void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(thread_hash); i++) {
+		struct thread *t = thread_hash[i], *next;
+
+		for (; t; t = next) {
+			next = t->hnext;
+			if (t->p == p)
+				fn(t, ctx);
+		}
+	}
+}
+
+char *proc_cmdline(pid_t pid)
+{
+	char name[64], buf[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(name, sizeof(name), "/proc/%d/cmdline", (int)pid);
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return xstrdup("?");
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return xstrdup("?");
+	if (buf[n - 1] == '\0')
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return xstrdup(buf);
+}
+
+int proc_task_stat(pid_t tid, char *state, unsigned long *flags)
+{
+	char name[64], buf[1024], *s;
+	ssize_t n;
+	int fd;
+
+	snprintf(name, sizeof(name), "/proc/%d/stat", (int)tid);
+	fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -EINVAL;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid pgrp session tty_nr tpgid flags ...": comm may hold ") " */
+	s = strrchr(buf, ')');
+	if (!s || sscanf(s + 1, " %c %*d %*d %*d %*d %*d %lu", state, flags) != 2)
+		return -EINVAL;
+	return 0;
+}
+
+pid_t proc_mem_pid(struct proc *p)
+{
+	struct thread *t;
+
+	if (!p->leader_gone || proc_thread_find(p->pid))
+		return p->pid;
+	t = proc_any_thread(p);
+	return t ? t->tid : p->pid;
+}
+
+void proc_read_statm(struct proc *p)
+{
+	char name[64];
+	unsigned long long v[3];
+	long page = sysconf(_SC_PAGESIZE);
+	FILE *f;
+
+	snprintf(name, sizeof(name), "/proc/%d/statm", (int)proc_mem_pid(p));
+	f = fopen(name, "re");
+	if (!f)
+		return;
+	if (fscanf(f, "%llu %llu %llu", &v[0], &v[1], &v[2]) == 3) {
+		for (int i = 0; i < 3; i++)
+			p->statm[i] = v[i] * page;
+		p->has_statm = true;
+	}
+	fclose(f);
+}
+
+/* Read /proc/PID/exe into p->exe. */
+void proc_read_exe(struct proc *p)
+{
+	char name[64], buf[PATH_MAX];
+	ssize_t n;
+
+	snprintf(name, sizeof(name), "/proc/%d/exe", (int)proc_mem_pid(p));
+	n = readlink(name, buf, sizeof(buf) - 1);
+	free(p->exe);
+	p->exe = NULL;
+	if (n > 0) {
+		buf[n] = '\0';
+		p->exe = xstrdup(buf);
+	}
+}
+
+struct proc *proc_new(pid_t pid)
+{
+	struct proc *p = xcalloc(1, sizeof(*p));
+
+	p->pid = pid;
+	p->interp = -1;
+	p->counting = true;
+	p->start_ns = now_ns();
+	p->guard.stat_fd = -1;
+	table_init(&p->table);
+	p->next = procs;
+	procs = p;
+	return p;
+}
+
+struct proc *proc_fork(const struct proc *pp, pid_t pid, bool shares_mm, bool counting)
+{
+	struct proc *p = proc_new(pid);
+
+	p->command = xstrdup(pp->command ? pp->command : "?");
+	p->shares_mm = shares_mm;
+	p->counting = counting;
+	p->detach_at_first_stop = !counting && !shares_mm;
+	bp_copy(&p->bps, &pp->bps);
+	if (!shares_mm)
+		stubs_fork(p, pp);
+	if (!shares_mm) { /* its copy of the ring, read up to where the parent's was */
+		p->retlog = pp->retlog;
+		p->retlog.inflight = 0;
+	}
+	memcpy(p->hook_addr, pp->hook_addr, sizeof(p->hook_addr));
+	memcpy(p->custom_regs_only, pp->custom_regs_only, sizeof(p->custom_regs_only));
+	p->armed = pp->armed;
+	p->hooks_full = pp->hooks_full;
+	if (pp->guard.page) { /* its memory and SIGTRAP action are copies of the parent's */
+		p->guard = pp->guard;
+		p->guard.stat_fd = -1;
+	}
+	modlist_copy(&p->mods, &pp->mods);
+	p->interp = pp->interp;
+	p->exe = pp->exe ? xstrdup(pp->exe) : NULL;
+	p->mod_hooks = xcalloc(pp->mods.n ? pp->mods.n : 1, sizeof(*p->mod_hooks));
+	if (pp->mods.n)
+		memcpy(p->mod_hooks, pp->mod_hooks, pp->mods.n * sizeof(*p->mod_hooks));
+	p->mod_hooks_n = pp->mods.n;
+	p->unw = unwind_new(pid);
+	if (counting) {
+		table_destroy(&p->table);
+		table_copy(&p->table, &pp->table);
+		record_fork(p, pp);
+	} else {
+		hints_untraced_child();
+	}
+	return p;
+}
+
+void proc_forget_image(struct proc *p)
+{
+	symcache_drop(p);
+	modlist_clear(&p->mods);
+	free(p->mod_hooks);
+	p->mod_hooks = NULL;
+	p->mod_hooks_n = 0;
+	p->interp = -1;
+	free(p->exe);
+	p->exe = NULL;
+	memset(p->custom_regs_only, 0, sizeof(p->custom_regs_only));
+	stubs_forget(p);
+	bp_forget(&p->bps);
+	memset(&p->retlog, 0, sizeof(p->retlog));
+	guard_forget(p);
+	unwind_destroy(p->unw);
+	p->unw = NULL;
+	fallback_flush(p);
+	memset(p->hook_addr, 0, sizeof(p->hook_addr));
+	p->armed = false;
+	p->hooks_full = false;
+	p->start_bp = 0;
+}
+
+static void free_thread_cb(struct thread *t, void *ctx)
+{
+	(void)ctx;
+	proc_thread_free(t);
+}
+
+void proc_free(struct proc *p)
+{
+	struct proc **pp = &procs;
+
+	while (*pp != p)
+		pp = &(*pp)->next;
+	*pp = p->next;
+	proc_for_each_thread(p, free_thread_cb, NULL);
+	proc_forget_image(p);
+	table_destroy(&p->table);
+	if (p->inv)
+		inv_free(p->inv);
+	free(p->inv);
+	free(p->command);
+	free(p);
+}
+
+/* The text after "key:" in /proc/TID/status, in val (size bytes). Return 0 or -errno. */
+static int status_value(pid_t tid, const char *key, char *val, size_t size)
+{
+	char name[64], line[256];
+	size_t klen = strlen(key);
+	int ret = -ENOENT;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "/proc/%d/status", (int)tid);
+	f = fopen(name, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			snprintf(val, size, "%s", line + klen + 1);
+			ret = 0;
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
+long proc_status_field(pid_t tid, const char *key)
+{
+	char val[256];
+
+	return status_value(tid, key, val, sizeof(val)) ? -1 : atol(val);
+}
+
+int proc_status_hex(pid_t tid, const char *key, uint64_t *val)
+{
+	char text[256];
+	int ret = status_value(tid, key, text, sizeof(text));
+
+	if (!ret)
+		*val = strtoull(text, NULL, 16);
+	return ret;
+}

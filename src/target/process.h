@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef HEAPTRACE_PROCESS_H
+#define HEAPTRACE_PROCESS_H
+
+/*
+ * What heaptrace keeps per traced process (its table, modules, breakpoints) and per thread
+ * (the hooked calls it has in flight). Threads are found by id in a hash; processes in a list.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch/arch.h"
+#include "patch/breakpoint.h"
+#include "patch/guard.h"
+#include "heap/hooks.h"
+#include "util/maps.h"
+#include "target/retlog.h"
+#include "heap/table.h"
+
+/* A hooked call in flight on one thread. */
+struct frame {
+	uint64_t ret; /* the caller's return address */
+	uint64_t sp; /* sp at entry */
+	uint64_t entry_ns; /* when the call was made: the birth of its block */
+	bool logged; /* returns through the logging trampoline (retlog.h), not with a stop */
+	bool stubbed; /* recorded by an entry stub (stubs.h): its return comes as a record */
+	uint64_t cookie; /* stubbed: its entry record's position, which its return names */
+	bool awaits_inner; /* stubbed, no return of its own: completed by the allocation inside */
+	uint64_t inner_cookie; /* awaits_inner: the cookie of the malloc inside, of its size */
+	struct hook_call call;
+	struct block old; /* realloc: the block taken out at entry */
+	bool took_old;
+	unsigned npcs;
+	uint64_t *pcs; /* backtrace captured at entry */
+};
+
+struct proc;
+
+struct thread {
+	pid_t tid;
+	struct proc *p; /* NULL until its parent's clone/fork event names it */
+	struct thread *hnext;
+	struct frame *frames;
+	unsigned nframes, cap;
+	int pending_sig; /* to deliver when detaching */
+	bool stopped; /* in a ptrace-stop heaptrace has not resumed */
+	bool seen_first_stop; /* a new child's initial stop arrived */
+	bool parent_known; /* its parent's event arrived */
+	uint64_t tls; /* thread pointer, the entry stubs' key for it (0: not known yet) */
+	bool tls_pending; /* seen before its C library set the thread pointer: the key is
+			   * learned from its first record (stubs.c) */
+	/* the ring positions its key is its own for: a key outlives the thread in records not
+	 * read yet, and the C library gives it to a new thread (stubs.c) */
+	uint64_t key_from, key_until;
+	uint64_t stack_top; /* end of the mapping its stack was in when first seen */
+};
+
+struct proc {
+	pid_t pid;
+	struct proc *next;
+	char *command;
+	struct table table;
+	struct modlist mods;
+	uint64_t (*mod_hooks)[HOOK_COUNT]; /* per module: hook symbol values found in it */
+	size_t mod_hooks_n;
+	int interp; /* index of the dynamic linker in mods, -1 if none */
+	char *exe; /* /proc/PID/exe */
+	struct bpset bps;
+	struct retlog retlog; /* returns logged since the last stop */
+	struct guard_state guard; /* SIGTRAP's handler in the process (guard.h) */
+	struct stubs *stubs; /* entry stubs and their ring (stubs.h), NULL if none */
+	bool keep_ign; /* the program's SIGTRAP was SIG_IGN before its last exec */
+	struct unwinder *unw;
+	struct fallback *fallback; /* function starts for stack scans (fallback.c) */
+	uint64_t hook_addr[HOOK_COUNT]; /* armed entries, 0 if none */
+	/* each custom hook's function (custom.h) takes no argument on the stack, as its debug
+	 * information says (image_regs_only) */
+	bool custom_regs_only[HOOK_CUSTOM_MAX];
+	bool armed;
+	bool hooks_full; /* the scratch page had no room for every hook (said once) */
+	uint64_t start_bp; /* temporary breakpoint at the first instruction after exec */
+	uint8_t start_saved[ARCH_MAX_INSN];
+	size_t start_len;
+	bool counting; /* false: only kept traced until it execs (an unfollowed vfork child) */
+	bool shares_mm; /* vfork child: its memory is its parent's until it execs */
+	bool detach_at_first_stop; /* an unfollowed fork child */
+	bool exited;
+	bool detached; /* let go: kept only for its final report */
+	int exit_status;
+	bool has_statm;
+	uint64_t statm[3];
+	uint64_t start_ns;
+	bool launched;
+	/* attached after its main thread exited (a zombie thread no tracer may seize): traced
+	 * through its other threads; /proc/PID shows no memory, see proc_mem_pid */
+	bool leader_gone;
+	unsigned nthreads;
+	uint64_t unwind_seq; /* allocations seen, for --sample */
+	struct inventory *inv; /* the heap found at the attach (inventory.h), NULL if none */
+	struct symcache *symcache; /* its symbolizer between reports (symcache.h), NULL if none */
+};
+
+extern struct proc *procs; /* every traced process */
+
+struct proc *proc_new(pid_t pid);
+/*
+ * A new process pid made by a fork of pp (its memory a copy: the same breakpoints, modules and
+ * ring position), or by vfork or a clone that may share pp's memory (shares_mm). counting:
+ * its allocations are traced (-f), starting from a copy of pp's table.
+ */
+struct proc *proc_fork(const struct proc *pp, pid_t pid, bool shares_mm, bool counting);
+/* Free p and its threads (it must not be traced any more). */
+void proc_free(struct proc *p);
+/* Forget the modules, breakpoints and unwinder of p's image (it was replaced by execve). */
+void proc_forget_image(struct proc *p);
+
+struct thread *proc_thread_find(pid_t tid);
+/* A new thread of p (NULL: its process is not known yet). */
+struct thread *proc_thread_new(pid_t tid, struct proc *p);
+void proc_thread_free(struct thread *t);
+/* Free a thread that is not in the hash (a stand-in, stubs.c). */
+void proc_thread_release(struct thread *t);
+void proc_for_each_thread(struct proc *p, void (*fn)(struct thread *t, void *ctx), void *ctx);
+/* A thread of p (the first the hash holds), or NULL. */
+struct thread *proc_any_thread(struct proc *p);
+/* How many threads of p are not in a ptrace-stop heaptrace holds. */
+unsigned proc_running(struct proc *p);
+
+/* /proc/PID/cmdline with spaces between the arguments (never NULL). */
+char *proc_cmdline(pid_t pid);
+/* The number after "key:" in /proc/TID/status (e.g. "Tgid", "TracerPid"), or -1. */
+long proc_status_field(pid_t tid, const char *key);
+/* The hexadecimal mask after "key:" in /proc/TID/status (e.g. "SigPnd"). Return 0 or -errno. */
+int proc_status_hex(pid_t tid, const char *key, uint64_t *val);
+/* The state letter (R, S, Z, ...) and the PF_* flags of /proc/TID/stat. Return 0 or -errno. */
+int proc_task_stat(pid_t tid, char *state, unsigned long *flags);
+/* The id under which /proc and process_vm_readv show p's memory: p->pid, or one of its traced
+ * threads when its main thread has exited (leader_gone). */
+pid_t proc_mem_pid(struct proc *p);
+/* Read /proc/PID/statm into p->statm (bytes). */
+void proc_read_statm(struct proc *p);
+/* Read /proc/PID/exe into p->exe. */
+void proc_read_exe(struct proc *p);
+
+#endif

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef HEAPTRACE_DISPATCH_H
+#define HEAPTRACE_DISPATCH_H
+
+/* What heaptrace does at each stop of a tracee: breakpoints, new children, exec, exits. */
+#include <sys/types.h>
+
+#include "target/process.h"
+
+/* Handle waitpid's status for tid and resume it (or keep it stopped while detaching). */
+void dispatch(pid_t tid, int status);
+
+/* Resume t, delivering sig (0: none); while detaching keep it stopped with sig noted. */
+void dispatch_resume(struct thread *t, int sig);
+
+/* pt reported a clone, fork or vfork event: register the new thread or process. */
+void dispatch_new_child(struct thread *pt, int event);
+
+/* t ended with waitpid status; a process whose leader ended is reported and freed. */
+void dispatch_exit(struct thread *t, int status);
+
+#endif

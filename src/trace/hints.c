@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Hints, once per run (hints.h). */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace/hints.h"
+#include "target/process.h"
+
+static struct {
+	unsigned untraced; /* children not traced */
+	int killed_pid, killed_sig;
+	unsigned killed; /* processes killed by a signal */
+	int python_pid;
+} h;
+
+static void hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void hint(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("heaptrace: hint: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void hints_untraced_child(void)
+{
+	h.untraced++;
+}
+
+static const char *base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* Is p's image a Python interpreter (the executable, or a libpython it maps)? */
+static bool is_python(const struct proc *p)
+{
+	if (p->exe && !strncmp(base(p->exe), "python", 6))
+		return true;
+	for (size_t i = 0; i < p->mods.n; i++)
+		if (!strncmp(base(p->mods.v[i].path), "libpython", 9))
+			return true;
+	return false;
+}
+
+/*
+ * Does p allocate its small objects with pymalloc? Unless PYTHONMALLOC says malloc (or
+ * malloc_debug). Its environment: /proc/PID/environ while it runs, else heaptrace's own, which
+ * a launched program and its children inherit.
+ */
+static bool pymalloc_on(const struct proc *p)
+{
+	char path[64], buf[65536];
+	const char *v = NULL;
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", p->pid);
+	fd = p->exited ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	if (n > 0) {
+		buf[n] = '\0';
+		for (char *s = buf; s < buf + n; s += strlen(s) + 1)
+			if (!strncmp(s, "PYTHONMALLOC=", 13))
+				v = s + 13;
+	} else {
+		v = getenv("PYTHONMALLOC");
+	}
+	return !v || strncmp(v, "malloc", 6);
+}
+
+void hints_killed(const struct proc *p, int sig)
+{
+	if (!h.killed++) {
+		h.killed_pid = p->pid;
+		h.killed_sig = sig;
+	}
+}
+
+void hints_python(const struct proc *p)
+{
+	if (!h.python_pid && is_python(p) && pymalloc_on(p))
+		h.python_pid = p->pid;
+}
+
+void hints_launch(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) || !(st.st_mode & (S_ISUID | S_ISGID)))
+		return;
+	if ((st.st_mode & S_ISUID && st.st_uid != geteuid() && geteuid()) ||
+	    (st.st_mode & S_ISGID && st.st_gid != getegid() && geteuid()))
+		hint("%s is set-%s-ID; traced by heaptrace, which is not root, it runs without "
+		     "those privileges (the kernel drops the bit under ptrace): run heaptrace as "
+		     "root to trace it as it really runs", path, st.st_mode & S_ISUID ? "user" :
+											  "group");
+}
+
+void hints_print(void)
+{
+	if (h.untraced)
+		hint("%u child process%s ran untraced: -f (--follow-fork) traces them too",
+		     h.untraced, h.untraced == 1 ? "" : "es");
+	if (h.python_pid)
+		hint("process %d is a Python program: its small objects come from Python's own "
+		     "allocator (pymalloc), not from malloc; run it with PYTHONMALLOC=malloc to see "
+		     "them", h.python_pid);
+	if (h.killed) {
+		char name[32];
+#ifdef __GLIBC__
+		const char *abbrev = sigabbrev_np(h.killed_sig);
+#else
+		const char *abbrev = NULL;
+#endif
+
+		if (abbrev)
+			snprintf(name, sizeof(name), "SIG%s", abbrev);
+		else
+			snprintf(name, sizeof(name), "signal %d", h.killed_sig);
+		hint("process %d was killed by %s (%s)%s", h.killed_pid, name,
+		     strsignal(h.killed_sig), h.killed > 1 ? "; other processes were too" : "");
+	}
+}

@@ -1,0 +1,319 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The live side of the stack scan: memory, code and symbols of a traced process. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PR_DOMAIN "fallback"
+#include "arch/arch.h"
+#include "unwind/cfi.h"
+#include "unwind/fallback.h"
+#include "unwind/frames.h"
+#include "util/log.h"
+#include "symbols/symbols.h"
+#include "unwind/unwind.h"
+#include "util/util.h"
+
+/* Functions no frame is below: the scan does not go past them. */
+static const char *const outermost[] = {
+	"_start", "__start", "__libc_start_main", "__libc_start_call_main", "start_thread",
+	"thread_start", "clone", "__clone", "clone3", "__clone3", "_dl_start_user",
+};
+
+static ssize_t read_words(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const unsigned w = arch->word_size;
+	size_t done = 0;
+
+	(void)ctx;
+	for (; done + w <= len; done += w) {
+		uint64_t v;
+
+		if (unwind_read_word(addr + done, &v))
+			break;
+		memcpy((uint8_t *)buf + done, &v, w); /* little-endian targets */
+	}
+	return done;
+}
+
+static bool after_call(void *ctx, uint64_t ret, uint64_t *target)
+{
+	struct proc *p = ctx;
+	uint64_t code = arch->code_addr(ret);
+	const struct module *m = modlist_find(&p->mods, code);
+	uint8_t insn[ARCH_CALL_WINDOW];
+
+	/* in its code, not just its extent: a pointer to its data (seen in the arm guest: to
+	 * ld.so's __stack_chk_guard, after the random canary, which decoded as a bl now and then)
+	 * is no return address */
+	if (!m || !m->exec || code < m->exec_start + ARCH_CALL_WINDOW || code > m->exec_end)
+		return false;
+	if (read_words(NULL, code - ARCH_CALL_WINDOW, insn, sizeof(insn)) != sizeof(insn))
+		return false;
+	return arch->after_call(insn, ret, target);
+}
+
+static bool is_return(void *ctx, uint64_t ret)
+{
+	uint64_t target;
+
+	return after_call(ctx, ret, &target);
+}
+
+/* Where a return address lies: in main, in an outermost function, or elsewhere. */
+enum place { PLACE_OTHER, PLACE_MAIN, PLACE_OUTERMOST };
+
+#define CACHE_SIZE 4096 /* a power of two */
+
+/*
+ * Per process: its symbols, and what they say of each code address looked up. libdwfl's
+ * address lookup walks the whole symbol table (measured: forkstress's 595000 allocations took
+ * 2 minutes of CPU more without this cache), and most backtraces end in the same few places.
+ */
+#define CFI_UNSEEN -2 /* not looked up yet */
+#define CFI_NO_MODULE -1 /* in no module libdwfl knows (the vdso): libunwind's to step */
+
+struct fallback {
+	struct symbolizer *sym;
+	struct entry {
+		uint64_t key; /* code address << 1 | is_return, 0 = empty */
+		uint64_t start; /* function start (code address), 0 if unknown */
+		enum place place;
+		bool named; /* start and place looked up (libunwind's frames need only cfi) */
+		int cfi; /* enum cfi_table of a return address, or CFI_UNSEEN, CFI_NO_MODULE */
+	} cache[CACHE_SIZE];
+};
+
+static bool same_name(const char *sym, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(sym, name, n) && (!sym[n] || sym[n] == '@'); /* __libc_start_main@@.. */
+}
+
+static enum place place_of_name(const char *name)
+{
+	if (!name)
+		return PLACE_OTHER;
+	if (same_name(name, "main"))
+		return PLACE_MAIN;
+	for (size_t i = 0; i < sizeof(outermost) / sizeof(outermost[0]); i++)
+		if (same_name(name, outermost[i]))
+			return PLACE_OUTERMOST;
+	return PLACE_OTHER;
+}
+
+/* The cache entry of code address pc (a return address if is_return). */
+static struct entry *entry_of(struct proc *p, uint64_t pc, bool is_return)
+{
+	uint64_t key = (arch->code_addr(frames_addr(pc)) << 1) | is_return;
+	struct fallback *fb = p->fallback;
+	struct entry *e;
+
+	if (!fb) {
+		fb = p->fallback = xcalloc(1, sizeof(*fb));
+		fb->sym = sym_open(&p->mods);
+	}
+	e = &fb->cache[hash64(key) & (CACHE_SIZE - 1)];
+	if (e->key != key)
+		*e = (struct entry){ .key = key, .cfi = CFI_UNSEEN };
+	return e;
+}
+
+/* The same, with its function's start and place. */
+static struct entry *look_up(struct proc *p, uint64_t pc, bool is_return)
+{
+	struct entry *e = entry_of(p, pc, is_return);
+
+	if (!e->named) {
+		uint64_t s = 0;
+		const char *name = sym_function(p->fallback->sym, e->key >> 1, is_return, &s);
+
+		e->start = name ? arch->code_addr(s) : 0;
+		e->place = place_of_name(name);
+		e->named = true;
+	}
+	return e;
+}
+
+/* The call site of return address pc, as libdwfl looks code up. */
+static uint64_t call_site(uint64_t pc)
+{
+	return arch->code_addr(frames_addr(pc)) - 1;
+}
+
+/* Which CFI describes the call site of return address pc: enum cfi_table or CFI_NO_MODULE. */
+static int cfi_of(struct proc *p, uint64_t pc)
+{
+	struct entry *e = entry_of(p, pc, true);
+
+	if (e->cfi == CFI_UNSEEN) {
+		Dwfl_Module *m = sym_module(p->fallback->sym, call_site(pc));
+
+		e->cfi = m ? (int)cfi_covers(m, call_site(pc)) : CFI_NO_MODULE;
+	}
+	return e->cfi;
+}
+
+static uint64_t func_start(void *ctx, uint64_t pc, bool is_return)
+{
+	return look_up(ctx, pc, is_return)->start;
+}
+
+static enum place place_of(struct proc *p, uint64_t pc)
+{
+	return look_up(p, pc, true)->place;
+}
+
+/*
+ * The scan ends at main: the C library calls it through a pointer, which no call instruction
+ * can confirm, and in a static program the words above main's frame are left by the startup
+ * code (measured on x86_64: do_lookup_x, _int_malloc taken for main's callers). It ends at
+ * an outermost function too (seen in the aarch64 guest: _start found twice above
+ * __libc_start_main_impl).
+ */
+static bool is_last(void *ctx, uint64_t pc)
+{
+	return place_of(ctx, pc) != PLACE_OTHER;
+}
+
+/*
+ * libunwind steps where .eh_frame describes the code and .eh_frame_hdr indexes it (without
+ * the index, as gcc links -static, libunwind finds no table and guesses, on x86_64 the
+ * right pc with a wrong sp), in code libdwfl has no module for (the vdso's signal return),
+ * and on arm first everywhere: only it reads .ARM.exidx, the C library's only table, which
+ * extend() could not go on from (a program's -g code has .debug_frame and exidx both; C code
+ * without unwind tables has a "cannot unwind" entry, where libunwind stops and extend()
+ * takes over). Elsewhere extend() steps, so that each frame says truly how it was found.
+ */
+static bool tables(void *ctx, uint64_t pc)
+{
+	int t = cfi_of(ctx, pc);
+
+	return t == CFI_EH_HDR || t == CFI_NO_MODULE || arch->exidx;
+}
+
+/*
+ * A step by CFI from the frame at return address pc with registers r, whose caller's frame
+ * lies at or above lo. Return 0 with r and *ret the caller's, 1 at the outermost frame, or
+ * -errno (-ENOENT: no CFI for pc).
+ */
+static int step_cfi(struct proc *p, uint64_t pc, struct frames_regs *r, uint64_t lo,
+		    uint64_t *ret)
+{
+	struct frames_regs next = *r;
+	uint64_t sp, nsp;
+	int err;
+
+	if (cfi_of(p, pc) <= CFI_NONE)
+		return -ENOENT;
+	err = cfi_step(sym_module(p->fallback->sym, call_site(pc)), call_site(pc),
+		       unwind_read_word, &next, ret);
+	if (err)
+		return err;
+	if (!frames_reg(&next, arch->dwarf_sp, &nsp) || nsp < lo || !*ret ||
+	    (frames_reg(r, arch->dwarf_sp, &sp) && nsp == sp && *ret == pc) || !is_return(p, *ret))
+		return -EINVAL;
+	*r = next;
+	return 0;
+}
+
+/*
+ * A step along frame records (arch_ops.fp_reg) from the frame at return address pc whose
+ * frame lies at or above *lo: the record must lie there too, the next one higher up (or be
+ * the last, 0), and its return address follow a direct call of the function holding pc. A
+ * frame pointer left by a function that keeps none points at the record of a frame further
+ * up, which fails that (seen in the aarch64 guest: x29 of -fomit-frame-pointer code led to
+ * __libc_start_call_main's record, __libc_start_main taken for the caller). A call through
+ * a register or a PLT cannot be checked so: the scan takes over there. Return 0 with r (the
+ * frame pointer, and sp where the record says it), *lo (a bound below the caller's frame)
+ * and *ret the caller's, or -errno.
+ */
+static int step_fp(struct proc *p, uint64_t pc, struct frames_regs *r, uint64_t *lo,
+		   uint64_t *ret)
+{
+	const unsigned w = arch->word_size;
+	uint64_t fp, nfp, target, start;
+
+	if (arch->fp_reg < 0 || !frames_reg(r, arch->fp_reg, &fp) || fp < *lo || fp % w)
+		return -ENOENT;
+	if (unwind_read_word(fp, &nfp) || unwind_read_word(fp + w, ret))
+		return -EFAULT;
+	if (!*ret || !after_call(p, *ret, &target) || (nfp && nfp <= fp))
+		return -EINVAL;
+	start = func_start(p, pc, true);
+	if (!target || !start || target != start)
+		return -EINVAL;
+	r->known = 0;
+	if (nfp)
+		frames_set_reg(r, arch->fp_reg, nfp);
+	if (arch->fp_sp_off)
+		frames_set_reg(r, arch->dwarf_sp, fp + arch->fp_sp_off);
+	*lo = fp + 2 * w; /* the caller's frame is above the record */
+	return 0;
+}
+
+/*
+ * pcs[0] is the caller's pc at an allocation function's entry, a return address as well.
+ * Frame by frame: CFI (.eh_frame or .debug_frame), else a frame record; where neither
+ * serves, the stack scan finds the rest. Past main only CFI goes on: the words above main's
+ * frame are the start-up code's (measured on x86_64: do_lookup_x, _int_malloc taken for
+ * main's callers by the scan).
+ */
+static unsigned extend(void *ctx, uint64_t *pcs, unsigned n, const struct frames_regs *r0,
+		       unsigned max)
+{
+	struct proc *p = ctx;
+	struct frames_env e = { arch->word_size, read_words, p, after_call, func_start, is_last };
+	struct frames_regs r = *r0;
+	uint64_t lo = 0;
+	bool past_main = false;
+	enum place place;
+
+	if (!n || n >= max)
+		return n;
+	frames_reg(&r, arch->dwarf_sp, &lo);
+	for (place = place_of(p, pcs[n - 1]); n < max && place != PLACE_OUTERMOST;
+	     place = place_of(p, pcs[n - 1])) {
+		uint64_t pc = frames_addr(pcs[n - 1]), ret;
+		enum frames_how how = FRAMES_CFI;
+		int err;
+
+		past_main |= place == PLACE_MAIN;
+		err = step_cfi(p, pc, &r, lo, &ret);
+		if (err < 0 && err != -ENOENT)
+			pr_dbg(2, "pc %#" PRIx64 ": CFI step refused (%d)", pc, err);
+		if (err == 1 || (err && past_main))
+			return n;
+		if (!err) {
+			frames_reg(&r, arch->dwarf_sp, &lo);
+		} else {
+			how = FRAMES_FP;
+			if (step_fp(p, pc, &r, &lo, &ret))
+				break;
+		}
+		pcs[n++] = ret | (uint64_t)how << FRAMES_HOW_SHIFT;
+	}
+	if (n >= max || place != PLACE_OTHER || past_main)
+		return n;
+	if (lo)
+		n += frames_scan(&e, frames_addr(pcs[n - 1]), true, lo, pcs + n, max - n);
+	if (n < max && place_of(p, pcs[n - 1]) == PLACE_OTHER)
+		pcs[n - 1] |= FRAMES_STOPPED;
+	return n;
+}
+
+void fallback_hooks(struct proc *p, struct unwind_hooks *h)
+{
+	*h = (struct unwind_hooks){ is_return, tables, extend, p };
+}
+
+void fallback_flush(struct proc *p)
+{
+	if (p->fallback) {
+		sym_close(p->fallback->sym);
+		free(p->fallback);
+		p->fallback = NULL;
+	}
+}

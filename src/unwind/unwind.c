@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* libunwind-ptrace, with our own register and memory accessors (see unwind.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <libunwind-ptrace.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define PR_DOMAIN "unwind"
+#include "util/log.h"
+#include "util/maps.h"
+#include "unwind/procinfo.h"
+#include "target/remote.h"
+#include "unwind/unwind.h"
+#include "util/util.h"
+
+#define LINE_SHIFT 9 /* 512-byte blocks of tracee memory */
+#define LINES 16
+#define PREFETCH_LINES 4 /* read at once from sp up: the frames of most backtraces */
+#define RO_SHIFT 10 /* 1 KiB blocks of read-only file mappings (unwind tables) */
+#define RO_LINES 256
+
+/* Blocks of memory that does not change while mapped: kept from stop to stop. */
+struct ro_cache {
+	struct mapping *maps; /* file-backed mappings (see ro_load) */
+	size_t n;
+	uint64_t tag[RO_LINES];
+	uint8_t data[RO_LINES][1 << RO_SHIFT];
+};
+
+struct unwinder {
+	unw_addr_space_t as;
+	void *upt; /* _UPT context: for addresses in no module (procinfo.c) */
+	struct procinfo *tables; /* every module's unwind tables */
+	pid_t pid;
+	struct ro_cache *ro; /* NULL until the first unwind after a mapping change */
+};
+
+/* The thread being unwound. heaptrace is single-threaded, so one is enough. */
+static struct {
+	pid_t tid;
+	const struct arch_regs *regs;
+	struct ro_cache *ro;
+	uint64_t tag[LINES]; /* block address | 1 when valid */
+	uint8_t data[LINES][1 << LINE_SHIFT];
+	/* unwinding from a record's copy of the stack (stubs.h): memory is that copy and the
+	 * read-only mappings, nothing else (the live stack has moved on) */
+	const uint8_t *copy;
+	uint64_t copy_lo, copy_len;
+} cur;
+
+/* Word at addr through a direct-mapped cache of 1 << shift byte blocks. */
+static int read_line(uint64_t addr, unw_word_t *val, unsigned shift, unsigned lines,
+		     uint64_t *tag, uint8_t *data)
+{
+	uint64_t blk = addr >> shift << shift;
+	unsigned off = addr - blk, line = (blk >> shift) % lines;
+	uint8_t *d = data + ((size_t)line << shift);
+
+	if (off + sizeof(*val) > (1u << shift)) /* straddles two blocks */
+		return remote_read(cur.tid, addr, val, sizeof(*val)) == sizeof(*val) ? 0 : -1;
+	if (tag[line] != (blk | 1)) {
+		ssize_t n = remote_read(cur.tid, blk, d, (size_t)1 << shift);
+
+		if (n != (ssize_t)1 << shift) {
+			tag[line] = 0;
+			return remote_read(cur.tid, addr, val, sizeof(*val)) == sizeof(*val) ? 0 : -1;
+		}
+		tag[line] = blk | 1;
+	}
+	memcpy(val, d + off, sizeof(*val));
+	return 0;
+}
+
+static bool is_ro(const struct ro_cache *ro, uint64_t addr)
+{
+	size_t lo = 0, hi = ro ? ro->n : 0;
+
+	while (lo < hi) { /* maps are sorted by address */
+		size_t mid = (lo + hi) / 2;
+
+		if (addr < ro->maps[mid].start)
+			hi = mid;
+		else if (addr >= ro->maps[mid].end)
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+static int read_cached(uint64_t addr, unw_word_t *val)
+{
+	if (cur.copy) {
+		if (addr >= cur.copy_lo && addr - cur.copy_lo + sizeof(*val) <= cur.copy_len) {
+			memcpy(val, cur.copy + (addr - cur.copy_lo), sizeof(*val));
+			return 0;
+		}
+		if (!is_ro(cur.ro, addr))
+			return -1;
+	}
+	if (is_ro(cur.ro, addr))
+		return read_line(addr, val, RO_SHIFT, RO_LINES, cur.ro->tag, &cur.ro->data[0][0]);
+	return read_line(addr, val, LINE_SHIFT, LINES, cur.tag, &cur.data[0][0]);
+}
+
+/*
+ * The file mappings of u's process, for the cache that outlives a stop: code and unwind tables,
+ * and the modules' data, where the unwinder reads only what relocation wrote once: a C++
+ * function's CIE names its personality routine through a pointer in .data
+ * (DW.ref.__gxx_personality_v0), and libunwind gives up on a frame whose CIE it cannot read,
+ * so without it a record's backtrace ended at the first function with a try block or a
+ * destructor to run. Stacks and heaps are anonymous and never in it.
+ */
+static struct ro_cache *ro_load(pid_t pid)
+{
+	struct ro_cache *ro = xcalloc(1, sizeof(*ro));
+	struct mapping *maps = NULL;
+	ssize_t n = maps_read(pid, &maps);
+
+	for (ssize_t i = 0; i < n; i++)
+		if (maps[i].path[0] == '/')
+			maps[ro->n++] = maps[i];
+	ro->maps = maps;
+	return ro;
+}
+
+static void ro_free(struct ro_cache *ro)
+{
+	if (ro) {
+		free(ro->maps);
+		free(ro);
+	}
+}
+
+void unwind_prefetch(pid_t tid, uint64_t sp)
+{
+	uint64_t blk = sp >> LINE_SHIFT << LINE_SHIFT;
+	uint8_t buf[PREFETCH_LINES << LINE_SHIFT];
+	ssize_t n;
+
+	cur.tid = tid;
+	cur.ro = NULL; /* until unwind_capture names the process's */
+	memset(cur.tag, 0, sizeof(cur.tag));
+	n = remote_read(tid, blk, buf, sizeof(buf));
+	for (unsigned i = 0; n > 0 && (i + 1) << LINE_SHIFT <= (size_t)n; i++) {
+		uint64_t b = blk + ((uint64_t)i << LINE_SHIFT);
+		unsigned line = (b >> LINE_SHIFT) % LINES;
+
+		memcpy(cur.data[line], buf + ((size_t)i << LINE_SHIFT), 1 << LINE_SHIFT);
+		cur.tag[line] = b | 1;
+	}
+}
+
+#define SENT_MAX 16
+
+static struct {
+	uint64_t lo, hi;
+	struct unwind_sent v[SENT_MAX];
+	unsigned n;
+} sent;
+
+void unwind_sent_returns(uint64_t lo, uint64_t hi, const struct unwind_sent *v, unsigned n)
+{
+	sent.lo = lo;
+	sent.hi = hi;
+	sent.n = n < SENT_MAX ? n : SENT_MAX;
+	memcpy(sent.v, v, sent.n * sizeof(*v));
+}
+
+/* A word of the stack as the program wrote it: a trampoline's address put in place of a sent
+ * call's return address is that return address. */
+static int read_word(uint64_t addr, unw_word_t *val)
+{
+	const struct unwind_sent *best = NULL;
+	uint64_t code;
+
+	if (read_cached(addr, val))
+		return -1;
+	if (!sent.n) /* the common case: nothing sent, no code address to take */
+		return 0;
+	code = arch->code_addr(*val);
+	if (code < sent.lo || code >= sent.hi)
+		return 0;
+	for (unsigned i = 0; i < sent.n; i++)
+		if (sent.v[i].sp >= addr && (!best || sent.v[i].sp < best->sp))
+			best = &sent.v[i];
+	if (best)
+		*val = (unw_word_t)best->ret;
+	return 0;
+}
+
+int unwind_read_word(uint64_t addr, uint64_t *val)
+{
+	unw_word_t w; /* the tracee's word: heaptrace runs on the architecture it traces */
+
+	if (read_word(addr, &w))
+		return -EFAULT;
+	*val = w;
+	return 0;
+}
+
+static int acc_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg)
+{
+	(void)as;
+	(void)arg;
+	if (write)
+		return -UNW_EINVAL; /* unwinding never writes the tracee */
+	return read_word(addr, val) ? -UNW_EINVAL : 0;
+}
+
+static int acc_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write, void *arg)
+{
+	uint64_t v;
+
+	(void)as;
+	(void)arg;
+	if (write || arch_unwind_reg(cur.regs, reg, &v))
+		return -UNW_EBADREG;
+	*val = v;
+	return 0;
+}
+
+static unw_accessors_t accessors;
+static bool unwinding;
+
+/*
+ * libunwind blocks every signal around each use of its cache: two rt_sigprocmask calls per
+ * frame, most of what an unwind costs (measured: 10 of them, ~10 us of CPU, per 8-frame
+ * backtrace). heaptrace is single-threaded and its handlers only set flags, so while it
+ * unwinds, masking is skipped; this definition takes the C library's place for libunwind.
+ * heaptrace itself never blocks signals, so the mask it reports then is the empty one.
+ */
+int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (unwinding) {
+		if (old)
+			sigemptyset(old);
+		return 0;
+	}
+	return syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8) ? -1 : 0;
+}
+
+struct unwinder *unwind_new(pid_t pid)
+{
+	struct unwinder *u = xcalloc(1, sizeof(*u));
+
+	if (!accessors.find_proc_info) {
+		accessors = _UPT_accessors;
+		accessors.access_mem = acc_mem;
+		accessors.access_reg = acc_reg;
+		accessors.find_proc_info = procinfo_find;
+	}
+	u->pid = pid;
+	u->as = unw_create_addr_space(&accessors, 0);
+	if (u->as) {
+		unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
+		/* unwind rules of 4096 return addresses instead of 128: big programs call malloc
+		 * from thousands of places (about 1.5 MiB) */
+		unw_set_cache_size(u->as, 4096, 0);
+	}
+	u->upt = _UPT_create(pid);
+	u->tables = procinfo_new(pid);
+	return u;
+}
+
+void unwind_destroy(struct unwinder *u)
+{
+	if (!u)
+		return;
+	if (u->upt)
+		_UPT_destroy(u->upt);
+	if (u->as)
+		unw_destroy_addr_space(u->as);
+	procinfo_free(u->tables);
+	if (cur.ro == u->ro)
+		cur.ro = NULL;
+	ro_free(u->ro);
+	free(u);
+}
+
+void unwind_flush(struct unwinder *u)
+{
+	if (u->as)
+		unw_flush_cache(u->as, 0, 0);
+	if (cur.ro == u->ro)
+		cur.ro = NULL;
+	ro_free(u->ro);
+	u->ro = NULL;
+	procinfo_flush(u->tables);
+	/* _UPT keeps the last ELF image it read: start afresh after a mapping change */
+	if (u->upt) {
+		_UPT_destroy(u->upt);
+		u->upt = _UPT_create(u->pid);
+	}
+}
+
+unsigned unwind_capture_copy(struct unwinder *u, const struct arch_regs *regs, uint64_t lo,
+			     const void *stack, size_t len, uint64_t *pcs, unsigned max,
+			     const struct unwind_hooks *h)
+{
+	unsigned n;
+
+	cur.tid = u->pid; /* for the read-only mappings */
+	cur.copy = stack;
+	cur.copy_lo = lo;
+	cur.copy_len = len;
+	n = unwind_capture(u, regs, pcs, max, h);
+	cur.copy = NULL;
+	return n;
+}
+
+/* The registers of cursor c's frame, or of the snapshot where there is no cursor. */
+static void frame_regs(unw_cursor_t *c, const struct arch_regs *regs, struct frames_regs *r)
+{
+	r->known = 0;
+	for (unsigned i = 0; i < arch->dwarf_regs && i < FRAMES_REGS; i++) {
+		unw_word_t w;
+		uint64_t v;
+
+		if (c) {
+			if (unw_get_reg(c, i, &w) < 0)
+				continue;
+			v = w;
+		} else if (arch_unwind_reg(regs, i, &v)) {
+			continue;
+		}
+		frames_set_reg(r, i, v);
+	}
+}
+
+/* libunwind's part of unwind_capture; r: the last frame's registers where it stopped short
+ * of max with hooks to go on. */
+static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
+			 unsigned max, struct frames_regs *r, const struct unwind_hooks *h)
+{
+	unw_cursor_t c, last; /* a copy keeps the frame before a refused step */
+	unsigned n = 0;
+	uint64_t sp = arch->get_sp(regs);
+
+	pcs[n++] = arch->get_pc(regs);
+	if (max <= 1 || !u->as || !u->upt) {
+		frame_regs(NULL, regs, r);
+		return n;
+	}
+	cur.regs = regs; /* memory: through the cache unwind_prefetch filled for this stop */
+	if (!u->ro)
+		u->ro = ro_load(u->pid);
+	cur.ro = u->ro;
+	procinfo_use(u->tables);
+	unwinding = true;
+	if (unw_init_remote(&c, u->as, u->upt) < 0) {
+		unwinding = false;
+		frame_regs(NULL, regs, r);
+		return n;
+	}
+	last = c;
+	while (n < max && (!h || h->tables(h->ctx, pcs[n - 1]))) {
+		unw_word_t ip, nsp;
+		int ret = unw_step(&c);
+
+		if (ret <= 0)
+			break;
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip ||
+		    unw_get_reg(&c, UNW_REG_SP, &nsp) < 0)
+			break;
+		/* without unwind information libunwind guesses: the return address register
+		 * again (aarch64 static: the same frame twice), or a frame pointer that is none */
+		if (nsp < sp || (nsp == sp && ip == pcs[n - 1]) || (h && !h->ret_ok(h->ctx, ip)))
+			break;
+		pcs[n++] = ip;
+		sp = nsp;
+		last = c;
+	}
+	if (h && n < max)
+		frame_regs(&last, regs, r);
+	unwinding = false;
+	return n;
+}
+
+unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
+			unsigned max, const struct unwind_hooks *h)
+{
+	struct frames_regs r;
+	unsigned n;
+
+	if (!max)
+		return 0;
+	n = step_all(u, regs, pcs, max, &r, h);
+	return h && n < max ? h->extend(h->ctx, pcs, n, &r, max) : n;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef HEAPTRACE_UNWIND_H
+#define HEAPTRACE_UNWIND_H
+
+/*
+ * Remote stack unwinding with libunwind-ptrace: one address space per traced process, with
+ * registers taken from the snapshot heaptrace already has and memory read in blocks with
+ * process_vm_readv instead of one PTRACE_PEEKDATA per word.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch/arch.h"
+#include "unwind/frames.h"
+
+struct unwinder;
+
+struct unwinder *unwind_new(pid_t pid);
+void unwind_destroy(struct unwinder *u);
+/* Forget cached unwind information (the mappings changed). */
+void unwind_flush(struct unwinder *u);
+
+/*
+ * Start a stop of thread tid: forget the memory read at earlier stops and read the stack
+ * from sp up in one go. Must come first at every stop that reads through unwind_read_word
+ * or unwind_capture.
+ */
+void unwind_prefetch(pid_t tid, uint64_t sp);
+
+/* One pointer-sized word of the stopped thread's memory, through the cache. 0 or -EFAULT. */
+int unwind_read_word(uint64_t addr, uint64_t *val);
+
+/*
+ * A call in flight whose return address heaptrace replaced with a trapping trampoline's (on
+ * the stack at its entry sp, or in the link register, which the function saves below it).
+ */
+struct unwind_sent {
+	uint64_t sp, ret; /* sp at its entry, the caller's return address */
+};
+
+/*
+ * Until the next call: a word read as the address of a trampoline in [lo, hi) (a code address,
+ * arm's Thumb bit aside) at addr is read as the return address of the sent call with the
+ * lowest entry sp at or above addr, so that a backtrace taken inside such a call goes on
+ * through its caller. n = 0: none.
+ */
+void unwind_sent_returns(uint64_t lo, uint64_t hi, const struct unwind_sent *v, unsigned n);
+
+/* What unwinding asks of the rest of heaptrace (fallback.c), all called with ctx. */
+struct unwind_hooks {
+	/* Is ret a return address (just after a call)? A step to another one is refused. */
+	bool (*ret_ok)(void *ctx, uint64_t ret);
+	/* May libunwind step from the frame at return address pc? Not where the tables it reads
+	 * have nothing for pc: it would guess (x86_64: an rbp chain, arm: an APCS one) and the
+	 * frame would pass for one found by its unwind tables. */
+	bool (*tables)(void *ctx, uint64_t pc);
+	/* Where libunwind stopped short of max: extend pcs[0..n) (pcs[0] the caller's pc, the
+	 * rest return addresses; r the registers of the last frame) through the same memory, up
+	 * to max frames. Return the new count. */
+	unsigned (*extend)(void *ctx, uint64_t *pcs, unsigned n, const struct frames_regs *r,
+			   unsigned max);
+	void *ctx;
+};
+
+/* Write up to max PCs of the thread of the last unwind_prefetch into pcs, pcs[0] being the
+ * current PC (regs, a caller's frame). A step that does not move up the stack ends
+ * libunwind's part, as does one that h (if not NULL) refuses or a frame h says libunwind's
+ * tables do not cover; then h may extend it. Return the number written (at least 1 if max
+ * is). */
+unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
+			unsigned max, const struct unwind_hooks *h);
+
+/* The same from a copy of the stack: len bytes that were at address lo (from sp up) when
+ * regs were taken; other memory is read only where it is a read-only file mapping. */
+unsigned unwind_capture_copy(struct unwinder *u, const struct arch_regs *regs, uint64_t lo,
+			     const void *stack, size_t len, uint64_t *pcs, unsigned max,
+			     const struct unwind_hooks *h);
+
+#endif
