@@ -39,21 +39,70 @@
 #define STUB_OWNER_DIED 0x40000000 /* FUTEX_OWNER_DIED (bit 30) */
 
 /*
- * Records: a u64 tag (the position | kind, written last), a u32 length, a u32 hook; lengths are
- * multiples of 16 (the kind is in the tag's low 4 bits). The entry record's header length
- * (STUB_REC_ENTRY) is the architecture's, its time stamp at 96. A free: 16 the pointer, 24 the
- * thread pointer, 32 the time stamp (the clock of stub_ticks), read late as the entry's is, so
- * a block's end is dated when the program freed it. A return: 16 the cookie, 24 the result, 32
- * the thread pointer; no time stamp, as every effect of a call (its block, a realloc's release)
- * is dated at its entry, in both modes.
+ * Records, one contract between the stub code (every arch/<arch>/stubcode.c) and the reader
+ * (account/ring.c): the offsets below are bytes from a record's start. Every record starts with
+ * a u64 tag (the position | kind, written last: it publishes the record), a u32 length and a
+ * u32 hook; lengths are multiples of 16 (the kind is in the tag's low 4 bits).
  */
 #define STUB_KIND_ENTRY 1
 #define STUB_KIND_FREE 2
 #define STUB_KIND_RETURN 3
+#define STUB_R_TAG 0 /* u64: position | kind */
+#define STUB_R_LEN 8 /* u32: bytes, the header and all */
+#define STUB_R_HOOK 12 /* u32: the thunk's word (hook | STUB_HOOK_*); 0 in a return */
+/*
+ * An entry: the first three arguments, sp at the entry, the arch's registers (stub_arch.h:
+ * STUB_RE_* between STUB_RE_SP and STUB_RE_TIME, and after STUB_RE_RETURNS), then from
+ * STUB_REC_ENTRY (the arch's header length) the copy of the stack from sp up. The time stamp is
+ * the clock of stub_ticks.
+ */
+#define STUB_RE_ARG0 16 /* u64 */
+#define STUB_RE_ARG1 24 /* u64 */
+#define STUB_RE_ARG2 32 /* u64 */
+#define STUB_RE_SP 40 /* u64: sp at the entry, where the copy starts */
+#define STUB_RE_TIME 96 /* u64: time stamp */
+#define STUB_RE_THREAD 104 /* u64: the thread pointer, the thread's key */
+#define STUB_RE_COPY 112 /* u32: bytes of stack copied */
+#define STUB_RE_RETURNS 116 /* u32: nonzero if the return goes through the trampoline */
+/*
+ * A free: the pointer, the thread pointer, the time stamp, read late as the entry's is, so a
+ * block's end is dated when the program freed it.
+ */
+#define STUB_RF_PTR 16 /* u64 */
+#define STUB_RF_THREAD 24 /* u64 */
+#define STUB_RF_TIME 32 /* u64 */
 #define STUB_REC_FREE 48
+/*
+ * A return: the cookie (the entry record's position, or STUBS_COOKIE_BP | ... for a call caught
+ * at a breakpoint), the result, the thread pointer; no time stamp, as every effect of a call
+ * (its block, a realloc's release) is dated at its entry, in both modes.
+ */
+#define STUB_RR_COOKIE 16 /* u64 */
+#define STUB_RR_RESULT 24 /* u64 */
+#define STUB_RR_THREAD 32 /* u64 */
 #define STUB_REC_RETURN 48
 #define STUB_HOOK_FREE 0x100 /* in the thunk's word: a free, recorded at entry only */
 #define STUB_HOOK_NORET 0x200 /* in the thunk's word: an entry record, its return left alone
 			       * (libstdc++'s operator new: stubs.c) */
+
+/* The relations the stub code counts on: pair stores (aarch64's stp, arm's strd) write two
+ * neighbouring fields at once, and the entry's fixed fields fit around the arch's registers. */
+_Static_assert(STUB_R_LEN == STUB_R_TAG + 8 && STUB_R_HOOK == STUB_R_LEN + 4,
+	       "a record's header: tag, length, hook");
+_Static_assert(STUB_RE_ARG0 == STUB_R_HOOK + 4 && STUB_RE_ARG1 == STUB_RE_ARG0 + 8 &&
+		       STUB_RE_ARG2 == STUB_RE_ARG1 + 8 && STUB_RE_SP == STUB_RE_ARG2 + 8,
+	       "an entry's arguments, then sp (stp x1, x12 stores the third with sp)");
+_Static_assert(STUB_RE_THREAD == STUB_RE_TIME + 8 && STUB_RE_COPY == STUB_RE_THREAD + 8 &&
+		       STUB_RE_RETURNS == STUB_RE_COPY + 4,
+	       "an entry's time stamp, thread, copy length and return flag");
+_Static_assert(STUB_RF_PTR == STUB_R_HOOK + 4 && STUB_RF_THREAD == STUB_RF_PTR + 8 &&
+		       STUB_RF_TIME == STUB_RF_THREAD + 8 && STUB_RF_TIME + 8 <= STUB_REC_FREE,
+	       "a free: pointer, thread (one stp), time stamp");
+_Static_assert(STUB_RR_COOKIE == STUB_R_HOOK + 4 && STUB_RR_RESULT == STUB_RR_COOKIE + 8 &&
+		       STUB_RR_THREAD == STUB_RR_RESULT + 8 &&
+		       STUB_RR_THREAD + 8 <= STUB_REC_RETURN,
+	       "a return: cookie, result (one stp), thread");
+_Static_assert(STUB_REC_FREE % 16 == 0 && STUB_REC_RETURN % 16 == 0,
+	       "records are multiples of 16 bytes");
 
 #endif

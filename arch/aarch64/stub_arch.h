@@ -14,11 +14,20 @@
 
 #define STUB_NR_FUTEX 98
 /*
- * An entry record, after its tag, length and hook (stub_layout.h): 16 x0, 24 x1, 32 x2, 40 sp at the entry, 48 x29, 56 x30 (the return address), 64
- * x19..x22, 96 time stamp, 104 thread pointer, 112 bytes of stack copied, 116 return sent
- * through the trampoline, 120 x23..x28, then the copy of the stack from sp up.
+ * An entry record (stub_layout.h's fields and these): x29, x30 (the return address), x19..x22
+ * before the time stamp, x23..x28 after the return flag, then from STUB_REC_ENTRY the copy of
+ * the stack from sp up.
  */
+#define STUB_RE_X29 48
+#define STUB_RE_X30 56
+#define STUB_RE_X19 64 /* x19..x22 */
+#define STUB_RE_X23 120 /* x23..x28 */
 #define STUB_REC_ENTRY 176 /* bytes before the stack copy */
+_Static_assert(STUB_RE_X29 == STUB_RE_SP + 8 && STUB_RE_X30 == STUB_RE_X29 + 8 &&
+		       STUB_RE_X19 == STUB_RE_X30 + 8 && STUB_RE_X19 + 4 * 8 <= STUB_RE_TIME &&
+		       STUB_RE_X23 == STUB_RE_RETURNS + 4 &&
+		       STUB_RE_X23 + 6 * 8 <= STUB_REC_ENTRY && STUB_REC_ENTRY % 16 == 0,
+	       "aarch64's entry record (stp pairs: x29 x30, x19 x20 ..., x23 x24 ...)");
 
 #ifndef STUB_CODE_ONLY
 #include <string.h>
@@ -48,11 +57,11 @@ static inline void stub_regs(struct arch_regs *r, const uint8_t *rec)
 {
 	memset(r, 0, sizeof(*r));
 	r->size = 34 * 8;
-	memcpy(&r->w64[29], rec + 48, 16);
-	memcpy(&r->w64[19], rec + 64, 32);
-	memcpy(&r->w64[23], rec + 120, 48);
-	memcpy(&r->w64[31], rec + 40, 8);
-	memcpy(&r->w64[32], rec + 56, 8);
+	memcpy(&r->w64[29], rec + STUB_RE_X29, 16); /* x29, x30 */
+	memcpy(&r->w64[19], rec + STUB_RE_X19, 32);
+	memcpy(&r->w64[23], rec + STUB_RE_X23, 48);
+	memcpy(&r->w64[31], rec + STUB_RE_SP, 8);
+	memcpy(&r->w64[32], rec + STUB_RE_X30, 8);
 }
 
 /* The return address of an entry record. */
@@ -60,7 +69,7 @@ static inline uint64_t stub_ret(const uint8_t *rec)
 {
 	uint64_t v;
 
-	memcpy(&v, rec + 56, 8);
+	memcpy(&v, rec + STUB_RE_X30, 8);
 	return v;
 }
 #endif

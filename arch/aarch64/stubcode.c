@@ -16,8 +16,8 @@
  * x0..x15 at 0, x30 at 128, NZCV at 136, and 144..159 (E-16) for { cookie, return address }.
  * It reserves a record in the shared ring (ldxr/stxr on its head), writes it (free: the
  * pointer and a time stamp; others: arguments, sp, x29, x30, x19-x28, a time stamp, and a copy
- * of the stack from E up) and publishes it by writing its tag last (stlr). An allocation's return goes
- * through ht_stub_ret: x30 = the trampoline, the function starts at sp = E-16 with
+ * of the stack from E up) and publishes it by writing its tag last (stlr). An allocation's
+ * return goes through ht_stub_ret: x30 = the trampoline, the function starts at sp = E-16 with
  * { cookie, return address } there (no malloc-family function takes stack arguments). Then
  * the function goes on at its continuation: its displaced first instruction, relocated, and a
  * `b` back, reached by `br x16` (the stub page is not BTI-guarded). With the data page's off
@@ -29,6 +29,9 @@
 
 #define S_(x) #x
 #define S(x) S_(x)
+
+/* stlr, which publishes a record, takes no offset: the tag is at the record's start. */
+_Static_assert(STUB_R_TAG == 0, "the tag starts the record");
 
 #define SAVE_X0_X15                                                                               \
 	"	stp x0, x1, [sp]\n	stp x2, x3, [sp, #16]\n	stp x4, x5, [sp, #32]\n"               \
@@ -47,7 +50,7 @@
 	"	bl .Lroom\n"                                                                          \
 	"	ldr x0, [x9, #" S(STUB_D_MASK) "]\n	and x0, x15, x0\n"                              \
 	"	ldr x1, [x9, #" S(STUB_D_RING) "]\n	add x0, x0, x1\n"                               \
-	"	str w14, [x0, #8]\n"
+	"	str w14, [x0, #" S(STUB_R_LEN) "]\n"
 
 __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	".p2align 12\n"
@@ -103,14 +106,17 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	and x13, x13, #~15\n"
 	"	add x14, x13, #" S(STUB_REC_ENTRY) "+15\n"
 	"	and x14, x14, #~15\n" RESERVE("6")
-	"	str w16, [x0, #12]\n"
-	"	ldp x1, x2, [sp]\n	stp x1, x2, [x0, #16]\n"
-	"	ldr x1, [sp, #16]\n	stp x1, x12, [x0, #32]\n"
-	"	ldr x1, [sp, #128]\n	stp x29, x1, [x0, #48]\n"
-	"	stp x19, x20, [x0, #64]\n	stp x21, x22, [x0, #80]\n"
-	"	mrs x2, tpidr_el0\n	str x2, [x0, #104]\n"
-	"	str w13, [x0, #112]\n"
-	"	stp x23, x24, [x0, #120]\n	stp x25, x26, [x0, #136]\n	stp x27, x28, [x0, #152]\n"
+	"	str w16, [x0, #" S(STUB_R_HOOK) "]\n"
+	"	ldp x1, x2, [sp]\n	stp x1, x2, [x0, #" S(STUB_RE_ARG0) "]\n"
+	"	ldr x1, [sp, #16]\n	stp x1, x12, [x0, #" S(STUB_RE_ARG2) "]\n"
+	"	ldr x1, [sp, #128]\n	stp x29, x1, [x0, #" S(STUB_RE_X29) "]\n"
+	"	stp x19, x20, [x0, #" S(STUB_RE_X19) "]\n"
+	"	stp x21, x22, [x0, #" S(STUB_RE_X19) "+16]\n"
+	"	mrs x2, tpidr_el0\n	str x2, [x0, #" S(STUB_RE_THREAD) "]\n"
+	"	str w13, [x0, #" S(STUB_RE_COPY) "]\n"
+	"	stp x23, x24, [x0, #" S(STUB_RE_X23) "]\n"
+	"	stp x25, x26, [x0, #" S(STUB_RE_X23) "+16]\n"
+	"	stp x27, x28, [x0, #" S(STUB_RE_X23) "+32]\n"
 	/* the return goes through the trampoline, unless it does already (a tail call) */
 	"	ldr x3, [x9, #" S(STUB_D_TRAMP) "]\n"
 	"	mov w2, #0\n"
@@ -120,9 +126,9 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	str x3, [sp, #128]\n"
 	"	stp x15, x1, [sp, #144]\n"
 	"	mov w2, #1\n"
-	"7:	str w2, [x0, #116]\n"
+	"7:	str w2, [x0, #" S(STUB_RE_RETURNS) "]\n"
 	"	mrs x1, cntvct_el0\n"
-	"	str x1, [x0, #96]\n"
+	"	str x1, [x0, #" S(STUB_RE_TIME) "]\n"
 	"	add x3, x0, #" S(STUB_REC_ENTRY) "\n"
 	"	mov x4, x12\n"
 	"	cbz x13, 8f\n"
@@ -138,10 +144,10 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	b 9f\n"
 	/* free: { tag, length, hook, pointer, thread, time stamp } */
 	"5:	mov x14, #" S(STUB_REC_FREE) "\n" RESERVE("11")
-	"	str w16, [x0, #12]\n"
-	"	ldr x1, [sp]\n	mrs x2, tpidr_el0\n	stp x1, x2, [x0, #16]\n"
+	"	str w16, [x0, #" S(STUB_R_HOOK) "]\n"
+	"	ldr x1, [sp]\n	mrs x2, tpidr_el0\n	stp x1, x2, [x0, #" S(STUB_RF_PTR) "]\n"
 	"	mrs x1, cntvct_el0\n"
-	"	str x1, [x0, #32]\n"
+	"	str x1, [x0, #" S(STUB_RF_TIME) "]\n"
 	"	orr x15, x15, #" S(STUB_KIND_FREE) "\n"
 	"	stlr x15, [x0]\n"
 	"9:	mov x17, #160\n" /* the function starts at E with its own return address */
@@ -173,9 +179,9 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	ldr w10, [x11, #" S(STUB_C_OWNER) "]\n"
 	"	tbnz w10, #30, 1f\n"
 	"	mov x14, #" S(STUB_REC_RETURN) "\n" RESERVE("2")
-	"	str wzr, [x0, #12]\n"
-	"	ldr x1, [sp, #144]\n	ldr x2, [sp]\n	stp x1, x2, [x0, #16]\n"
-	"	mrs x1, tpidr_el0\n	str x1, [x0, #32]\n"
+	"	str wzr, [x0, #" S(STUB_R_HOOK) "]\n"
+	"	ldr x1, [sp, #144]\n	ldr x2, [sp]\n	stp x1, x2, [x0, #" S(STUB_RR_COOKIE) "]\n"
+	"	mrs x1, tpidr_el0\n	str x1, [x0, #" S(STUB_RR_THREAD) "]\n"
 	"	orr x15, x15, #" S(STUB_KIND_RETURN) "\n"
 	"	stlr x15, [x0]\n"
 	"1:	ldr x16, [sp, #128]\n"

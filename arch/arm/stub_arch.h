@@ -16,12 +16,17 @@
 
 #define STUB_NR_FUTEX 240
 /*
- * An entry record, after its tag, length and hook (stub_layout.h): 16 r0, 24 r1, 32 r2, 40 sp
- * at the entry (u64 each), 48 r4..r11 (u32 each), 80 lr (u64: the return address, bit 0 set
- * for a Thumb caller), 96 time stamp, 104 thread pointer, 112 bytes of stack copied, 116
- * return sent through the trampoline, then the copy of the stack from sp up.
+ * An entry record (stub_layout.h's fields, u64 each, and these): r4..r11 (u32 each), lr (u64:
+ * the return address, bit 0 set for a Thumb caller), then from STUB_REC_ENTRY the copy of the
+ * stack from sp up.
  */
+#define STUB_RE_R4 48 /* r4..r11 */
+#define STUB_RE_LR 80
 #define STUB_REC_ENTRY 128 /* bytes before the stack copy */
+_Static_assert(STUB_RE_R4 == STUB_RE_SP + 8 && STUB_RE_LR == STUB_RE_R4 + 8 * 4 &&
+		       STUB_RE_LR + 8 <= STUB_RE_TIME && STUB_RE_RETURNS + 4 <= STUB_REC_ENTRY &&
+		       STUB_REC_ENTRY % 16 == 0,
+	       "arm's entry record");
 
 #ifndef STUB_CODE_ONLY
 #include <string.h>
@@ -55,9 +60,9 @@ static inline void stub_regs(struct arch_regs *r, const uint8_t *rec)
 
 	memset(r, 0, sizeof(*r));
 	r->size = 18 * 4;
-	memcpy(&r->w32[4], rec + 48, 32);
-	memcpy(&sp, rec + 40, 4);
-	memcpy(&lr, rec + 80, 4);
+	memcpy(&r->w32[4], rec + STUB_RE_R4, 32);
+	memcpy(&sp, rec + STUB_RE_SP, 4);
+	memcpy(&lr, rec + STUB_RE_LR, 4);
 	r->w32[13] = sp;
 	r->w32[14] = lr;
 	r->w32[15] = lr & ~1u;
@@ -69,7 +74,7 @@ static inline uint64_t stub_ret(const uint8_t *rec)
 {
 	uint32_t v;
 
-	memcpy(&v, rec + 80, 4);
+	memcpy(&v, rec + STUB_RE_LR, 4);
 	return v;
 }
 #endif

@@ -47,9 +47,11 @@
 	"	bl .Lroom\n"                                                                          \
 	"	ldr r0, [r9, #" S(STUB_D_MASK) "]\n	and r0, r2, r0\n"                               \
 	"	ldr r1, [r9, #" S(STUB_D_RING) "]\n	add r0, r0, r1\n"                               \
-	"	str r5, [r0, #8]\n"
+	"	str r5, [r0, #" S(STUB_R_LEN) "]\n"
 /* Publish the record at r0 with the tag r2:r3 | kind. */
-#define PUBLISH(kind) "	dmb ish\n	orr r2, r2, #" S(kind) "\n	strd r2, r3, [r0]\n"
+#define PUBLISH(kind)                                                                             \
+	"	dmb ish\n	orr r2, r2, #" S(kind) "\n"                                             \
+	"	strd r2, r3, [r0, #" S(STUB_R_TAG) "]\n"
 #define TPIDRURO(r) "	mrc p15, 0, " r ", c13, c0, 3\n"
 
 __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
@@ -110,19 +112,20 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	it hi\n	movhi r7, r10\n"
 	"	bic r7, r7, #15\n"
 	"	add r5, r7, #" S(STUB_REC_ENTRY) "\n" RESERVE("6")
-	"	str r8, [r0, #12]\n"
+	"	str r8, [r0, #" S(STUB_R_HOOK) "]\n"
 	"	mov ip, #0\n"
-	"	ldr r1, [sp]\n	strd r1, ip, [r0, #16]\n"
-	"	ldr r1, [sp, #4]\n	strd r1, ip, [r0, #24]\n"
-	"	ldr r1, [sp, #8]\n	strd r1, ip, [r0, #32]\n"
-	"	strd r6, ip, [r0, #40]\n"
-	"	ldrd r1, r4, [sp, #16]\n	strd r1, r4, [r0, #48]\n" /* r4-r11 */
-	"	ldrd r1, r4, [sp, #24]\n	strd r1, r4, [r0, #56]\n"
-	"	ldrd r1, r4, [sp, #32]\n	strd r1, r4, [r0, #64]\n"
-	"	ldrd r1, r4, [sp, #40]\n	strd r1, r4, [r0, #72]\n"
-	"	ldr r1, [sp, #48]\n	strd r1, ip, [r0, #80]\n" /* lr */
-	TPIDRURO("r4") "	strd r4, ip, [r0, #104]\n"
-	"	str r7, [r0, #112]\n"
+	"	ldr r1, [sp]\n	strd r1, ip, [r0, #" S(STUB_RE_ARG0) "]\n"
+	"	ldr r1, [sp, #4]\n	strd r1, ip, [r0, #" S(STUB_RE_ARG1) "]\n"
+	"	ldr r1, [sp, #8]\n	strd r1, ip, [r0, #" S(STUB_RE_ARG2) "]\n"
+	"	strd r6, ip, [r0, #" S(STUB_RE_SP) "]\n"
+	/* r4-r11 */
+	"	ldrd r1, r4, [sp, #16]\n	strd r1, r4, [r0, #" S(STUB_RE_R4) "]\n"
+	"	ldrd r1, r4, [sp, #24]\n	strd r1, r4, [r0, #" S(STUB_RE_R4) "+8]\n"
+	"	ldrd r1, r4, [sp, #32]\n	strd r1, r4, [r0, #" S(STUB_RE_R4) "+16]\n"
+	"	ldrd r1, r4, [sp, #40]\n	strd r1, r4, [r0, #" S(STUB_RE_R4) "+24]\n"
+	"	ldr r1, [sp, #48]\n	strd r1, ip, [r0, #" S(STUB_RE_LR) "]\n" /* lr */
+	TPIDRURO("r4") "	strd r4, ip, [r0, #" S(STUB_RE_THREAD) "]\n"
+	"	str r7, [r0, #" S(STUB_RE_COPY) "]\n"
 	/* the return goes through the trampoline, unless it does already (a tail call) */
 	"	ldr r4, [r9, #" S(STUB_D_TRAMP) "]\n"
 	"	orr r4, r4, #1\n"
@@ -135,9 +138,9 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	strd r2, r3, [sp, #56]\n" /* the cookie: the record's position */
 	"	str r1, [sp, #68]\n"
 	"	mov r10, #1\n"
-	"7:	str r10, [r0, #116]\n"
+	"7:	str r10, [r0, #" S(STUB_RE_RETURNS) "]\n"
 	"	mrrc p15, 1, r1, r4, c14\n" /* CNTVCT */
-	"	strd r1, r4, [r0, #96]\n"
+	"	strd r1, r4, [r0, #" S(STUB_RE_TIME) "]\n"
 	"	add r1, r0, #" S(STUB_REC_ENTRY) "\n"
 	"	mov r4, r6\n"
 	"	cmp r7, #0\n"
@@ -150,12 +153,12 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	b 12f\n"
 	/* free: { tag, length, hook, pointer, thread, time stamp } */
 	"5:	mov r5, #" S(STUB_REC_FREE) "\n" RESERVE("11")
-	"	str r8, [r0, #12]\n"
+	"	str r8, [r0, #" S(STUB_R_HOOK) "]\n"
 	"	mov ip, #0\n"
-	"	ldr r1, [sp]\n	strd r1, ip, [r0, #16]\n"
-	TPIDRURO("r1") "	strd r1, ip, [r0, #24]\n"
+	"	ldr r1, [sp]\n	strd r1, ip, [r0, #" S(STUB_RF_PTR) "]\n"
+	TPIDRURO("r1") "	strd r1, ip, [r0, #" S(STUB_RF_THREAD) "]\n"
 	"	mrrc p15, 1, r1, r4, c14\n"
-	"	strd r1, r4, [r0, #32]\n" PUBLISH(STUB_KIND_FREE)
+	"	strd r1, r4, [r0, #" S(STUB_RF_TIME) "]\n" PUBLISH(STUB_KIND_FREE)
 	"9:	mov r10, #0\n"
 	/* to the continuation: at E, or at E-16 returning into the trampoline (r10 set) */
 	"12:	and r8, r8, #0xff\n"
@@ -189,10 +192,11 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	str r4, [sp, #48]\n" DATA_PAGE RECORDING("1f")
 	"	mov r5, #" S(STUB_REC_RETURN) "\n" RESERVE("2")
 	"	mov ip, #0\n"
-	"	str ip, [r0, #12]\n"
-	"	ldrd r1, r4, [sp, #56]\n	strd r1, r4, [r0, #16]\n"
-	"	ldr r1, [sp]\n	strd r1, ip, [r0, #24]\n"
-	TPIDRURO("r1") "	strd r1, ip, [r0, #32]\n" PUBLISH(STUB_KIND_RETURN)
+	"	str ip, [r0, #" S(STUB_R_HOOK) "]\n"
+	"	ldrd r1, r4, [sp, #56]\n	strd r1, r4, [r0, #" S(STUB_RR_COOKIE) "]\n"
+	"	ldr r1, [sp]\n	strd r1, ip, [r0, #" S(STUB_RR_RESULT) "]\n"
+	TPIDRURO("r1") "	strd r1, ip, [r0, #" S(STUB_RR_THREAD) "]\n"
+	PUBLISH(STUB_KIND_RETURN)
 	"1:	ldr r4, [sp, #48]\n"
 	"	ldr ip, [sp, #68]\n"
 	"	msr APSR_nzcvqg, r4\n"

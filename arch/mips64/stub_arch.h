@@ -13,12 +13,21 @@
 
 #define STUB_NR_FUTEX 5194 /* n64: 5000 + 194 */
 /*
- * An entry record, after its tag, length and hook (stub_layout.h): 16 a0, 24 a1, 32 a2, 40 sp at
- * the entry, 48 s8 (the frame pointer), 56 ra (the return address), 64 s0..s3, 96 time stamp,
- * 104 thread pointer, 112 bytes of stack copied, 116 return sent through the trampoline,
- * 120 s4..s7, 152 gp, then the copy of the stack from sp up.
+ * An entry record (stub_layout.h's fields and these): s8 (the frame pointer), ra (the return
+ * address), s0..s3 before the time stamp, s4..s7 and gp after the return flag, then from
+ * STUB_REC_ENTRY the copy of the stack from sp up.
  */
+#define STUB_RE_S8 48
+#define STUB_RE_RA 56
+#define STUB_RE_S0 64 /* s0..s3 */
+#define STUB_RE_S4 120 /* s4..s7 */
+#define STUB_RE_GP 152
 #define STUB_REC_ENTRY 160 /* bytes before the stack copy */
+_Static_assert(STUB_RE_S8 == STUB_RE_SP + 8 && STUB_RE_RA == STUB_RE_S8 + 8 &&
+		       STUB_RE_S0 == STUB_RE_RA + 8 && STUB_RE_S0 + 4 * 8 <= STUB_RE_TIME &&
+		       STUB_RE_S4 == STUB_RE_RETURNS + 4 && STUB_RE_GP == STUB_RE_S4 + 4 * 8 &&
+		       STUB_RE_GP + 8 <= STUB_REC_ENTRY && STUB_REC_ENTRY % 16 == 0,
+	       "mips64's entry record");
 /* The time stamps are the CP0 Count register (rdhwr $2, which Linux lets user space read or
  * emulates): 32 bits, so it wraps (at a 100 MHz count, every 43 s). stubs.c takes differences
  * modulo 2^32 and calibrates its rate over spans shorter than STUB_TICKS_SPAN ns. */
@@ -55,12 +64,12 @@ static inline void stub_regs(struct arch_regs *r, const uint8_t *rec)
 {
 	memset(r, 0, sizeof(*r));
 	r->size = 38 * 8;
-	memcpy(&r->w64[16], rec + 64, 32);
-	memcpy(&r->w64[20], rec + 120, 32);
-	memcpy(&r->w64[28], rec + 152, 8);
-	memcpy(&r->w64[29], rec + 40, 8);
-	memcpy(&r->w64[30], rec + 48, 16);
-	memcpy(&r->w64[34], rec + 56, 8);
+	memcpy(&r->w64[16], rec + STUB_RE_S0, 32);
+	memcpy(&r->w64[20], rec + STUB_RE_S4, 32);
+	memcpy(&r->w64[28], rec + STUB_RE_GP, 8);
+	memcpy(&r->w64[29], rec + STUB_RE_SP, 8);
+	memcpy(&r->w64[30], rec + STUB_RE_S8, 16); /* s8, ra */
+	memcpy(&r->w64[34], rec + STUB_RE_RA, 8);
 }
 
 /* The return address of an entry record. */
@@ -68,7 +77,7 @@ static inline uint64_t stub_ret(const uint8_t *rec)
 {
 	uint64_t v;
 
-	memcpy(&v, rec + 56, 8);
+	memcpy(&v, rec + STUB_RE_RA, 8);
 	return v;
 }
 #endif

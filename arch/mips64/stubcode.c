@@ -72,7 +72,7 @@
 	"	and $v0, $t0, $v0\n"                                                                  \
 	"	ld $a1, " S(STUB_D_RING) "($t8)\n"                                                    \
 	"	daddu $v0, $v0, $a1\n"                                                                \
-	"	sw $a3, 8($v0)\n"
+	"	sw $a3, " S(STUB_R_LEN) "($v0)\n"
 /* The continuation of the hook in at's low byte into at; everything put back; on to it with
  * sp raised by n. */
 #define LEAVE(n)                                                                                  \
@@ -150,18 +150,20 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	and $t3, $a0, $a1\n"
 	"	daddiu $a3, $t3, " S(STUB_REC_ENTRY) "+15\n"
 	"	and $a3, $a3, $a1\n" RESERVE("6")
-	"	sw $at, 12($v0)\n"
-	"	ld $a1, 0($sp)\n	sd $a1, 16($v0)\n"
-	"	ld $a1, 8($sp)\n	sd $a1, 24($v0)\n"
-	"	ld $a1, 16($sp)\n	sd $a1, 32($v0)\n"
-	"	sd $t2, 40($v0)\n"
-	"	sd $s8, 48($v0)\n"
-	"	ld $a1, 88($sp)\n	sd $a1, 56($v0)\n"
-	"	sd $s0, 64($v0)\n	sd $s1, 72($v0)\n	sd $s2, 80($v0)\n	sd $s3, 88($v0)\n"
-	"	sd $v1, 104($v0)\n"
-	"	sw $t3, 112($v0)\n"
-	"	sd $s4, 120($v0)\n	sd $s5, 128($v0)\n	sd $s6, 136($v0)\n	sd $s7, 144($v0)\n"
-	"	sd $gp, 152($v0)\n"
+	"	sw $at, " S(STUB_R_HOOK) "($v0)\n"
+	"	ld $a1, 0($sp)\n	sd $a1, " S(STUB_RE_ARG0) "($v0)\n"
+	"	ld $a1, 8($sp)\n	sd $a1, " S(STUB_RE_ARG1) "($v0)\n"
+	"	ld $a1, 16($sp)\n	sd $a1, " S(STUB_RE_ARG2) "($v0)\n"
+	"	sd $t2, " S(STUB_RE_SP) "($v0)\n"
+	"	sd $s8, " S(STUB_RE_S8) "($v0)\n"
+	"	ld $a1, 88($sp)\n	sd $a1, " S(STUB_RE_RA) "($v0)\n"
+	"	sd $s0, " S(STUB_RE_S0) "($v0)\n	sd $s1, " S(STUB_RE_S0) "+8($v0)\n"
+	"	sd $s2, " S(STUB_RE_S0) "+16($v0)\n	sd $s3, " S(STUB_RE_S0) "+24($v0)\n"
+	"	sd $v1, " S(STUB_RE_THREAD) "($v0)\n"
+	"	sw $t3, " S(STUB_RE_COPY) "($v0)\n"
+	"	sd $s4, " S(STUB_RE_S4) "($v0)\n	sd $s5, " S(STUB_RE_S4) "+8($v0)\n"
+	"	sd $s6, " S(STUB_RE_S4) "+16($v0)\n	sd $s7, " S(STUB_RE_S4) "+24($v0)\n"
+	"	sd $gp, " S(STUB_RE_GP) "($v0)\n"
 	/* the return goes through the trampoline, unless it does already (a tail call) */
 	"	ld $a2, " S(STUB_D_TRAMP) "($t8)\n"
 	"	or $a0, $zero, $zero\n"
@@ -174,10 +176,10 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	sd $t0, 144($sp)\n"
 	"	sd $a1, 152($sp)\n"
 	"	ori $a0, $zero, 1\n"
-	"7:	sw $a0, 116($v0)\n"
+	"7:	sw $a0, " S(STUB_RE_RETURNS) "($v0)\n"
 	"	rdhwr $a1, $2\n" /* the Count register: 32 bits, sign-extended */
 	"	dsll32 $a1, $a1, 0\n	dsrl32 $a1, $a1, 0\n"
-	"	sd $a1, 96($v0)\n"
+	"	sd $a1, " S(STUB_RE_TIME) "($v0)\n"
 	"	daddiu $a2, $v0, " S(STUB_REC_ENTRY) "\n"
 	"	or $a3, $t2, $zero\n"
 	"	beqz $t3, 8f\n"
@@ -190,7 +192,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	daddiu $a2, $a2, 16\n"
 	"8:	ori $t0, $t0, " S(STUB_KIND_ENTRY) "\n"
 	"	sync\n"
-	"	sd $t0, 0($v0)\n" /* the tag, last: the record is complete */
+	"	sd $t0, " S(STUB_R_TAG) "($v0)\n" /* the tag, last: the record is complete */
 	"	bnez $a0, .Lleave144\n" /* the function starts at E-16, returning into the
 				       * trampoline */
 	"	nop\n"
@@ -199,15 +201,15 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	/* free: { tag, length, hook, pointer, thread, time stamp } */
 	".Lfree:\n"
 	"	ori $a3, $zero, " S(STUB_REC_FREE) "\n" RESERVE("11")
-	"	sw $at, 12($v0)\n"
-	"	ld $a1, 0($sp)\n	sd $a1, 16($v0)\n"
-	"	sd $v1, 24($v0)\n"
+	"	sw $at, " S(STUB_R_HOOK) "($v0)\n"
+	"	ld $a1, 0($sp)\n	sd $a1, " S(STUB_RF_PTR) "($v0)\n"
+	"	sd $v1, " S(STUB_RF_THREAD) "($v0)\n"
 	"	rdhwr $a1, $2\n"
 	"	dsll32 $a1, $a1, 0\n	dsrl32 $a1, $a1, 0\n"
-	"	sd $a1, 32($v0)\n"
+	"	sd $a1, " S(STUB_RF_TIME) "($v0)\n"
 	"	ori $t0, $t0, " S(STUB_KIND_FREE) "\n"
 	"	sync\n"
-	"	sd $t0, 0($v0)\n"
+	"	sd $t0, " S(STUB_R_TAG) "($v0)\n"
 	".Lpass:\n" LEAVE("160") /* the function starts at E with its own return address */
 	".Lleave144:\n" LEAVE("144")
 
@@ -220,13 +222,13 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	daddiu $sp, $sp, -96\n" SAVE DATA("1") LIVE("2f")
 	"	rdhwr $3, $29\n"
 	"	ori $a3, $zero, " S(STUB_REC_RETURN) "\n" RESERVE("3")
-	"	sw $zero, 12($v0)\n"
-	"	ld $a1, 96($sp)\n	sd $a1, 16($v0)\n"
-	"	ld $a1, 32($sp)\n	sd $a1, 24($v0)\n"
-	"	sd $v1, 32($v0)\n"
+	"	sw $zero, " S(STUB_R_HOOK) "($v0)\n"
+	"	ld $a1, 96($sp)\n	sd $a1, " S(STUB_RR_COOKIE) "($v0)\n"
+	"	ld $a1, 32($sp)\n	sd $a1, " S(STUB_RR_RESULT) "($v0)\n"
+	"	sd $v1, " S(STUB_RR_THREAD) "($v0)\n"
 	"	ori $t0, $t0, " S(STUB_KIND_RETURN) "\n"
 	"	sync\n"
-	"	sd $t0, 0($v0)\n"
+	"	sd $t0, " S(STUB_R_TAG) "($v0)\n"
 	"2:" LOAD
 	"	ld $ra, 104($sp)\n"
 	"	jr $ra\n"

@@ -11,8 +11,24 @@
 #include "arch/stub_layout.h"
 
 #define STUB_NR_FUTEX 202
-/* An entry record: its header's bytes, before the stack copy. */
-#define STUB_REC_ENTRY 128
+/*
+ * An entry record (stub_layout.h's fields and these): the callee-saved registers at the entry,
+ * then from STUB_REC_ENTRY the copy of the stack from sp up, whose first word is the return
+ * address.
+ */
+#define STUB_RE_RBP 48
+#define STUB_RE_RBX 56
+#define STUB_RE_R12 64
+#define STUB_RE_R13 72
+#define STUB_RE_R14 80
+#define STUB_RE_R15 88
+#define STUB_REC_ENTRY 128 /* bytes before the stack copy */
+_Static_assert(STUB_RE_RBP == STUB_RE_SP + 8 && STUB_RE_RBX == STUB_RE_RBP + 8 &&
+		       STUB_RE_R12 == STUB_RE_RBX + 8 && STUB_RE_R13 == STUB_RE_R12 + 8 &&
+		       STUB_RE_R14 == STUB_RE_R13 + 8 && STUB_RE_R15 == STUB_RE_R14 + 8 &&
+		       STUB_RE_R15 + 8 <= STUB_RE_TIME && STUB_RE_RETURNS + 4 <= STUB_REC_ENTRY &&
+		       STUB_REC_ENTRY % 16 == 0,
+	       "x86_64's entry record");
 
 #ifndef STUB_CODE_ONLY
 #include <string.h>
@@ -32,15 +48,16 @@ static inline uint64_t stub_ticks(void)
  */
 static inline void stub_regs(struct arch_regs *r, const uint8_t *rec)
 {
-	static const int from[][2] = { { 4, 48 }, { 5, 56 }, { 3, 64 }, { 2, 72 }, { 1, 80 },
-				       { 0, 88 } };
+	static const int from[][2] = { { 4, STUB_RE_RBP }, { 5, STUB_RE_RBX },
+				       { 3, STUB_RE_R12 }, { 2, STUB_RE_R13 },
+				       { 1, STUB_RE_R14 }, { 0, STUB_RE_R15 } };
 	uint64_t sp;
 
 	memset(r, 0, sizeof(*r));
 	r->size = 27 * 8;
 	for (unsigned i = 0; i < sizeof(from) / sizeof(from[0]); i++)
 		memcpy(&r->w64[from[i][0]], rec + from[i][1], 8);
-	memcpy(&sp, rec + 40, 8);
+	memcpy(&sp, rec + STUB_RE_SP, 8);
 	memcpy(&r->w64[16], rec + STUB_REC_ENTRY, 8);
 	r->w64[19] = sp + 8;
 }
@@ -51,7 +68,7 @@ static inline uint64_t stub_ret(const uint8_t *rec)
 	uint32_t copy;
 	uint64_t v = 0;
 
-	memcpy(&copy, rec + 112, 4);
+	memcpy(&copy, rec + STUB_RE_COPY, 4);
 	if (copy >= 8)
 		memcpy(&v, rec + STUB_REC_ENTRY, 8);
 	return v;

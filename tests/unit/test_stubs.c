@@ -176,10 +176,10 @@ static __attribute__((noinline)) uint64_t call_fn(struct env *e, uint64_t arg, b
 /* An entry record's registers: those call_fn set, its thread, its return address. */
 static void check_entry_regs(const uint8_t *r)
 {
-	CHECK_EQ(rd64(r + 56), 0xb0b0); /* rbx at the entry */
-	CHECK_EQ(rd64(r + 64), 0x1212); /* r12 */
-	CHECK_EQ(rd64(r + 88), 0x1515); /* r15 */
-	CHECK(rd64(r + 104) == (uint64_t)pthread_self()); /* the thread pointer */
+	CHECK_EQ(rd64(r + STUB_RE_RBX), 0xb0b0); /* rbx at the entry */
+	CHECK_EQ(rd64(r + STUB_RE_R12), 0x1212); /* r12 */
+	CHECK_EQ(rd64(r + STUB_RE_R15), 0x1515); /* r15 */
+	CHECK(rd64(r + STUB_RE_THREAD) == (uint64_t)pthread_self()); /* the thread pointer */
 	/* the copy starts with the return address: into call_fn (larger when built with the
 	 * sanitizers) */
 	CHECK(rd64(r + STUB_REC_ENTRY) > (uint64_t)call_fn &&
@@ -226,12 +226,13 @@ static __attribute__((noinline)) uint64_t call_fn(struct env *e, uint64_t arg, b
 
 static void check_entry_regs(const uint8_t *r)
 {
-	CHECK_EQ(rd64(r + 40), last_sp); /* sp at the entry: the copy's start */
-	CHECK_EQ(rd64(r + 64), 0x1616); /* s0 */
-	CHECK_EQ(rd64(r + 144), 0x2323); /* s7 */
-	CHECK(rd64(r + 104) == thread_pointer());
+	CHECK_EQ(rd64(r + STUB_RE_SP), last_sp); /* sp at the entry: the copy's start */
+	CHECK_EQ(rd64(r + STUB_RE_S0), 0x1616); /* s0 */
+	CHECK_EQ(rd64(r + STUB_RE_S4 + 24), 0x2323); /* s7 */
+	CHECK(rd64(r + STUB_RE_THREAD) == thread_pointer());
 	/* ra: the return address, into call_fn */
-	CHECK(rd64(r + 56) > (uint64_t)call_fn && rd64(r + 56) < (uint64_t)call_fn + 4096);
+	CHECK(rd64(r + STUB_RE_RA) > (uint64_t)call_fn &&
+	      rd64(r + STUB_RE_RA) < (uint64_t)call_fn + 4096);
 }
 #elif defined(__arm__)
 #include <signal.h>
@@ -298,14 +299,14 @@ static uint32_t rd32(const uint8_t *p)
 
 static void check_entry_regs(const uint8_t *r)
 {
-	CHECK_EQ(rd64(r + 40), last_sp); /* sp at the entry: the copy's start */
-	CHECK_EQ(rd32(r + 48), 0x0404); /* r4 */
-	CHECK_EQ(rd32(r + 64), 0x0808); /* r8 */
-	CHECK_EQ(rd32(r + 76), 0x1111); /* r11 */
-	CHECK(rd64(r + 104) == P(__builtin_thread_pointer()));
+	CHECK_EQ(rd64(r + STUB_RE_SP), last_sp); /* sp at the entry: the copy's start */
+	CHECK_EQ(rd32(r + STUB_RE_R4), 0x0404); /* r4 */
+	CHECK_EQ(rd32(r + STUB_RE_R4 + 16), 0x0808); /* r8 */
+	CHECK_EQ(rd32(r + STUB_RE_R4 + 28), 0x1111); /* r11 */
+	CHECK(rd64(r + STUB_RE_THREAD) == P(__builtin_thread_pointer()));
 	/* lr: the return address, into call_fn, Thumb */
-	CHECK(rd64(r + 80) > P(call_fn) && rd64(r + 80) < P(call_fn) + 4096);
-	CHECK(rd64(r + 80) & 1);
+	CHECK(rd64(r + STUB_RE_LR) > P(call_fn) && rd64(r + STUB_RE_LR) < P(call_fn) + 4096);
+	CHECK(rd64(r + STUB_RE_LR) & 1);
 }
 #else
 static uint64_t last_sp;
@@ -336,12 +337,13 @@ static __attribute__((noinline)) uint64_t call_fn(struct env *e, uint64_t arg, b
 
 static void check_entry_regs(const uint8_t *r)
 {
-	CHECK_EQ(rd64(r + 40), last_sp); /* sp at the entry: the copy's start */
-	CHECK_EQ(rd64(r + 64), 0x1919); /* x19 */
-	CHECK_EQ(rd64(r + 160), 0x2828); /* x28 */
-	CHECK(rd64(r + 104) == (uint64_t)__builtin_thread_pointer());
+	CHECK_EQ(rd64(r + STUB_RE_SP), last_sp); /* sp at the entry: the copy's start */
+	CHECK_EQ(rd64(r + STUB_RE_X19), 0x1919); /* x19 */
+	CHECK_EQ(rd64(r + STUB_RE_X23 + 40), 0x2828); /* x28 */
+	CHECK(rd64(r + STUB_RE_THREAD) == (uint64_t)__builtin_thread_pointer());
 	/* x30: the return address, into call_fn */
-	CHECK(rd64(r + 56) > (uint64_t)call_fn && rd64(r + 56) < (uint64_t)call_fn + 4096);
+	CHECK(rd64(r + STUB_RE_X30) > (uint64_t)call_fn &&
+	      rd64(r + STUB_RE_X30) < (uint64_t)call_fn + 4096);
 }
 #endif
 
@@ -382,17 +384,18 @@ TEST_CASE(entry_and_return_recorded)
 		t1 = fenced_ticks();
 		CHECK(ok);
 		r = e.ring + (pos & (RING - 1));
-		CHECK_EQ(rd64(r), pos | STUB_KIND_ENTRY);
-		CHECK_EQ(rd64(r + 16), 1000 + i); /* the argument */
-		CHECK(rd64(r + 96) >= t0 && rd64(r + 96) <= t1); /* the time stamp */
+		CHECK_EQ(rd64(r + STUB_R_TAG), pos | STUB_KIND_ENTRY);
+		CHECK_EQ(rd64(r + STUB_RE_ARG0), 1000 + i); /* the argument */
+		/* the time stamp */
+		CHECK(rd64(r + STUB_RE_TIME) >= t0 && rd64(r + STUB_RE_TIME) <= t1);
 		check_entry_regs(r);
-		CHECK(*(const uint32_t *)(r + 112) <= 256); /* the stack copy, bounded */
-		CHECK_EQ(*(const uint32_t *)(r + 116), 1); /* the return is recorded */
-		pos += *(const uint32_t *)(r + 8);
+		CHECK(*(const uint32_t *)(r + STUB_RE_COPY) <= 256); /* the stack copy, bounded */
+		CHECK_EQ(*(const uint32_t *)(r + STUB_RE_RETURNS), 1); /* the return is recorded */
+		pos += *(const uint32_t *)(r + STUB_R_LEN);
 		r = e.ring + (pos & (RING - 1));
-		CHECK_EQ(rd64(r), pos | STUB_KIND_RETURN);
-		CHECK_EQ(rd64(r + 16), head); /* the cookie: the entry's position */
-		CHECK_EQ(rd64(r + 24), 1001 + i); /* the result */
+		CHECK_EQ(rd64(r + STUB_R_TAG), pos | STUB_KIND_RETURN);
+		CHECK_EQ(rd64(r + STUB_RR_COOKIE), head); /* the cookie: the entry's position */
+		CHECK_EQ(rd64(r + STUB_RR_RESULT), 1001 + i); /* the result */
 		CHECK_EQ(rd64(e.ctl + STUB_C_HEAD), pos + STUB_REC_RETURN);
 		wr64(e.ctl + STUB_C_TAIL, rd64(e.ctl + STUB_C_HEAD)); /* read */
 	}
