@@ -7,7 +7,7 @@
  * branch to a per-function thunk in a code page injected into the process; the common stub
  * code (arch/<arch>/stubcode.c) records the call in a ring shared with heaptrace (a memfd
  * both map), sends an allocation's return through a recording trampoline, runs the displaced
- * instructions and goes on. heaptrace reads the ring while the program runs (stubs_drain),
+ * instructions and goes on. heaptrace reads the ring while the program runs (ring_drain),
  * in the order the records were reserved, and unwinds each allocation from the copy of the
  * stack top its record carries. A function whose entry cannot be patched safely keeps its
  * breakpoint. When heaptrace dies, the kernel marks a robust futex heaptrace owns in the
@@ -17,10 +17,86 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "arch/arch.h"
+#include "heap/hooks.h"
 #include "patch/breakpoint.h"
 
+struct module;
 struct proc;
 struct thread;
+
+/*
+ * The files of the stubs: stubs.c maps the pages and the ring into the process (setup),
+ * stubpatch.c patches the entries (and puts them back: off, fork, forget), stubtops.c keeps the
+ * table of the threads' keys and stack tops that the stub code reads, stubowner.c holds
+ * heaptrace's robust futex. The reader of the ring is account/ring.c: it reads struct stubs
+ * below, and keeps its own state in struct stubs_reader.
+ */
+
+struct stubs_patch {
+	uint64_t addr, sym; /* code address, symbol value (arm: bit 0 = Thumb) */
+	uint8_t saved[ARCH_MAX_INSN];
+	int len, hook;
+};
+
+/* One key's thread, in the reader's table (account/ring.c). */
+struct stubs_key {
+	uint64_t key;
+	struct thread *t;
+};
+
+/*
+ * The reader's state for one ring, so that rings are read apart (account/ring.c owns it; here
+ * because patch's thread hooks and forget touch the stand-ins and the generation).
+ */
+struct stubs_reader {
+	uint64_t tail; /* bytes read */
+	uint64_t tsc0, ns0; /* the clock the records' time stamps are read with, at setup */
+	double ns_per_tick; /* calibrated over the longest span seen (0: not yet) */
+	uint64_t nrecords, nwaits, peak_backlog; /* stubs_stats */
+	long slow_ms; /* HEAPTRACE_TEST_SLOW_READER, read at setup */
+	struct thread **phantom; /* stand-ins: threads seen only by their key, or gone with records
+				  * not read yet */
+	unsigned nphantom;
+	/*
+	 * key -> thread, every thread of the process (its tls, 0 included) and every stand-in: open
+	 * addressing, a key there once per thread that had it. Built from the threads when gen is
+	 * not the ring's threads_gen (a thread came, went, or learned its key), then kept up to
+	 * date by the reader's own stand-ins.
+	 */
+	struct stubs_key *keys;
+	unsigned keys_mask, nkeys, keys_gen;
+	struct thread *unknown; /* the one thread with no key yet, if only one (npending) */
+	unsigned npending;
+};
+
+#define STUBS_AREAS 4 /* stub pages: one within a branch's reach of each module with hooks */
+
+/* One process's stubs and ring. */
+struct stubs {
+	uint64_t area[STUBS_AREAS]; /* in the process: each area's code page, then its data page */
+	unsigned area_used[STUBS_AREAS]; /* bytes of per-hook code in each */
+	unsigned nareas;
+	uint64_t ctl_addr; /* in the process: the control page, then the ring twice */
+	uint8_t *ctl; /* heaptrace's own mapping of the same */
+	uint8_t *ring;
+	size_t map_len;
+	uint64_t size;
+	struct stubs_patch patch[HOOK_COUNT];
+	unsigned npatch;
+	unsigned copy; /* STUB_D_COPY */
+	uint64_t main_lo, main_top; /* STUB_D_MAIN_LO, STUB_D_MAIN_TOP (main_stack) */
+	bool off;
+	bool tops_full_told; /* a thread found no room in the table: said once */
+	unsigned threads_gen; /* moves when a thread comes, goes or learns its key */
+	struct stubs_reader rd;
+};
+
+#define STUBS_CTL_SIZE 4096u /* the control page, before the ring */
+#define STUBS_GEN_OFF 2048u /* per-hook code in the code page, after the common code */
+
+extern const uint8_t ht_stub_blob[], ht_stub_entry[], ht_stub_ret[], ht_stub_code_end[],
+	ht_stub_blob_end[];
 
 /* Entry stubs can be used on this architecture. */
 bool stubs_supported(void);
@@ -54,20 +130,6 @@ void stubs_thread(struct thread *t);
 /* Thread t is about to be freed. */
 void stubs_thread_gone(struct thread *t);
 
-/* Read and account every complete record of p. Return how many were read. */
-unsigned stubs_drain(struct proc *p);
-
-/* Where p's ring ends now, if records before it are still unread (a thread reserved one and is
- * writing it); 0 when every record is read, or p has no stubs. */
-uint64_t stubs_unread_until(const struct proc *p);
-
-/* True if p's records before position pos are all read (or p has no stubs any more). */
-bool stubs_read_to(const struct proc *p, uint64_t pos);
-
-/* The same when no thread of p will write again (p is gone, or every thread is stopped before
- * the detach): a record reserved and never written is skipped, not waited for. */
-unsigned stubs_drain_final(struct proc *p);
-
 /* Put every patched entry back and turn the stubs off (the pages stay mapped: a thread may be
  * inside them, or return through the trampoline), through stopped thread tid of p. */
 void stubs_off(struct proc *p, pid_t tid);
@@ -82,8 +144,28 @@ void stubs_child_start(struct proc *child, pid_t tid, bool follow);
 /* Forget p's ring and stubs (exec, or p is gone). */
 void stubs_forget(struct proc *p);
 
-/* Records read, times a stub found the ring full, and the most bytes of records heaptrace
- * found waiting at once (how far it fell behind), for -v. */
-void stubs_stats(uint64_t *records, uint64_t *waits, uint64_t *backlog);
+/* The counters (struct stubs_reader) of the rings forgotten so far, added up (ring_stats). */
+void stubs_retired(uint64_t *records, uint64_t *waits, uint64_t *backlog);
+
+/* Which area's code p's entry at addr can branch to, or -1. */
+int stubs_area_for(const struct stubs *s, uint64_t addr);
+
+/* The ring's head: bytes the stubs reserved so far. */
+uint64_t stubs_head(const struct stubs *s);
+
+/* Write { key, top } into the table of every area of p (through tid): the stub code of the
+ * thread with that key then copies its stack up to top. */
+void stubs_tops_put(struct proc *p, pid_t tid, uint64_t key, uint64_t top);
+
+/* Keep g as a stand-in of s's (a thread known only by its key, or one gone with records
+ * unread); the reader frees it once its records are read. Return g. */
+struct thread *stubs_standin(struct stubs *s, struct thread *g);
+
+/* heaptrace's robust futex (stubowner.c): the id of the thread that owns every ring's owner
+ * word, started at the first call (0 if it could not start); link and unlink the word of the
+ * ring whose control page heaptrace maps at ctl. */
+pid_t stubs_owner(void);
+void stubs_owner_link(uint8_t *ctl);
+void stubs_owner_unlink(uint8_t *ctl);
 
 #endif

@@ -20,6 +20,7 @@
 #include "target/remote.h"
 #include "trace/session.h"
 #include "patch/stubs.h"
+#include "account/ring.h"
 
 static void interrupt_cb(struct thread *t, void *ctx)
 {
@@ -107,7 +108,7 @@ void detach_all(void)
 	/* every thread is stopped: what is in the rings is all there will be */
 	for (struct proc *p = procs; p; p = p->next)
 		if (!p->detached)
-			stubs_drain_final(p);
+			ring_drain_final(p);
 	held_release(true);
 	for (struct proc *p = procs; p; p = p->next)
 		proc_for_each_thread(p, take_pending_trap_cb, NULL);
@@ -118,7 +119,7 @@ void detach_all(void)
 			continue;
 		if (t) {
 			calls_drain(p, t->tid); /* the returns logged since the last stop */
-			stubs_drain_final(p); /* the calls recorded (stubs.h) */
+			ring_drain_final(p); /* the calls recorded (stubs.h) */
 			restore_image(p, t->tid);
 		}
 		proc_for_each_thread(p, detach_cb, NULL);

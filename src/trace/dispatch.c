@@ -33,6 +33,7 @@
 #include "target/remote.h"
 #include "trace/session.h"
 #include "patch/stubs.h"
+#include "account/ring.h"
 #include "util/util.h"
 
 void dispatch_resume(struct thread *t, int sig)
@@ -269,7 +270,7 @@ void dispatch_exit(struct thread *t, int status)
 		return;
 	}
 	/* the leader is reported last, when the whole process is gone */
-	stubs_drain_final(p);
+	ring_drain_final(p);
 	p->exited = true;
 	p->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (WIFSIGNALED(status) && p->counting)
@@ -297,7 +298,7 @@ void dispatch(pid_t tid, int status)
 	/* records of calls made before this event come first (stubs.h), a breakpoint's stop
 	 * waits for them if need be (held.h) */
 	if (t && t->p && t->p->stubs) {
-		stubs_drain(t->p);
+		ring_drain(t->p);
 		if (held_take(t, status))
 			return;
 	}

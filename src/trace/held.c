@@ -8,6 +8,7 @@
 #include "trace/held.h"
 #include "util/log.h"
 #include "patch/stubs.h"
+#include "account/ring.h"
 #include "util/util.h"
 
 /*
@@ -31,7 +32,7 @@ bool held_take(struct thread *t, int status)
 	uint64_t until;
 
 	if (!t->p || t->tid == releasing || !WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP ||
-	    status >> 16 || !(until = stubs_unread_until(t->p)))
+	    status >> 16 || !(until = ring_unread_until(t->p)))
 		return false;
 	if (nheld == cap) {
 		cap = cap ? 2 * cap : 8;
@@ -56,7 +57,7 @@ unsigned held_release(bool all)
 		struct thread *t = proc_thread_find(h.tid);
 		bool late = now_ns() - h.since > HELD_MAX_NS;
 
-		if (t && t->p && !all && !late && !stubs_read_to(t->p, h.until)) {
+		if (t && t->p && !all && !late && !ring_read_to(t->p, h.until)) {
 			i++;
 			continue;
 		}

@@ -35,6 +35,7 @@
 #include "output/report.h"
 #include "trace/session.h"
 #include "patch/stubs.h"
+#include "account/ring.h"
 #include "symbols/symbols.h"
 #include "trace/symcache.h"
 #include "trace/tracer.h"
@@ -76,7 +77,7 @@ void tracer_drain(struct proc *p)
 	t = proc_any_thread(p);
 	if (t)
 		calls_drain(p, t->tid);
-	stubs_drain(p);
+	ring_drain(p);
 }
 
 void tracer_report(struct proc *p, int sort)
@@ -155,7 +156,7 @@ static void print_cost(void)
 	/* what tracing cost heaptrace itself, for the benchmark */
 	getrusage(RUSAGE_SELF, &ru);
 	calls_stats(&nstops, &nunwinds, &nlogged);
-	stubs_stats(&nrecords, &nwaits, &backlog);
+	ring_stats(&nrecords, &nwaits, &backlog);
 	pr_info("%llu returns logged without a stop", (unsigned long long)nlogged);
 	pr_info("%llu calls recorded by entry stubs, %llu times a stub waited for room, "
 		"at most %llu KiB of records waiting", (unsigned long long)nrecords,
@@ -181,7 +182,7 @@ static bool drain_all(bool *any)
 	for (struct proc *p = procs; p; p = p->next)
 		if (stubs_active(p)) {
 			*any = true;
-			n += stubs_drain(p);
+			n += ring_drain(p);
 		}
 	return n > 0;
 }

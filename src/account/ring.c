@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The reader of the entry stubs' ring (ring.h): the records in order, their threads by key,
+ * their clock, their backtraces from the stack copies, handed to calls.c. Everything it keeps
+ * is in the ring's struct stubs_reader.
+ */
+#define _GNU_SOURCE
+#include <linux/futex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define PR_DOMAIN "stubs"
+#include "account/calls.h"
+#include "account/ring.h"
+#include "account/ringrec.h"
+#include "patch/stubs.h"
+#include "stub_arch.h"
+#include "target/process.h"
+#include "unwind/fallback.h"
+#include "unwind/unwind.h"
+#include "util/log.h"
+#include "util/util.h"
+
+/* ---- the threads of the records' keys ---- */
+
+static unsigned key_hash(uint64_t key, unsigned mask)
+{
+	return (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+/* Put { key, t } in rd's table (a key may be there for several threads), grown at half full. */
+static void keys_add(struct stubs_reader *rd, uint64_t key, struct thread *t)
+{
+	if (2 * (rd->nkeys + 1) > rd->keys_mask + 1) {
+		struct stubs_key *old = rd->keys;
+		unsigned n = old ? rd->keys_mask + 1 : 0;
+
+		rd->keys_mask = n ? 2 * n - 1 : 63;
+		rd->keys = xcalloc(rd->keys_mask + 1, sizeof(*rd->keys));
+		rd->nkeys = 0;
+		for (unsigned i = 0; i < n; i++)
+			if (old[i].t)
+				keys_add(rd, old[i].key, old[i].t);
+		free(old);
+	}
+	for (unsigned i = key_hash(key, rd->keys_mask);; i = (i + 1) & rd->keys_mask)
+		if (!rd->keys[i].t) {
+			rd->keys[i] = (struct stubs_key){ key, t };
+			rd->nkeys++;
+			return;
+		}
+}
+
+static void key_thread_cb(struct thread *t, void *arg)
+{
+	struct stubs_reader *rd = arg;
+
+	keys_add(rd, t->tls, t);
+	if (t->tls_pending) {
+		rd->unknown = t;
+		rd->npending++;
+	}
+}
+
+/* The table from the process's threads and the stand-ins, when a thread came, went or
+ * learned its key since it was built (one walk per such change, none per record). */
+static void keys_update(struct proc *p, struct stubs *s)
+{
+	struct stubs_reader *rd = &s->rd;
+
+	if (rd->keys_gen == s->threads_gen)
+		return;
+	if (rd->keys)
+		memset(rd->keys, 0, (rd->keys_mask + 1) * sizeof(*rd->keys));
+	rd->nkeys = rd->npending = 0;
+	rd->unknown = NULL;
+	proc_for_each_thread(p, key_thread_cb, rd);
+	for (unsigned i = 0; i < rd->nphantom; i++)
+		keys_add(rd, rd->phantom[i]->tls, rd->phantom[i]);
+	rd->keys_gen = s->threads_gen;
+}
+
+/* The thread that had key at position pos; the newest such thread wins (the C library reuses a
+ * gone thread's memory, and so its key, for a new one). NULL if none. */
+static struct thread *keys_find(const struct stubs_reader *rd, uint64_t key, uint64_t pos)
+{
+	struct thread *found = NULL;
+
+	if (!rd->keys)
+		return NULL;
+	for (unsigned i = key_hash(key, rd->keys_mask); rd->keys[i].t;
+	     i = (i + 1) & rd->keys_mask) {
+		struct thread *t = rd->keys[i].t;
+
+		if (rd->keys[i].key == key && t->tls == key && t->key_from <= pos &&
+		    pos < t->key_until && (!found || t->key_from >= found->key_from))
+			found = t;
+	}
+	return found;
+}
+
+/* The thread of a record's key. A key not seen yet is the only thread's that had none when
+ * heaptrace looked (a launched program's main thread, before its C library set its thread
+ * pointer; threads made later have theirs from their start), else a stand-in's, which keeps
+ * its calls apart. */
+static struct thread *thread_of(struct proc *p, uint64_t key, uint64_t pos)
+{
+	struct stubs *s = p->stubs;
+	struct stubs_reader *rd = &s->rd;
+	struct thread *t;
+
+	keys_update(p, s);
+	t = keys_find(rd, key, pos);
+	if (t)
+		return t;
+	if (rd->npending == 1) {
+		t = rd->unknown;
+		t->tls = key;
+		t->tls_pending = false;
+		t->key_from = 0;
+		t->key_until = UINT64_MAX;
+		if (t->stack_top)
+			stubs_tops_put(p, proc_mem_pid(p), key, t->stack_top);
+		s->threads_gen++; /* it left the pending ones */
+		return t;
+	}
+	t = xcalloc(1, sizeof(*t));
+	t->p = p;
+	t->tls = key;
+	t->key_until = UINT64_MAX;
+	keys_add(rd, key, stubs_standin(s, t));
+	return t;
+}
+
+/* ---- the clock ---- */
+
+#ifndef STUB_TICKS_MASK /* stub_arch.h says where the counter is narrower and wraps */
+#define STUB_TICKS_MASK UINT64_MAX
+#define STUB_TICKS_SPAN UINT64_MAX
+#endif
+
+/* The monotonic time of a record's time stamp tsc. */
+static uint64_t rec_ns(struct stubs_reader *rd, uint64_t tsc)
+{
+	uint64_t now = now_ns(), tnow = stub_ticks();
+	uint64_t span = (tnow - rd->tsc0) & STUB_TICKS_MASK, age = (tnow - tsc) & STUB_TICKS_MASK;
+
+	/* calibrated against the monotonic clock over the longest span seen (that cannot have
+	 * wrapped) */
+	if (now - rd->ns0 > 1000000 && now - rd->ns0 < STUB_TICKS_SPAN && span &&
+	    span <= STUB_TICKS_MASK / 2)
+		rd->ns_per_tick = (double)(now - rd->ns0) / (double)span;
+	if (!rd->ns_per_tick || age > STUB_TICKS_MASK / 2) /* stamped after tnow: another CPU's */
+		return now;
+	return now - (uint64_t)((double)age * rd->ns_per_tick);
+}
+
+/* ---- the records ---- */
+
+struct unwind_ctx {
+	struct proc *p;
+	const uint8_t *rec;
+	const struct ringrec *rr;
+};
+
+static unsigned unwind_rec(void *arg, uint64_t *pcs, unsigned max)
+{
+	struct unwind_ctx *c = arg;
+	struct arch_regs regs;
+	struct unwind_hooks h;
+
+	if (c->rr->copy < 8 || !c->p->unw)
+		return 0;
+	stub_regs(&regs, c->rec); /* the caller's frame: pc = the return address */
+	fallback_hooks(c->p, &h);
+	return unwind_capture_copy(c->p->unw, &regs, c->rr->sp, c->rec + STUB_REC_ENTRY,
+				   c->rr->copy, pcs, max, &h);
+}
+
+static void take_entry(struct proc *p, struct stubs *s, const uint8_t *r,
+		       const struct ringrec *rr, uint64_t pos)
+{
+	struct unwind_ctx uc = { p, r, rr };
+	struct calls_rec c = {
+		.hook = rr->word & STUB_HOOK_MASK,
+		.sp = rr->sp,
+		.ret = stub_ret(r),
+		.cookie = pos,
+		.ns = rec_ns(&s->rd, rr->tsc),
+		.returns = rr->returns,
+		.awaits_inner = (rr->word & STUB_HOOK_NORET) != 0,
+	};
+
+	memcpy(c.args, rr->args, sizeof(c.args));
+	calls_rec_entry(thread_of(p, rr->key, pos), &c, unwind_rec, &uc);
+}
+
+static void take_free(struct proc *p, struct stubs *s, const struct ringrec *rr, uint64_t pos)
+{
+	struct calls_rec c = {
+		.hook = rr->word & STUB_HOOK_MASK,
+		.args = { rr->args[0] },
+		.ns = rec_ns(&s->rd, rr->tsc),
+	};
+
+	calls_rec_entry(thread_of(p, rr->key, pos), &c, NULL, NULL);
+}
+
+static void take(struct proc *p, struct stubs *s, const uint8_t *r, const struct ringrec *rr,
+		 uint64_t pos)
+{
+	if (rr->kind == STUB_KIND_ENTRY)
+		take_entry(p, s, r, rr, pos);
+	else if (rr->kind == STUB_KIND_FREE)
+		take_free(p, s, rr, pos);
+	else
+		calls_rec_return(thread_of(p, rr->key, pos), rr->cookie, rr->result);
+}
+
+/* Free the stand-ins of gone threads whose records have all been read. */
+static void bury(struct stubs *s)
+{
+	struct stubs_reader *rd = &s->rd;
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < rd->nphantom; i++) {
+		struct thread *g = rd->phantom[i];
+
+		if (g->key_until <= rd->tail) {
+			proc_thread_release(g);
+			s->threads_gen++; /* the key table held it */
+		} else {
+			rd->phantom[k++] = g;
+		}
+	}
+	rd->nphantom = k;
+}
+
+/* The position of the first complete record after the one at the tail, up to head, or head. */
+static uint64_t next_complete(const struct stubs *s, uint64_t head)
+{
+	for (uint64_t pos = s->rd.tail + 16; pos < head; pos += 16) {
+		struct ringrec rr;
+
+		if (ringrec_parse(s->ring + (pos & (s->size - 1)), pos, s->size, &rr) ==
+			    RINGREC_OK &&
+		    pos + rr.len <= head)
+			return pos;
+	}
+	return head;
+}
+
+unsigned ring_drain_final(struct proc *p)
+{
+	struct stubs *s = p->stubs;
+	unsigned n = ring_drain(p);
+
+	while (s && s->ctl) {
+		uint64_t head = stubs_head(s);
+
+		if (s->rd.tail == head)
+			break;
+		/* a record a thread reserved and never wrote: it died, or is stopped for good */
+		pr_dbg(1, "process %d: skipped a record never written at %#llx", p->pid,
+		       (unsigned long long)s->rd.tail);
+		s->rd.tail = next_complete(s, head);
+		n += ring_drain(p);
+	}
+	return n;
+}
+
+/* HEAPTRACE_TEST_SLOW_READER=MS: a reader slowed on purpose, for the tests of a full ring and
+ * of late reading: it reads the records that were in the ring MS ms before, so every record is
+ * read at least that late. */
+static void slow_reader(struct stubs_reader *rd)
+{
+	if (rd->slow_ms < 0) {
+		const char *e = getenv("HEAPTRACE_TEST_SLOW_READER");
+
+		rd->slow_ms = e ? atol(e) : 0;
+	}
+	if (rd->slow_ms > 0)
+		usleep(rd->slow_ms * 1000);
+}
+
+/* The room read gives back, to the stubs that wait for it. */
+static void read_done(struct stubs *s)
+{
+	__atomic_store_n((uint64_t *)(s->ctl + STUB_C_TAIL), s->rd.tail, __ATOMIC_SEQ_CST);
+	if (__atomic_exchange_n((uint32_t *)(s->ctl + STUB_C_WAITERS), 0, __ATOMIC_SEQ_CST)) {
+		s->rd.nwaits++;
+		syscall(SYS_futex, s->ctl + STUB_C_TAIL, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+	}
+}
+
+unsigned ring_drain(struct proc *p)
+{
+	struct stubs *s = p->stubs;
+	struct stubs_reader *rd;
+	uint64_t head;
+	unsigned n = 0;
+
+	if (!s || !s->ctl)
+		return 0;
+	rd = &s->rd;
+	head = stubs_head(s);
+	if (head != rd->tail)
+		slow_reader(rd);
+	if (head - rd->tail > rd->peak_backlog && head - rd->tail <= s->size)
+		rd->peak_backlog = head - rd->tail; /* how far behind the program heaptrace was */
+	while (rd->tail != head) {
+		const uint8_t *r = s->ring + (rd->tail & (s->size - 1));
+		struct ringrec rr;
+		enum ringrec_state st = ringrec_parse(r, rd->tail, s->size, &rr);
+
+		if (st == RINGREC_NOT_YET)
+			break;
+		if (st == RINGREC_BROKEN) {
+			pr_warn("process %d: a broken record in the ring: the rest is lost", p->pid);
+			rd->tail = head;
+			break;
+		}
+		take(p, s, r, &rr, rd->tail);
+		rd->tail += rr.len;
+		n++;
+	}
+	if (!n)
+		return 0;
+	rd->nrecords += n;
+	bury(s);
+	read_done(s);
+	return n;
+}
+
+uint64_t ring_unread_until(const struct proc *p)
+{
+	const struct stubs *s = p->stubs;
+	uint64_t head;
+
+	if (!stubs_active(p))
+		return 0;
+	head = stubs_head(s);
+	return head != s->rd.tail ? head : 0;
+}
+
+bool ring_read_to(const struct proc *p, uint64_t pos)
+{
+	return !stubs_active(p) || p->stubs->rd.tail >= pos;
+}
+
+void ring_stats(uint64_t *records, uint64_t *waits, uint64_t *backlog)
+{
+	stubs_retired(records, waits, backlog);
+	for (struct proc *p = procs; p; p = p->next) {
+		const struct stubs_reader *rd = p->stubs ? &p->stubs->rd : NULL;
+
+		if (!rd)
+			continue;
+		*records += rd->nrecords;
+		*waits += rd->nwaits;
+		if (rd->peak_backlog > *backlog)
+			*backlog = rd->peak_backlog;
+	}
+}
