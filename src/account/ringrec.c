@@ -58,6 +58,9 @@ enum ringrec_state ringrec_parse(const uint8_t *r, uint64_t pos, uint64_t size,
 	switch (o->kind) {
 	case STUB_KIND_ENTRY:
 		parse_entry(r, o);
+		/* the unwinder reads copy bytes from STUB_REC_ENTRY: within the record only */
+		if (o->copy > o->len - STUB_REC_ENTRY)
+			return RINGREC_BROKEN;
 		break;
 	case STUB_KIND_FREE:
 		o->args[0] = get64(r + STUB_RF_PTR);
