@@ -6,7 +6,9 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -83,6 +85,16 @@ static void *shm_aligned(size_t len)
 	return at;
 }
 
+/* Descriptor fd of thread tid's process, opened here through /proc (the tracer may). Return it
+ * or -1. */
+static int memfd_via_proc(pid_t tid, int fd)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)tid, fd);
+	return open(path, O_RDWR | O_CLOEXEC);
+}
+
 /* The memfd of the ring in the process, mapped there as control page + ring + ring again, and
  * here the same way. Return 0 or -errno. */
 static int map_ring(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok_fn ok, void *okc)
@@ -129,6 +141,8 @@ static int map_ring(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok_fn
 	myfd = pidfd < 0 ? -1 : syscall(SYS_pidfd_getfd, (int)pidfd, (int)fd, 0);
 	if (pidfd >= 0)
 		close(pidfd);
+	if (myfd < 0) /* a main thread that has exited has no descriptors: through thread tid */
+		myfd = memfd_via_proc(tid, (int)fd);
 	call(p, tid, SYS_close, fd, 0, 0, 0, 0, 0, ok, okc);
 	if (r != (int64_t)(base + STUBS_CTL_SIZE + s->size) || myfd < 0) {
 		pr_dbg(1, "process %d: the ring's second mapping: %#llx, its memfd here: %lld",
