@@ -76,16 +76,16 @@ void stubs_tops_put(struct proc *p, pid_t tid, uint64_t key, uint64_t top)
 }
 
 /*
- * The end of the mapping that holds sp: the top of that thread's stack. *tp is set to 0 unless
- * a mapping holds its thread control block: mips64's kernel keeps a thread pointer across an
- * exec (x86_64 and aarch64 clear it), so until the C library sets its own, a launched program's
- * main thread still has the one of the program before the exec (heaptrace's), which points
- * nowhere in the new image.
+ * The end of the mapping that holds sp, in thread tid's process: the top of that thread's
+ * stack. *tp is set to 0 unless a mapping holds its thread control block: mips64's kernel keeps
+ * a thread pointer across an exec (x86_64 and aarch64 clear it), so until the C library sets its
+ * own, a launched program's main thread still has the one of the program before the exec
+ * (heaptrace's), which points nowhere in the new image.
  */
-static uint64_t stack_top(struct proc *p, uint64_t sp, uint64_t *tp)
+static uint64_t stack_top(pid_t tid, uint64_t sp, uint64_t *tp)
 {
 	struct mapping *maps = NULL;
-	ssize_t n = maps_read(proc_mem_pid(p), &maps);
+	ssize_t n = maps_read(tid, &maps);
 	uint64_t top = 0, tcb = arch->tls_window(*tp, 0);
 	bool tp_mapped = false;
 
@@ -117,7 +117,8 @@ void stubs_thread(struct thread *t)
 	    arch_get_tls_reg(t->tid, &regs))
 		return;
 	t->tls = arch->get_tls(&regs); /* 0 before the C library set it up */
-	t->stack_top = stack_top(t->p, arch->get_sp(&regs), &t->tls);
+	/* its maps through itself: proc_mem_pid may name a main thread that has exited */
+	t->stack_top = stack_top(t->tid, arch->get_sp(&regs), &t->tls);
 	t->tls_pending = !t->tls;
 	/* its records all come after this: it has not run since it was made */
 	t->key_from = stubs_head(t->p->stubs);
@@ -129,14 +130,48 @@ void stubs_thread(struct thread *t)
 		stubs_tops_put(t->p, t->tid, t->tls, t->stack_top);
 }
 
+struct mem_ctx {
+	uint64_t at;
+	uint8_t *buf;
+	size_t len;
+	pid_t tid;
+};
+
+static void mem_cb(struct thread *t, void *arg)
+{
+	struct mem_ctx *c = arg;
+
+	if (!c->tid && remote_read(t->tid, c->at, c->buf, c->len) == (ssize_t)c->len)
+		c->tid = t->tid;
+}
+
+/*
+ * Read len bytes at at in p into buf through a thread that can: proc_mem_pid's, else any of
+ * p's. A launched program's main thread that called pthread_exit stays a zombie with no memory,
+ * and heaptrace hears of its end only when the whole process ends, so proc_mem_pid may still
+ * name it. Return the thread that read, or 0.
+ */
+static pid_t read_via_any(struct proc *p, uint64_t at, uint8_t *buf, size_t len)
+{
+	struct mem_ctx c = { at, buf, len, 0 };
+	pid_t pid = proc_mem_pid(p);
+
+	if (remote_read(pid, at, buf, len) == (ssize_t)len)
+		return pid;
+	proc_for_each_thread(p, mem_cb, &c);
+	return c.tid;
+}
+
 /* Free t's slot in the table of the area at base (a newer thread with its key, registered
- * since, keeps its own: then t's key_until is set). */
+ * since, keeps its own: then t's key_until is set). t is out of the thread hash already: it is
+ * read and written through another thread of its process. */
 static void tops_free_in(struct thread *t, uint64_t area)
 {
 	uint64_t base = area + 4096 + STUB_D_TOPS, tomb = 1;
 	uint8_t tab[(STUB_TOPS_MASK + 1) * 16];
+	pid_t via = read_via_any(t->p, base, tab, sizeof(tab));
 
-	if (remote_read(t->p->pid, base, tab, sizeof(tab)) != (ssize_t)sizeof(tab))
+	if (!via)
 		return;
 	for (unsigned i = 0; i < STUB_TOPS_PROBE; i++) {
 		unsigned k = (tops_hash(t->tls) + i) & STUB_TOPS_MASK;
@@ -144,7 +179,7 @@ static void tops_free_in(struct thread *t, uint64_t area)
 
 		memcpy(&kv, tab + 16 * k, 8);
 		if (kv == t->tls) {
-			remote_write_data(t->p->pid, base + 16 * k, &tomb, 8);
+			remote_write_data(via, base + 16 * k, &tomb, 8);
 			return;
 		}
 		if (!kv)
