@@ -6,7 +6,8 @@
  * The entry stubs' pages and records, the same on every architecture that has stubs
  * (arch/<arch>/stub_arch.h includes it and adds its own facts: the futex system call number,
  * the entry record's header length, the clock, the registers). Read by the stub code, where
- * the values are spelled into assembly (plain numbers only), and by stubs.c. Offsets are bytes.
+ * the values are spelled into assembly (plain numbers only), by the stubs' setup (patch/stub*.c)
+ * and by the ring's reader (account/ring.c, ringrec.c). Offsets are bytes.
  */
 
 /* The data page: private to the process (a forked child gets its own copy). */
@@ -19,7 +20,7 @@
 #define STUB_D_TRAMP 48 /* ht_stub_ret in the process */
 #define STUB_D_MAIN_LO 192 /* the main thread's stack: [lo, top), whatever its key */
 #define STUB_D_MAIN_TOP 200
-/* Per hook (up to 224, hooks.h: stubs.c asserts it), its continuation (the relocated first
+/* Per hook (up to 224, hooks.h: patch/stubs.c asserts it), its continuation (the relocated first
  * instructions). The stub code reads it at this immediate offset from the data page plus 8
  * times the hook, as it reads the threads' at STUB_D_TOPS: both stay below 4096, which arm's
  * ldr reaches (imm12). */
@@ -83,7 +84,7 @@
 #define STUB_REC_RETURN 48
 #define STUB_HOOK_FREE 0x100 /* in the thunk's word: a free, recorded at entry only */
 #define STUB_HOOK_NORET 0x200 /* in the thunk's word: an entry record, its return left alone
-			       * (libstdc++'s operator new: stubs.c) */
+			       * (libstdc++'s operator new: stubpatch.c) */
 
 /* The relations the stub code counts on: pair stores (aarch64's stp, arm's strd) write two
  * neighbouring fields at once, and the entry's fixed fields fit around the arch's registers. */

@@ -7,7 +7,7 @@
  * (stubcode.c, where they are spelled into assembly: plain numbers only) and heaptrace's side.
  * Offsets are bytes. The pages and records are stub_layout.h's, with its 64-bit fields: the
  * stubs write a 32-bit value as two words, its high word 0, and publish a tag as two words
- * after a barrier, so stubs.c's reader is the same on every architecture (16 bytes more per
+ * after a barrier, so the ring's reader is the same on every architecture (16 bytes more per
  * record than 32-bit fields would take; the ring position and the cookie stay 64-bit).
  */
 #define STUBS_SUPPORTED 1

@@ -29,8 +29,8 @@ _Static_assert(STUB_RE_S8 == STUB_RE_SP + 8 && STUB_RE_RA == STUB_RE_S8 + 8 &&
 		       STUB_RE_GP + 8 <= STUB_REC_ENTRY && STUB_REC_ENTRY % 16 == 0,
 	       "mips64's entry record");
 /* The time stamps are the CP0 Count register (rdhwr $2, which Linux lets user space read or
- * emulates): 32 bits, so it wraps (at a 100 MHz count, every 43 s). stubs.c takes differences
- * modulo 2^32 and calibrates its rate over spans shorter than STUB_TICKS_SPAN ns. */
+ * emulates): 32 bits, so it wraps (at a 100 MHz count, every 43 s). account/ring.c takes
+ * differences modulo 2^32 and calibrates its rate over spans shorter than STUB_TICKS_SPAN ns. */
 /* The colour every shared mapping of the ring must have (SHMLBA, arch/mips/include/asm/
  * shmparam.h): MIPS data caches may be indexed by virtual address, and the kernel then refuses
  * a MAP_FIXED shared mapping at another colour (EINVAL). */

@@ -318,7 +318,8 @@ unsigned ring_drain(struct proc *p)
 		if (st == RINGREC_NOT_YET)
 			break;
 		if (st == RINGREC_BROKEN) {
-			pr_warn("process %d: a broken record in the ring: the rest is lost", p->pid);
+			pr_warn("process %d: a broken record in the ring: the rest is lost",
+				p->pid);
 			rd->tail = head;
 			break;
 		}

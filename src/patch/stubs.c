@@ -151,8 +151,8 @@ static int map_ring(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok_fn
 	}
 	here = shm_aligned(len);
 	if (here == MAP_FAILED ||
-	    mmap(here, STUBS_CTL_SIZE + s->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, myfd,
-		 0) == MAP_FAILED ||
+	    mmap(here, STUBS_CTL_SIZE + s->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 myfd, 0) == MAP_FAILED ||
 	    mmap((uint8_t *)here + STUBS_CTL_SIZE + s->size, s->size, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_FIXED, myfd, STUBS_CTL_SIZE) == MAP_FAILED) {
 		if (here != MAP_FAILED)

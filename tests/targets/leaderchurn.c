@@ -75,7 +75,8 @@ static int run_worker(void)
 		       0);
 
 	if (m == MAP_FAILED || mprotect(m, 4096, PROT_NONE) || pthread_attr_init(&a) ||
-	    pthread_attr_setstack(&a, m + 4096, STACK) || pthread_create(&th, &a, worker_main, NULL))
+	    pthread_attr_setstack(&a, m + 4096, STACK) ||
+	    pthread_create(&th, &a, worker_main, NULL))
 		return -1;
 	pthread_attr_destroy(&a);
 	return pthread_join(th, NULL) ? -1 : 0;
