@@ -3,18 +3,16 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <libunwind-ptrace.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #define PR_DOMAIN "unwind"
 #include "util/log.h"
 #include "util/maps.h"
 #include "unwind/procinfo.h"
 #include "target/remote.h"
+#include "unwind/sigmask.h"
 #include "unwind/unwind.h"
 #include "util/util.h"
 
@@ -226,24 +224,6 @@ static int acc_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int w
 }
 
 static unw_accessors_t accessors;
-static bool unwinding;
-
-/*
- * libunwind blocks every signal around each use of its cache: two rt_sigprocmask calls per
- * frame, most of what an unwind costs (measured: 10 of them, ~10 us of CPU, per 8-frame
- * backtrace). heaptrace is single-threaded and its handlers only set flags, so while it
- * unwinds, masking is skipped; this definition takes the C library's place for libunwind.
- * heaptrace itself never blocks signals, so the mask it reports then is the empty one.
- */
-int sigprocmask(int how, const sigset_t *set, sigset_t *old)
-{
-	if (unwinding) {
-		if (old)
-			sigemptyset(old);
-		return 0;
-	}
-	return syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8) ? -1 : 0;
-}
 
 struct unwinder *unwind_new(pid_t pid)
 {
@@ -352,9 +332,9 @@ static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint6
 		u->ro = ro_load(u->pid);
 	cur.ro = u->ro;
 	procinfo_use(u->tables);
-	unwinding = true;
+	sigmask_skip(true);
 	if (unw_init_remote(&c, u->as, u->upt) < 0) {
-		unwinding = false;
+		sigmask_skip(false);
 		frame_regs(NULL, regs, r);
 		return n;
 	}
@@ -378,7 +358,7 @@ static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint6
 	}
 	if (h && n < max)
 		frame_regs(&last, regs, r);
-	unwinding = false;
+	sigmask_skip(false);
 	return n;
 }
 
