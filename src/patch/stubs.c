@@ -851,7 +851,7 @@ struct unwind_ctx {
 	const uint8_t *rec;
 };
 
-static unsigned unwind_rec(void *arg, uint64_t *pcs, unsigned max)
+static unsigned unwind_rec(void *arg, struct unwind_reader *rd, uint64_t *pcs, unsigned max)
 {
 	struct unwind_ctx *c = arg;
 	const uint8_t *r = c->rec;
@@ -863,7 +863,7 @@ static unsigned unwind_rec(void *arg, uint64_t *pcs, unsigned max)
 		return 0;
 	stub_regs(&regs, r); /* the caller's frame: pc = return address */
 	fallback_hooks(c->p, &h);
-	return unwind_capture_copy(c->p->unw, &regs, get64(r + 40), r + STUB_REC_ENTRY, copy,
+	return unwind_capture_copy(c->p->unw, rd, &regs, get64(r + 40), r + STUB_REC_ENTRY, copy,
 				   pcs, max, &h);
 }
 
