@@ -266,6 +266,13 @@ $(BUILD)/unit/test_ring: tests/unit/test_ring.c src/account/ringrec.c $(PURE) $(
 	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Isrc -I. -Itests/unit -iquote arch/$(ARCH) \
 		-o $@ $< src/account/ringrec.c $(PURE) $(UNIT_ARCHES)
 
+# The accounting core (account/acct.c), driven without a process.
+$(BUILD)/unit/test_calls: tests/unit/test_calls.c src/account/acct.c $(PURE) $(UNIT_ARCHES) \
+		$(UNIT_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Isrc -I. -Itests/unit -o $@ $< \
+		src/account/acct.c $(PURE) $(UNIT_ARCHES)
+
 unit: $(UNIT_BINS)
 
 targets:

@@ -1,203 +1,60 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Hooked calls in flight. At an outer call's entry: its arguments, its backtrace, and its
- * return sent through a trampoline: the logging one where the arch has it (the return is
- * read later from the ring, without a stop), else the trapping one (a stop at the return).
- * Then what the call did to the heap. Calls made inside a traced call (realloc -> malloc,
- * tail calls) are not counted again.
+ * Hooked calls in flight, the process side. At an outer call's entry: its arguments, its
+ * backtrace, and its return sent through a trampoline: the logging one where the arch has it
+ * (the return is read later from the ring, without a stop), else the trapping one (a stop at
+ * the return). What each call did to the heap, and which calls count, is acct.c's.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PR_DOMAIN "calls"
+#include "account/acct.h"
 #include "account/calls.h"
 #include "unwind/fallback.h"
 #include "unwind/frames.h"
 #include "patch/guard.h"
 #include "patch/image.h"
 #include "util/log.h"
-#include "eventlog/record.h"
 #include "target/remote.h"
 #include "patch/stubs.h"
 #include "unwind/unwind.h"
 #include "util/util.h"
 
-static unsigned depth = 8, sample = 1;
-static uint64_t unwinds, stops, logged; /* for -v */
-
 /* A logged call's cookie: its thread (ids are below 2^22) and its frame's index. */
 #define COOKIE_FRAME_BITS 10
 
-void calls_stats(uint64_t *nstops, uint64_t *nunwinds, uint64_t *nlogged)
+static const struct acct_mem live_mem = { remote_read_word, remote_string_size };
+
+struct acct *calls_new(unsigned depth, unsigned sample)
 {
-	*nstops = stops;
-	*nunwinds = unwinds;
-	*nlogged = logged;
+	struct acct *a = xcalloc(1, sizeof(*a));
+
+	a->depth = depth;
+	a->sample = sample;
+	a->mem = &live_mem;
+	a->uw = unwind_reader_new();
+	return a;
 }
 
-void calls_init(unsigned max_depth, unsigned every)
+void calls_free(struct acct *a)
 {
-	depth = max_depth;
-	sample = every;
-}
-
-static struct frame *push_frame(struct thread *t)
-{
-	if (t->nframes == t->cap) {
-		unsigned cap = t->cap ? t->cap * 2 : 4;
-
-		t->frames = xrealloc(t->frames, cap * sizeof(*t->frames));
-		for (unsigned i = t->cap; i < cap; i++)
-			t->frames[i].pcs = xmalloc(depth * sizeof(uint64_t));
-		t->cap = cap;
+	if (a) {
+		unwind_reader_free(a->uw);
+		free(a);
 	}
-	return &t->frames[t->nframes++];
 }
 
-/* Drop t's innermost frame, whose return never comes (it was left by longjmp or an
- * exception). */
-static void drop_frame(struct thread *t)
+void calls_stats(const struct acct *a, uint64_t *nstops, uint64_t *nunwinds, uint64_t *nlogged)
 {
-	struct frame *f = &t->frames[--t->nframes];
-
-	if (f->took_old) {
-		table_put_back(&t->p->table, &f->old);
-		if (!hook_table[f->call.id].heap)
-			record_put_back(t->p, t->tid);
-	}
-	if (f->logged && !f->stubbed && t->p->retlog.inflight)
-		t->p->retlog.inflight--;
-	pr_dbg(0, "thread %d: dropped a call to %s left by longjmp or an exception (%#llx)",
-	       t->tid, hook_table[f->call.id].name, (unsigned long long)f->cookie);
+	*nstops = a->stops;
+	*nunwinds = a->unwinds;
+	*nlogged = a->logged;
 }
 
 static void unwinding(struct thread *t, struct arch_regs *regs);
 
-/* Frames whose entry sp lies below sp were left by longjmp. */
-static void drop_stale(struct thread *t, uint64_t sp, unsigned adjust)
-{
-	while (t->nframes && t->frames[t->nframes - 1].sp + adjust < sp)
-		drop_frame(t);
-}
-
-/*
- * True if t has a call of heap in flight: a call made inside it is part of it (realloc ->
- * malloc). A call of another heap is counted in its own (a pool function's malloc of a new
- * chunk is malloc's).
- */
-static bool inside(const struct thread *t, unsigned heap)
-{
-	if (heap == HEAP_MMAP)
-		return t->nframes != 0; /* an allocator's own mapping is its blocks' */
-	for (unsigned i = 0; i < t->nframes; i++)
-		if (hook_table[t->frames[i].call.id].heap == heap)
-			return true;
-	return false;
-}
-
-/* Release the block of key (table.h) by thread t, of a hook of heap: true if it was live. The
- * event log (record.h) holds the malloc heap only. */
-static bool release(struct thread *t, unsigned heap, uint64_t key, uint64_t ns)
-{
-	if (!heap)
-		record_free(t->p, t->tid, key, ns);
-	table_thread_free(&t->p->table, t->tid, key);
-	return table_free(&t->p->table, key);
-}
-
-/* Take the old block of a resize of frame f by thread t out of the table (table_take). */
-static void take_old(struct thread *t, struct frame *f, uint64_t ns)
-{
-	const struct hook_desc *d = &hook_table[f->call.id];
-	uint64_t key;
-
-	f->took_old = false;
-	if (d->kind != HK_REALLOC && d->kind != HK_RESIZE)
-		return;
-	key = table_key(d->heap, f->call.args[d->ptr]);
-	if (!key || !table_find(&t->p->table, key))
-		return;
-	table_thread_free(&t->p->table, t->tid, key);
-	f->took_old = table_take(&t->p->table, key, &f->old);
-	if (!d->heap)
-		record_take(t->p, t->tid, f->old.ptr, ns);
-}
-
-/* True for a mapping call (--mmap), whose effect is a range (hook_map_effect). */
-static bool maps_range(const struct hook_desc *d)
-{
-	return d->kind == HK_MMAP || d->kind == HK_UNMAP || d->kind == HK_MREMAP ||
-	       d->kind == HK_SBRK;
-}
-
-/* Account mapping call f of thread t, which returned retval. */
-static void account_map(struct thread *t, const struct frame *f, uint64_t retval)
-{
-	struct table *tb = &t->p->table;
-	struct hook_map_effect e;
-	unsigned released;
-
-	hook_map_effect(&f->call, retval, arch->word_size, arch->map_anonymous, &e);
-	released = table_release_range(tb, HEAP_MMAP, e.release_lo, e.release_hi);
-	if (e.allocated && (released || !e.only_if_released)) {
-		uint32_t bt = table_intern(tb, f->pcs, f->npcs);
-		uint64_t key = table_key(HEAP_MMAP, e.allocated);
-
-		table_alloc(tb, key, e.size, bt, f->entry_ns);
-		table_thread_alloc(tb, t->tid, key);
-	}
-}
-
-/* Account call f of thread t, which returned retval, in the table. */
-static void account(struct thread *t, const struct frame *f, uint64_t retval)
-{
-	struct table *tb = &t->p->table;
-	unsigned heap = hook_table[f->call.id].heap;
-	uint64_t memptr = 0;
-	struct hook_effect e;
-
-	if (maps_range(&hook_table[f->call.id])) {
-		account_map(t, f, retval);
-		return;
-	}
-	if (hook_needs_memptr(&f->call, retval))
-		remote_read_word(t->tid, f->call.args[hook_table[f->call.id].ptr], arch->word_size,
-				 &memptr);
-	hook_effect(&f->call, retval, memptr, &e);
-	if (hook_string_unit(&f->call, &e) &&
-	    remote_string_size(t->tid, e.allocated, hook_string_unit(&f->call, &e), &e.size))
-		pr_dbg(0, "thread %d: %s's string at %#llx cannot be read: its size is 0", t->tid,
-		       hook_table[f->call.id].name, (unsigned long long)e.allocated);
-	if (hook_table[f->call.id].kind == HK_REALLOC || hook_table[f->call.id].kind == HK_RESIZE) {
-		if (e.freed) {
-			table_heap_release(tb, heap, f->took_old);
-			if (!heap)
-				record_release(t->p, t->tid, f->took_old, f->entry_ns);
-		} else if (f->took_old) {
-			table_put_back(tb, &f->old);
-			if (!heap)
-				record_put_back(t->p, t->tid);
-		}
-	} else if (e.freed) {
-		release(t, heap, table_key(heap, e.freed), f->entry_ns);
-	}
-	if (e.allocated) {
-		uint32_t bt = table_intern(tb, f->pcs, f->npcs);
-		uint64_t key = table_key(heap, e.allocated);
-
-		table_alloc(tb, key, e.size, bt, f->entry_ns);
-		table_thread_alloc(tb, t->tid, key);
-		if (!heap)
-			record_alloc(t->p, t->tid, key, e.size, bt, f->entry_ns);
-	}
-}
-
-/*
- * Send the call of frame f (index idx on t) through the logging trampoline (arch.h): by b's
- * entry path with the cookie in a register (regs' pc is set then, *pc_set), or by a frame
- * written below sp. Return true if done; false leaves everything as it was, for the
- * trapping trampoline.
- */
 /*
  * With entry stubs (stubs.h), a call caught at a breakpoint returns through the stubs'
  * trampoline, which records its result in their ring, in order with the calls the stubs
@@ -206,13 +63,12 @@ static void account(struct thread *t, const struct frame *f, uint64_t retval)
  */
 static bool send_recorded(struct thread *t, struct arch_regs *regs, struct frame *f)
 {
-	static uint64_t seq;
 	uint64_t tramp = stubs_tramp(t->p), sp = arch->get_sp(regs), frame[2];
 
 	if (!tramp || !arch->ret_on_stack || arch->word_size != 8 || t->p->shares_mm)
 		return false;
 	frame[0] = tramp;
-	frame[1] = STUBS_COOKIE_BP | ++seq; /* never a ring position */
+	frame[1] = STUBS_COOKIE_BP | ++t->p->acct->seq; /* never a ring position */
 	if (remote_write_data(t->tid, sp - 16, frame, sizeof(frame)))
 		return false;
 	arch->set_sp(regs, sp - 16);
@@ -222,6 +78,12 @@ static bool send_recorded(struct thread *t, struct arch_regs *regs, struct frame
 	return true;
 }
 
+/*
+ * Send the call of frame f (index idx on t) through the logging trampoline (arch.h): by b's
+ * entry path with the cookie in a register (regs' pc is set then, *pc_set), or by a frame
+ * written below sp. Return true if done; false leaves everything as it was, for the
+ * trapping trampoline.
+ */
 static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *f,
 			unsigned idx, const struct bp *b, bool *pc_set)
 {
@@ -275,18 +137,15 @@ static void logged_return(uint32_t cookie, uint64_t retval, void *ctx)
 	struct thread *t = proc_thread_find((pid_t)(cookie >> COOKIE_FRAME_BITS));
 	unsigned idx = cookie & ((1u << COOKIE_FRAME_BITS) - 1);
 
-	logged++;
+	p->acct->logged++;
 	if (!t || t->p != p || idx >= t->nframes || !t->frames[idx].logged ||
 	    t->frames[idx].stubbed) {
 		pr_dbg(1, "process %d: a logged return for no call in flight (%#x)", p->pid,
 		       cookie);
 		return;
 	}
-	while (t->nframes > idx + 1)
-		drop_frame(t); /* deeper calls it returned past */
-	t->nframes--;
+	acct_return(p->acct, t, idx, retval);
 	p->retlog.inflight--;
-	account(t, &t->frames[idx], retval);
 }
 
 void calls_drain(struct proc *p, pid_t tid)
@@ -326,234 +185,178 @@ static bool operand(const struct hook_desc *d, unsigned n)
 	return (int)n == d->size || (int)n == d->count || (int)n == d->ptr;
 }
 
-/* Tell the unwinder which of t's calls in flight return through the trapping trampoline
+/* Tell the unwinder (rd) which of t's calls in flight return through the trapping trampoline
  * (their return address replaced: calls_entry), for a backtrace taken inside one to go on
  * through its caller; on = false: none any more. */
-static void sent_returns(const struct thread *t, bool on)
+static void sent_returns(struct unwind_reader *rd, const struct thread *t, bool on)
 {
-	struct unwind_sent v[16];
+	struct unwind_sent v[UNWIND_SENT_MAX];
 	unsigned n = 0;
 
 	for (unsigned i = 0; on && i < t->nframes && n < ARRAY_SIZE(v); i++)
 		if (!t->frames[i].logged && !t->frames[i].stubbed)
 			v[n++] = (struct unwind_sent){ t->frames[i].sp, t->frames[i].ret };
-	unwind_sent_returns(t->p->bps.tramp, t->p->bps.tramp + t->p->bps.tramp_len, v, n);
+	unwind_sent_returns(rd, t->p->bps.tramp, t->p->bps.tramp + t->p->bps.tramp_len, v, n);
+}
+
+/* A breakpoint stop at a hooked function's entry: acct_entry's ctx. */
+struct stop {
+	struct thread *t;
+	const struct arch_regs *regs;
+	const struct hook_desc *d;
+	uint64_t sp, ret;
+};
+
+static uint64_t stop_arg(void *ctx, unsigned i)
+{
+	const struct stop *s = ctx;
+
+	/* those on the stack only if needed: a read of memory each */
+	if (i >= hook_nargs(s->d) || (i >= arch->reg_args && !operand(s->d, i)))
+		return 0;
+	return entry_arg(s->t, s->regs, i);
 }
 
 /* The caller's return address at a function's entry: on the stack at sp, or in a register.
- * Reads t's stack from sp up for the unwinder too. Return 0 or -errno. */
-static int return_address(const struct thread *t, const struct arch_regs *regs, uint64_t sp,
-			  uint64_t *ret)
+ * Reads t's stack from sp up for the unwinder too. */
+static int stop_caller(void *ctx, uint64_t *ret, bool *tail)
 {
-	unwind_prefetch(t->tid, sp);
-	if (arch->ret_on_stack)
-		return unwind_read_word(sp, ret);
-	*ret = arch->get_ret_reg(regs);
+	struct stop *s = ctx;
+	struct unwind_reader *rd = s->t->p->acct->uw;
+
+	unwind_prefetch(rd, s->t->tid, s->sp);
+	if (arch->ret_on_stack) {
+		if (unwind_read_word(rd, s->sp, ret))
+			return -EFAULT;
+	} else {
+		*ret = arch->get_ret_reg(s->regs);
+	}
+	s->ret = *ret;
+	*tail = bp_is_any_tramp(&s->t->p->bps, arch->code_addr(*ret));
 	return 0;
+}
+
+/*
+ * At the entry the caller's frame is exact: pc = return address, sp above it, the other
+ * registers untouched. Unwinding from there needs no unwind information for the allocator's
+ * first instruction, and frame pointers lead the right way even in a static program without
+ * .eh_frame_hdr.
+ */
+static unsigned stop_unwind(void *ctx, struct unwind_reader *rd, uint64_t *pcs, unsigned max)
+{
+	const struct stop *s = ctx;
+	struct arch_regs caller = *s->regs;
+	struct unwind_hooks h;
+	unsigned n;
+
+	arch->set_pc(&caller, s->ret);
+	arch->set_sp(&caller, s->sp + arch->ret_sp_adjust);
+	fallback_hooks(s->t->p, &h);
+	sent_returns(rd, s->t, true);
+	n = unwind_capture(s->t->p->unw, rd, &caller, pcs, max, &h);
+	sent_returns(rd, s->t, false);
+	return n;
+}
+
+/* Send the return of t's innermost call f to the trapping trampoline (regs: t's registers at
+ * its entry). Return false if that cannot be done. */
+static bool send_trapping(struct thread *t, struct arch_regs *regs, struct frame *f)
+{
+	struct proc *p = t->p;
+
+	if (arch->ret_on_stack) {
+		if (remote_write_word(t->tid, f->sp, arch->word_size,
+				      arch->tramp_for(p->bps.tramp, f->ret)))
+			return false;
+	} else {
+		arch->set_ret_reg(regs, arch->tramp_for(p->bps.tramp, f->ret));
+	}
+	/* should heaptrace die, the guard sends this return to its caller */
+	guard_note_return(p, t->tid, f->sp + arch->ret_sp_adjust, f->ret);
+	return true;
 }
 
 bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, bool count)
 {
 	struct proc *p = t->p;
-	uint64_t sp = arch->get_sp(regs), ret;
-	const struct hook_desc *d = &hook_table[b->hook];
+	struct stop s = { t, regs, &hook_table[b->hook], arch->get_sp(regs), 0 };
+	struct acct_entry e = {
+		.hook = b->hook,
+		.sp = s.sp,
+		.pc = arch->get_pc(regs),
+		.ns = now_ns(),
+		.arg = stop_arg,
+		.caller = stop_caller,
+		.unwind = stop_unwind,
+		.ctx = &s,
+	};
 	bool pc_set = false;
 	struct frame *f;
 
-	stops++;
-	drop_stale(t, sp, 0);
-	if (d->kind == HK_UNWIND) {
+	p->acct->stops++;
+	acct_drop_stale(t, s.sp, 0);
+	if (s.d->kind == HK_UNWIND) {
 		unwinding(t, regs);
 		return false;
 	}
-	/* inside another traced call (realloc -> malloc, posix_memalign -> malloc, ...) */
-	if (inside(t, d->heap) || !p->counting || !count)
+	if (!count || !(f = acct_enter(p->acct, t, &e)))
 		return false;
-	if (d->kind == HK_FREE) {
-		uint64_t ptr = entry_arg(t, regs, (unsigned)d->ptr);
-
-		if (!release(t, d->heap, table_key(d->heap, ptr), now_ns()) && ptr && log_level >= 2) {
-			uint64_t caller = 0;
-
-			return_address(t, regs, sp, &caller);
-			pr_dbg(1, "thread %d: %s(%#llx) of a block never seen, from %#llx", t->tid,
-			       d->name, (unsigned long long)ptr, (unsigned long long)caller);
-		}
-		/* operator delete calls free: its return is caught so that free is nested */
-		if (hook_at_entry_only(d) || !ptr)
-			return false;
-	}
-	if (return_address(t, regs, sp, &ret))
-		return false;
-	if (bp_is_any_tramp(&p->bps, arch->code_addr(ret)))
-		return false; /* a tail call from a traced call: its return is already caught */
-	f = push_frame(t);
-	f->ret = ret;
-	f->sp = sp;
-	f->entry_ns = now_ns();
-	f->logged = false;
-	f->stubbed = false;
-	f->awaits_inner = false;
-	f->call.id = b->hook;
-	/* those on the stack only if needed: a read of memory each */
-	for (unsigned i = 0; i < HOOK_MAX_ARGS; i++)
-		f->call.args[i] = i < hook_nargs(d) && (i < arch->reg_args || operand(d, i)) ?
-					  entry_arg(t, regs, i) : 0;
-	take_old(t, f, now_ns());
-	f->pcs[0] = arch->get_pc(regs);
-	f->npcs = 1;
-	if (d->kind == HK_FREE || d->kind == HK_UNMAP) {
-		/* no block: no backtrace */
-	} else if (sample > 1 && p->unwind_seq++ % sample) {
-		/* not sampled: the allocation function and its caller, known without unwinding */
-		if (depth > 1)
-			f->pcs[f->npcs++] = ret;
-	} else {
-		/*
-		 * At the entry the caller's frame is exact: pc = return address, sp above it, the
-		 * other registers untouched. Unwinding from there needs no unwind information for
-		 * the allocator's first instruction, and frame pointers lead the right way even in
-		 * a static program without .eh_frame_hdr.
-		 */
-		struct arch_regs caller = *regs;
-		struct unwind_hooks h;
-
-		if (depth > 1) {
-			arch->set_pc(&caller, ret);
-			arch->set_sp(&caller, sp + arch->ret_sp_adjust);
-			fallback_hooks(p, &h);
-			sent_returns(t, true);
-			f->npcs += unwind_capture(p->unw, &caller, f->pcs + 1, depth - 1, &h);
-			sent_returns(t, false);
-			unwinds++;
-		}
-	}
 	if (send_logged(t, regs, f, t->nframes - 1, b, &pc_set))
 		return pc_set;
-	if (arch->ret_on_stack) {
-		if (remote_write_word(t->tid, sp, arch->word_size,
-				      arch->tramp_for(p->bps.tramp, ret))) {
-			t->nframes--;
-			if (f->took_old) {
-				table_put_back(&p->table, &f->old);
-				if (!d->heap)
-					record_put_back(p, t->tid);
-			}
-			return false;
-		}
-	} else {
-		arch->set_ret_reg(regs, arch->tramp_for(p->bps.tramp, ret));
-	}
-	/* should heaptrace die, the guard sends this return to its caller */
-	guard_note_return(p, t->tid, sp + arch->ret_sp_adjust, ret);
+	if (!send_trapping(t, regs, f))
+		acct_cancel(t);
 	return false;
+}
+
+/* Frames 1.. of a record's backtrace, with t's sent calls known to the unwinder. */
+struct rec_unwind {
+	const struct thread *t;
+	calls_unwind_fn unwind;
+	void *ctx;
+};
+
+static unsigned rec_unwind(void *ctx, struct unwind_reader *rd, uint64_t *pcs, unsigned max)
+{
+	const struct rec_unwind *u = ctx;
+	unsigned n;
+
+	sent_returns(rd, u->t, true);
+	n = u->unwind(u->ctx, rd, pcs, max);
+	sent_returns(rd, u->t, false);
+	return n;
 }
 
 void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_fn unwind,
 		     void *ctx)
 {
-	struct proc *p = t->p;
-	const struct hook_desc *d = &hook_table[r->hook];
-	struct frame *f;
+	struct rec_unwind u = { t, unwind, ctx };
 
-	drop_stale(t, r->sp, 0);
-	if (t->nframes && t->frames[t->nframes - 1].awaits_inner && r->returns &&
-	    r->hook == HOOK_MALLOC) {
-		/* operator new's own malloc asks its size (1 for 0); a later one, of another size,
-		 * is the exception object of a throw */
-		struct frame *o = &t->frames[t->nframes - 1];
-
-		if (r->args[0] == (o->call.args[0] ? o->call.args[0] : 1))
-			o->inner_cookie = r->cookie;
-	}
-	if (inside(t, d->heap) || !p->counting)
-		return; /* inside another traced call */
-	if (d->kind == HK_FREE) {
-		uint64_t ptr = r->args[d->ptr];
-
-		if (!release(t, d->heap, table_key(d->heap, ptr), r->ns) && ptr)
-			pr_dbg(2, "thread %d: %s(%#llx) of a block never seen", t->tid, d->name,
-			       (unsigned long long)ptr);
-		/* operator delete calls free: its return is recorded so that free is nested */
-		if (hook_at_entry_only(d) || !ptr)
-			return;
-	}
-	if (!r->returns && !r->awaits_inner)
-		return; /* a tail call from a traced call (not counted: see calls_entry) */
-	f = push_frame(t);
-	f->ret = r->ret;
-	f->sp = r->sp;
-	f->entry_ns = r->ns;
-	f->logged = true; /* its return needs no stop: kept when detaching (calls_restore_cb) */
-	f->stubbed = true;
-	f->cookie = r->awaits_inner ? UINT64_MAX : r->cookie; /* UINT64_MAX: never a position */
-	f->awaits_inner = r->awaits_inner;
-	f->inner_cookie = UINT64_MAX;
-	f->call.id = r->hook;
-	memset(f->call.args, 0, sizeof(f->call.args));
-	memcpy(f->call.args, r->args, sizeof(r->args));
-	take_old(t, f, r->ns);
-	f->pcs[0] = p->hook_addr[r->hook];
-	f->npcs = 1;
-	if (d->kind == HK_FREE || d->kind == HK_UNMAP) {
-		/* no block: no backtrace */
-	} else if (depth > 1 && sample > 1 && p->unwind_seq++ % sample) {
-		if (r->ret)
-			f->pcs[f->npcs++] = r->ret;
-	} else if (depth > 1 && unwind) {
-		sent_returns(t, true);
-		f->npcs += unwind(ctx, f->pcs + 1, depth - 1);
-		sent_returns(t, false);
-		unwinds++;
-	}
+	acct_rec_entry(t->p->acct, t, r, unwind ? rec_unwind : NULL, &u);
 }
 
 void calls_rec_return(struct thread *t, uint64_t cookie, uint64_t retval)
 {
-	unsigned idx = t->nframes;
-
-	while (idx-- > 0)
-		if (t->frames[idx].stubbed && t->frames[idx].cookie == cookie)
-			break;
-	if (idx >= t->nframes && t->nframes && t->frames[t->nframes - 1].awaits_inner &&
-	    t->frames[t->nframes - 1].inner_cookie == cookie) {
-		/* the allocation inside an operator new: its block is the operator's */
-		if (retval) {
-			t->nframes--;
-			account(t, &t->frames[t->nframes], retval);
-		}
-		return;
-	}
-	if (idx >= t->nframes) {
-		pr_dbg(3, "thread %d (%#llx): return %#llx of no call in flight (%u, top %#llx)",
-		       t->tid, (unsigned long long)t->tls, (unsigned long long)cookie, t->nframes,
-		       t->nframes ? (unsigned long long)t->frames[t->nframes - 1].cookie : 0ull);
-		return; /* a call made inside another traced call */
-	}
-	while (t->nframes > idx + 1)
-		drop_frame(t); /* deeper calls it returned past (longjmp) */
-	t->nframes--;
-	account(t, &t->frames[idx], retval);
+	acct_rec_return(t->p->acct, t, cookie, retval);
 }
 
 /* Return 0, or -1 when the thread cannot go on (no call in flight). */
 int calls_return(struct thread *t, struct arch_regs *regs)
 {
-	struct frame *f;
+	uint64_t ret;
 
-	stops++;
-	drop_stale(t, arch->get_sp(regs), arch->ret_sp_adjust);
+	t->p->acct->stops++;
+	acct_drop_stale(t, arch->get_sp(regs), arch->ret_sp_adjust);
 	/* logged calls deeper than the returning one were left by longjmp */
 	while (t->nframes && t->frames[t->nframes - 1].logged)
-		drop_frame(t);
+		acct_drop_frame(t);
 	if (!t->nframes) {
 		pr_err("thread %d returned to the trampoline with no traced call in flight", t->tid);
 		return -1;
 	}
-	f = &t->frames[--t->nframes];
+	ret = t->frames[t->nframes - 1].ret;
 	guard_forget_return(t->p, t->tid, arch->get_sp(regs));
-	account(t, f, arch->get_retval(regs));
-	arch->set_pc(regs, f->ret);
+	acct_return(t->p->acct, t, t->nframes - 1, arch->get_retval(regs));
+	arch->set_pc(regs, ret);
 	return 0;
 }
 
@@ -656,7 +459,7 @@ static void unwinding(struct thread *t, struct arch_regs *regs)
 	/* an operator new an entry stub recorded (its return is the program's own): it throws,
 	 * and returns no block */
 	while (t->nframes && t->frames[t->nframes - 1].awaits_inner)
-		drop_frame(t);
+		acct_drop_frame(t);
 	from = t->nframes;
 
 	while (from && !t->frames[from - 1].logged &&
@@ -668,7 +471,7 @@ static void unwinding(struct thread *t, struct arch_regs *regs)
 	for (unsigned i = from; i < t->nframes; i++)
 		guard_forget_return(t->p, t->tid, t->frames[i].sp + arch->ret_sp_adjust);
 	while (t->nframes > from)
-		drop_frame(t);
+		acct_drop_frame(t);
 }
 
 static void park_cb(struct thread *t, void *ctx)
@@ -705,7 +508,7 @@ void calls_copy(struct thread *dst, const struct thread *src)
 
 		if (src->frames[i].logged)
 			break; /* its cookie names src: the copy's return is not seen */
-		f = push_frame(dst);
+		f = acct_push_frame(dst->p->acct, dst);
 		pcs = f->pcs;
 
 		*f = src->frames[i];

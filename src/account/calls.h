@@ -5,11 +5,14 @@
 /* Hooked calls in flight on a thread: entry, return through the trampoline, detaching. */
 #include <stdbool.h>
 
+#include "account/acct.h"
 #include "patch/breakpoint.h"
 #include "target/process.h"
 
-/* Frames kept per backtrace, and unwind every sample-th allocation only. */
-void calls_init(unsigned depth, unsigned sample);
+/* A reader's accounting state (acct.h): frames kept per backtrace, and unwind every sample-th
+ * allocation only. Each traced process names its reader in p->acct. */
+struct acct *calls_new(unsigned depth, unsigned sample);
+void calls_free(struct acct *a);
 
 /* Thread t hit the entry breakpoint b (regs: its registers, pc at the entry). Count it unless
  * it is made inside another traced call or count is false; regs may get a new return
@@ -25,8 +28,8 @@ int calls_return(struct thread *t, struct arch_regs *regs);
  * releasing a forked copy of it). ctx is unused (a proc_for_each_thread callback). */
 void calls_restore_cb(struct thread *t, void *ctx);
 
-/* Breakpoint stops handled (entries and returns), backtraces unwound, returns logged. */
-void calls_stats(uint64_t *stops, uint64_t *unwinds, uint64_t *logged);
+/* a's breakpoint stops handled (entries and returns), backtraces unwound, returns logged. */
+void calls_stats(const struct acct *a, uint64_t *stops, uint64_t *unwinds, uint64_t *logged);
 
 /* Account the returns p logged since it was last drained (read through its thread tid,
  * which must be stopped or p's memory must be stable enough: entries are checked). */
@@ -40,24 +43,8 @@ void calls_drain(struct proc *p, pid_t tid);
 void calls_park(struct proc *p);
 void calls_unpark(struct proc *p);
 
-/* A call an entry stub recorded (stubs.h), in the order the thread made it. */
-struct calls_rec {
-	int hook;
-	uint64_t args[3];
-	uint64_t sp; /* sp at the entry */
-	uint64_t ret; /* the caller's return address (0: not in the record) */
-	uint64_t cookie; /* what its return record will name */
-	uint64_t ns; /* when it was made */
-	bool returns; /* its return is recorded (not a tail call from a traced call) */
-	bool awaits_inner; /* its result is the one of the allocation made inside it */
-};
-
-/* Frames 1.. of the backtrace of the call being recorded: write up to max PCs into pcs and
- * return how many. */
-typedef unsigned (*calls_unwind_fn)(void *ctx, uint64_t *pcs, unsigned max);
-
 /* Thread t's recorded entry (a free, or a call whose return comes as a record): counted by the
- * same rules as a call seen at a breakpoint. */
+ * same rules as a call seen at a breakpoint (acct_rec_entry). */
 void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_fn unwind,
 		     void *ctx);
 

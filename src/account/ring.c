@@ -165,7 +165,7 @@ struct unwind_ctx {
 	const struct ringrec *rr;
 };
 
-static unsigned unwind_rec(void *arg, uint64_t *pcs, unsigned max)
+static unsigned unwind_rec(void *arg, struct unwind_reader *rd, uint64_t *pcs, unsigned max)
 {
 	struct unwind_ctx *c = arg;
 	struct arch_regs regs;
@@ -175,7 +175,7 @@ static unsigned unwind_rec(void *arg, uint64_t *pcs, unsigned max)
 		return 0;
 	stub_regs(&regs, c->rec); /* the caller's frame: pc = the return address */
 	fallback_hooks(c->p, &h);
-	return unwind_capture_copy(c->p->unw, &regs, c->rr->sp, c->rec + STUB_REC_ENTRY,
+	return unwind_capture_copy(c->p->unw, rd, &regs, c->rr->sp, c->rec + STUB_REC_ENTRY,
 				   c->rr->copy, pcs, max, &h);
 }
 

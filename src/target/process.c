@@ -214,6 +214,7 @@ struct proc *proc_fork(const struct proc *pp, pid_t pid, bool shares_mm, bool co
 	struct proc *p = proc_new(pid);
 
 	p->command = xstrdup(pp->command ? pp->command : "?");
+	p->acct = pp->acct; /* the same reader */
 	p->shares_mm = shares_mm;
 	p->counting = counting;
 	p->detach_at_first_stop = !counting && !shares_mm;

@@ -36,6 +36,7 @@ struct frame {
 };
 
 struct proc;
+struct acct;
 
 struct thread {
 	pid_t tid;
@@ -97,6 +98,7 @@ struct proc {
 	bool leader_gone;
 	unsigned nthreads;
 	uint64_t unwind_seq; /* allocations seen, for --sample */
+	struct acct *acct; /* the accounting state of the reader that serves it (account/acct.h) */
 	struct inventory *inv; /* the heap found at the attach (inventory.h), NULL if none */
 	struct symcache *symcache; /* its symbolizer between reports (symcache.h), NULL if none */
 };

@@ -84,6 +84,7 @@ static int attach_stop(pid_t pid, struct proc **pp, struct thread **main_tp)
 	struct thread *main_t = NULL;
 
 	p = *pp = proc_new(pid);
+	p->acct = session.acct;
 	p->command = proc_cmdline(pid);
 	snprintf(name, sizeof(name), "/proc/%d/task", (int)pid);
 	/* threads may be created while we attach: list until nothing new appears */

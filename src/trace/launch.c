@@ -88,6 +88,7 @@ int launch_program(void)
 	if (session.opts->pin)
 		cpu_pin(pid);
 	p = proc_new(pid);
+	p->acct = session.acct;
 	p->launched = true;
 	session.launched_pid = pid;
 	p->command = join_args(session.opts->argv);

@@ -15,12 +15,15 @@
 	(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK |  \
 	 PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXIT)
 
+struct acct;
+
 struct session {
 	const struct tracer_opts *opts;
 	bool detaching; /* stopping every thread to let go: threads stay stopped */
 	bool start_failed; /* the launched program could not be traced */
 	pid_t launched_pid;
 	int launched_status; /* its exit status once it ended, else -1 */
+	struct acct *acct; /* the one reader's accounting state, every process's (calls.h) */
 };
 
 extern struct session session; /* tracer.c */

@@ -155,7 +155,7 @@ static void print_cost(void)
 
 	/* what tracing cost heaptrace itself, for the benchmark */
 	getrusage(RUSAGE_SELF, &ru);
-	calls_stats(&nstops, &nunwinds, &nlogged);
+	calls_stats(session.acct, &nstops, &nunwinds, &nlogged);
 	ring_stats(&nrecords, &nwaits, &backlog);
 	pr_info("%llu returns logged without a stop", (unsigned long long)nlogged);
 	pr_info("%llu calls recorded by entry stubs, %llu times a stub waited for room, "
@@ -309,7 +309,7 @@ int tracer_run(const struct tracer_opts *o)
 	int ret, sig, status;
 
 	session.opts = o;
-	calls_init(o->depth, o->sample);
+	session.acct = calls_new(o->depth, o->sample);
 	cpu_init();
 	ret = o->live ? live_prepare(o) : 0;
 	if (!ret)

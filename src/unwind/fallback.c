@@ -30,7 +30,7 @@ static ssize_t read_words(void *ctx, uint64_t addr, void *buf, size_t len)
 	for (; done + w <= len; done += w) {
 		uint64_t v;
 
-		if (unwind_read_word(addr + done, &v))
+		if (unwind_read_current(addr + done, &v))
 			break;
 		memcpy((uint8_t *)buf + done, &v, w); /* little-endian targets */
 	}
@@ -209,7 +209,7 @@ static int step_cfi(struct proc *p, uint64_t pc, struct frames_regs *r, uint64_t
 	if (cfi_of(p, pc) <= CFI_NONE)
 		return -ENOENT;
 	err = cfi_step(sym_module(p->fallback->sym, call_site(pc)), call_site(pc),
-		       unwind_read_word, &next, ret);
+		       unwind_read_current, &next, ret);
 	if (err)
 		return err;
 	if (!frames_reg(&next, arch->dwarf_sp, &nsp) || nsp < lo || !*ret ||
@@ -238,7 +238,7 @@ static int step_fp(struct proc *p, uint64_t pc, struct frames_regs *r, uint64_t 
 
 	if (arch->fp_reg < 0 || !frames_reg(r, arch->fp_reg, &fp) || fp < *lo || fp % w)
 		return -ENOENT;
-	if (unwind_read_word(fp, &nfp) || unwind_read_word(fp + w, ret))
+	if (unwind_read_current(fp, &nfp) || unwind_read_current(fp + w, ret))
 		return -EFAULT;
 	if (!*ret || !after_call(p, *ret, &target) || (nfp && nfp <= fp))
 		return -EINVAL;

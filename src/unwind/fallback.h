@@ -18,7 +18,7 @@
  * code; and unless the last frame libunwind found is an outermost one (_start,
  * __libc_start_main, a thread's start) or main, the backtrace is extended by scanning up to
  * main, its last frame marked FRAMES_STOPPED if the scan ends short of max and of those.
- * Memory is read through unwind_read_word (a live stop or a copy of the stack).
+ * Memory is read through unwind_read_current (a live stop or a copy of the stack).
  */
 void fallback_hooks(struct proc *p, struct unwind_hooks *h);
 

@@ -74,8 +74,6 @@ struct procinfo {
 	struct tab *tabs; /* one per module of mods, same index */
 };
 
-static struct procinfo *cur;
-
 struct procinfo *procinfo_new(pid_t pid)
 {
 	struct procinfo *pi = xcalloc(1, sizeof(*pi));
@@ -100,15 +98,8 @@ void procinfo_flush(struct procinfo *pi)
 
 void procinfo_free(struct procinfo *pi)
 {
-	if (cur == pi)
-		cur = NULL;
 	procinfo_flush(pi);
 	free(pi);
-}
-
-void procinfo_use(struct procinfo *pi)
-{
-	cur = pi;
 }
 
 static void load(struct procinfo *pi)
@@ -294,20 +285,20 @@ static int exidx_find(const struct tab *t, unw_addr_space_t as, unw_word_t ip,
 	return 0;
 }
 
-int procinfo_find(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *out, int need_info,
-		  void *arg)
+int procinfo_find(struct procinfo *pi, unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *out,
+		  int need_info, void *arg)
 {
 	const struct module *m;
 	struct tab *t;
 
-	if (!cur)
+	if (!pi)
 		return _UPT_find_proc_info(as, ip, out, need_info, arg);
-	if (!cur->loaded)
-		load(cur);
-	m = modlist_find(&cur->mods, ip);
+	if (!pi->loaded)
+		load(pi);
+	m = modlist_find(&pi->mods, ip);
 	if (!m)
 		return _UPT_find_proc_info(as, ip, out, need_info, arg);
-	t = &cur->tabs[m - cur->mods.v];
+	t = &pi->tabs[m - pi->mods.v];
 	if (t->kind == TAB_UNKNOWN)
 		classify(t, m);
 	switch (t->kind) {
@@ -317,7 +308,7 @@ int procinfo_find(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *out, int 
 		return -UNW_ENOINFO;
 	default:
 		if (!t->upt)
-			t->upt = _UPT_create(cur->pid);
+			t->upt = _UPT_create(pi->pid);
 		if (!t->upt)
 			return -UNW_ENOINFO;
 		return _UPT_find_proc_info(as, ip, out, need_info, t->upt);

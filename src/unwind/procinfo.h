@@ -17,15 +17,12 @@ void procinfo_free(struct procinfo *pi);
 /* The mappings changed: forget the modules (read again at the next look-up). */
 void procinfo_flush(struct procinfo *pi);
 
-/* The process whose unwinds follow: procinfo_find answers for pi until the next call. */
-void procinfo_use(struct procinfo *pi);
-
 /*
- * libunwind's find_proc_info accessor (unw_accessors_t): arg is the _UPT context given to
- * unw_init_remote, used for addresses in no mapped file. Return 0 or -UNW_ENOINFO (or
- * another -UNW_ code from libunwind).
+ * libunwind's find_proc_info accessor (unw_accessors_t) for pi's process (NULL: libunwind's
+ * own look-up): arg is the _UPT context given to unw_init_remote, used for addresses in no
+ * mapped file. Return 0 or -UNW_ENOINFO (or another -UNW_ code from libunwind).
  */
-int procinfo_find(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *out, int need_info,
-		  void *arg);
+int procinfo_find(struct procinfo *pi, unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *out,
+		  int need_info, void *arg);
 
 #endif

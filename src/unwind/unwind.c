@@ -3,18 +3,16 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <libunwind-ptrace.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #define PR_DOMAIN "unwind"
 #include "util/log.h"
 #include "util/maps.h"
 #include "unwind/procinfo.h"
 #include "target/remote.h"
+#include "unwind/sigmask.h"
 #include "unwind/unwind.h"
 #include "util/util.h"
 
@@ -40,35 +38,63 @@ struct unwinder {
 	struct ro_cache *ro; /* NULL until the first unwind after a mapping change */
 };
 
-/* The thread being unwound. heaptrace is single-threaded, so one is enough. */
-static struct {
-	pid_t tid;
-	const struct arch_regs *regs;
-	struct ro_cache *ro;
+struct unwind_reader {
+	pid_t tid; /* the thread being unwound */
+	const struct arch_regs *regs; /* during a capture */
+	struct unwinder *u; /* during a capture */
+	struct ro_cache *ro; /* during a capture: its unwinder's */
 	uint64_t tag[LINES]; /* block address | 1 when valid */
 	uint8_t data[LINES][1 << LINE_SHIFT];
 	/* unwinding from a record's copy of the stack (stubs.h): memory is that copy and the
 	 * read-only mappings, nothing else (the live stack has moved on) */
 	const uint8_t *copy;
 	uint64_t copy_lo, copy_len;
-} cur;
+	struct { /* unwind_sent_returns */
+		uint64_t lo, hi;
+		struct unwind_sent v[UNWIND_SENT_MAX];
+		unsigned n;
+	} sent;
+};
 
-/* Word at addr through a direct-mapped cache of 1 << shift byte blocks. */
-static int read_line(uint64_t addr, unw_word_t *val, unsigned shift, unsigned lines,
-		     uint64_t *tag, uint8_t *data)
+/*
+ * The reader whose capture runs on this thread. libunwind's accessors cannot be given it: their
+ * argument is the _UPT context given to unw_init_remote, or a module's own (procinfo.c) when a
+ * search of its table reads memory; nor can cfi_step's reads (cfi.h).
+ */
+static _Thread_local struct unwind_reader *active;
+
+struct unwind_reader *unwind_reader_new(void)
+{
+	return xcalloc(1, sizeof(struct unwind_reader));
+}
+
+void unwind_reader_free(struct unwind_reader *rd)
+{
+	free(rd);
+}
+
+/* Word at addr of rd's thread, not cached: 0 or -1. */
+static int read_direct(const struct unwind_reader *rd, uint64_t addr, unw_word_t *val)
+{
+	return remote_read(rd->tid, addr, val, sizeof(*val)) == sizeof(*val) ? 0 : -1;
+}
+
+/* Word at addr of rd's thread through a direct-mapped cache of 1 << shift byte blocks. */
+static int read_line(const struct unwind_reader *rd, uint64_t addr, unw_word_t *val,
+		     unsigned shift, unsigned lines, uint64_t *tag, uint8_t *data)
 {
 	uint64_t blk = addr >> shift << shift;
 	unsigned off = addr - blk, line = (blk >> shift) % lines;
 	uint8_t *d = data + ((size_t)line << shift);
 
 	if (off + sizeof(*val) > (1u << shift)) /* straddles two blocks */
-		return remote_read(cur.tid, addr, val, sizeof(*val)) == sizeof(*val) ? 0 : -1;
+		return read_direct(rd, addr, val);
 	if (tag[line] != (blk | 1)) {
-		ssize_t n = remote_read(cur.tid, blk, d, (size_t)1 << shift);
+		ssize_t n = remote_read(rd->tid, blk, d, (size_t)1 << shift);
 
 		if (n != (ssize_t)1 << shift) {
 			tag[line] = 0;
-			return remote_read(cur.tid, addr, val, sizeof(*val)) == sizeof(*val) ? 0 : -1;
+			return read_direct(rd, addr, val);
 		}
 		tag[line] = blk | 1;
 	}
@@ -93,19 +119,20 @@ static bool is_ro(const struct ro_cache *ro, uint64_t addr)
 	return false;
 }
 
-static int read_cached(uint64_t addr, unw_word_t *val)
+static int read_cached(struct unwind_reader *rd, uint64_t addr, unw_word_t *val)
 {
-	if (cur.copy) {
-		if (addr >= cur.copy_lo && addr - cur.copy_lo + sizeof(*val) <= cur.copy_len) {
-			memcpy(val, cur.copy + (addr - cur.copy_lo), sizeof(*val));
+	if (rd->copy) {
+		if (addr >= rd->copy_lo && addr - rd->copy_lo + sizeof(*val) <= rd->copy_len) {
+			memcpy(val, rd->copy + (addr - rd->copy_lo), sizeof(*val));
 			return 0;
 		}
-		if (!is_ro(cur.ro, addr))
+		if (!is_ro(rd->ro, addr))
 			return -1;
 	}
-	if (is_ro(cur.ro, addr))
-		return read_line(addr, val, RO_SHIFT, RO_LINES, cur.ro->tag, &cur.ro->data[0][0]);
-	return read_line(addr, val, LINE_SHIFT, LINES, cur.tag, &cur.data[0][0]);
+	if (is_ro(rd->ro, addr))
+		return read_line(rd, addr, val, RO_SHIFT, RO_LINES, rd->ro->tag,
+				 &rd->ro->data[0][0]);
+	return read_line(rd, addr, val, LINE_SHIFT, LINES, rd->tag, &rd->data[0][0]);
 }
 
 /*
@@ -137,80 +164,77 @@ static void ro_free(struct ro_cache *ro)
 	}
 }
 
-void unwind_prefetch(pid_t tid, uint64_t sp)
+void unwind_prefetch(struct unwind_reader *rd, pid_t tid, uint64_t sp)
 {
 	uint64_t blk = sp >> LINE_SHIFT << LINE_SHIFT;
 	uint8_t buf[PREFETCH_LINES << LINE_SHIFT];
 	ssize_t n;
 
-	cur.tid = tid;
-	cur.ro = NULL; /* until unwind_capture names the process's */
-	memset(cur.tag, 0, sizeof(cur.tag));
+	rd->tid = tid;
+	memset(rd->tag, 0, sizeof(rd->tag));
 	n = remote_read(tid, blk, buf, sizeof(buf));
 	for (unsigned i = 0; n > 0 && (i + 1) << LINE_SHIFT <= (size_t)n; i++) {
 		uint64_t b = blk + ((uint64_t)i << LINE_SHIFT);
 		unsigned line = (b >> LINE_SHIFT) % LINES;
 
-		memcpy(cur.data[line], buf + ((size_t)i << LINE_SHIFT), 1 << LINE_SHIFT);
-		cur.tag[line] = b | 1;
+		memcpy(rd->data[line], buf + ((size_t)i << LINE_SHIFT), 1 << LINE_SHIFT);
+		rd->tag[line] = b | 1;
 	}
 }
 
-#define SENT_MAX 16
-
-static struct {
-	uint64_t lo, hi;
-	struct unwind_sent v[SENT_MAX];
-	unsigned n;
-} sent;
-
-void unwind_sent_returns(uint64_t lo, uint64_t hi, const struct unwind_sent *v, unsigned n)
+void unwind_sent_returns(struct unwind_reader *rd, uint64_t lo, uint64_t hi,
+			 const struct unwind_sent *v, unsigned n)
 {
-	sent.lo = lo;
-	sent.hi = hi;
-	sent.n = n < SENT_MAX ? n : SENT_MAX;
-	memcpy(sent.v, v, sent.n * sizeof(*v));
+	rd->sent.lo = lo;
+	rd->sent.hi = hi;
+	rd->sent.n = n < UNWIND_SENT_MAX ? n : UNWIND_SENT_MAX;
+	memcpy(rd->sent.v, v, rd->sent.n * sizeof(*v));
 }
 
 /* A word of the stack as the program wrote it: a trampoline's address put in place of a sent
  * call's return address is that return address. */
-static int read_word(uint64_t addr, unw_word_t *val)
+static int read_word(struct unwind_reader *rd, uint64_t addr, unw_word_t *val)
 {
 	const struct unwind_sent *best = NULL;
 	uint64_t code;
 
-	if (read_cached(addr, val))
+	if (read_cached(rd, addr, val))
 		return -1;
-	if (!sent.n) /* the common case: nothing sent, no code address to take */
+	if (!rd->sent.n) /* the common case: nothing sent, no code address to take */
 		return 0;
 	code = arch->code_addr(*val);
-	if (code < sent.lo || code >= sent.hi)
+	if (code < rd->sent.lo || code >= rd->sent.hi)
 		return 0;
-	for (unsigned i = 0; i < sent.n; i++)
-		if (sent.v[i].sp >= addr && (!best || sent.v[i].sp < best->sp))
-			best = &sent.v[i];
+	for (unsigned i = 0; i < rd->sent.n; i++)
+		if (rd->sent.v[i].sp >= addr && (!best || rd->sent.v[i].sp < best->sp))
+			best = &rd->sent.v[i];
 	if (best)
 		*val = (unw_word_t)best->ret;
 	return 0;
 }
 
-int unwind_read_word(uint64_t addr, uint64_t *val)
+int unwind_read_word(struct unwind_reader *rd, uint64_t addr, uint64_t *val)
 {
 	unw_word_t w; /* the tracee's word: heaptrace runs on the architecture it traces */
 
-	if (read_word(addr, &w))
+	if (read_word(rd, addr, &w))
 		return -EFAULT;
 	*val = w;
 	return 0;
+}
+
+int unwind_read_current(uint64_t addr, uint64_t *val)
+{
+	return active ? unwind_read_word(active, addr, val) : -EFAULT;
 }
 
 static int acc_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg)
 {
 	(void)as;
 	(void)arg;
-	if (write)
+	if (write || !active)
 		return -UNW_EINVAL; /* unwinding never writes the tracee */
-	return read_word(addr, val) ? -UNW_EINVAL : 0;
+	return read_word(active, addr, val) ? -UNW_EINVAL : 0;
 }
 
 static int acc_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write, void *arg)
@@ -219,31 +243,20 @@ static int acc_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int w
 
 	(void)as;
 	(void)arg;
-	if (write || arch_unwind_reg(cur.regs, reg, &v))
+	if (write || !active || arch_unwind_reg(active->regs, reg, &v))
 		return -UNW_EBADREG;
 	*val = v;
 	return 0;
 }
 
-static unw_accessors_t accessors;
-static bool unwinding;
-
-/*
- * libunwind blocks every signal around each use of its cache: two rt_sigprocmask calls per
- * frame, most of what an unwind costs (measured: 10 of them, ~10 us of CPU, per 8-frame
- * backtrace). heaptrace is single-threaded and its handlers only set flags, so while it
- * unwinds, masking is skipped; this definition takes the C library's place for libunwind.
- * heaptrace itself never blocks signals, so the mask it reports then is the empty one.
- */
-int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+/* libunwind's find_proc_info: the tables of the process being unwound (procinfo.h). */
+static int acc_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *out, int need_info,
+			 void *arg)
 {
-	if (unwinding) {
-		if (old)
-			sigemptyset(old);
-		return 0;
-	}
-	return syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8) ? -1 : 0;
+	return procinfo_find(active ? active->u->tables : NULL, as, ip, out, need_info, arg);
 }
+
+static unw_accessors_t accessors;
 
 struct unwinder *unwind_new(pid_t pid)
 {
@@ -253,7 +266,7 @@ struct unwinder *unwind_new(pid_t pid)
 		accessors = _UPT_accessors;
 		accessors.access_mem = acc_mem;
 		accessors.access_reg = acc_reg;
-		accessors.find_proc_info = procinfo_find;
+		accessors.find_proc_info = acc_proc_info;
 	}
 	u->pid = pid;
 	u->as = unw_create_addr_space(&accessors, 0);
@@ -277,8 +290,6 @@ void unwind_destroy(struct unwinder *u)
 	if (u->as)
 		unw_destroy_addr_space(u->as);
 	procinfo_free(u->tables);
-	if (cur.ro == u->ro)
-		cur.ro = NULL;
 	ro_free(u->ro);
 	free(u);
 }
@@ -287,8 +298,6 @@ void unwind_flush(struct unwinder *u)
 {
 	if (u->as)
 		unw_flush_cache(u->as, 0, 0);
-	if (cur.ro == u->ro)
-		cur.ro = NULL;
 	ro_free(u->ro);
 	u->ro = NULL;
 	procinfo_flush(u->tables);
@@ -299,18 +308,18 @@ void unwind_flush(struct unwinder *u)
 	}
 }
 
-unsigned unwind_capture_copy(struct unwinder *u, const struct arch_regs *regs, uint64_t lo,
-			     const void *stack, size_t len, uint64_t *pcs, unsigned max,
-			     const struct unwind_hooks *h)
+unsigned unwind_capture_copy(struct unwinder *u, struct unwind_reader *rd,
+			     const struct arch_regs *regs, uint64_t lo, const void *stack,
+			     size_t len, uint64_t *pcs, unsigned max, const struct unwind_hooks *h)
 {
 	unsigned n;
 
-	cur.tid = u->pid; /* for the read-only mappings */
-	cur.copy = stack;
-	cur.copy_lo = lo;
-	cur.copy_len = len;
-	n = unwind_capture(u, regs, pcs, max, h);
-	cur.copy = NULL;
+	rd->tid = u->pid; /* for the read-only mappings */
+	rd->copy = stack;
+	rd->copy_lo = lo;
+	rd->copy_len = len;
+	n = unwind_capture(u, rd, regs, pcs, max, h);
+	rd->copy = NULL;
 	return n;
 }
 
@@ -333,10 +342,11 @@ static void frame_regs(unw_cursor_t *c, const struct arch_regs *regs, struct fra
 	}
 }
 
-/* libunwind's part of unwind_capture; r: the last frame's registers where it stopped short
- * of max with hooks to go on. */
-static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
-			 unsigned max, struct frames_regs *r, const struct unwind_hooks *h)
+/* libunwind's part of unwind_capture (rd active); r: the last frame's registers where it
+ * stopped short of max with hooks to go on. */
+static unsigned step_all(struct unwinder *u, struct unwind_reader *rd,
+			 const struct arch_regs *regs, uint64_t *pcs, unsigned max,
+			 struct frames_regs *r, const struct unwind_hooks *h)
 {
 	unw_cursor_t c, last; /* a copy keeps the frame before a refused step */
 	unsigned n = 0;
@@ -347,14 +357,11 @@ static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint6
 		frame_regs(NULL, regs, r);
 		return n;
 	}
-	cur.regs = regs; /* memory: through the cache unwind_prefetch filled for this stop */
+	/* memory: through the cache unwind_prefetch filled for this stop */
 	if (!u->ro)
 		u->ro = ro_load(u->pid);
-	cur.ro = u->ro;
-	procinfo_use(u->tables);
-	unwinding = true;
+	rd->ro = u->ro;
 	if (unw_init_remote(&c, u->as, u->upt) < 0) {
-		unwinding = false;
 		frame_regs(NULL, regs, r);
 		return n;
 	}
@@ -378,18 +385,29 @@ static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint6
 	}
 	if (h && n < max)
 		frame_regs(&last, regs, r);
-	unwinding = false;
 	return n;
 }
 
-unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
-			unsigned max, const struct unwind_hooks *h)
+unsigned unwind_capture(struct unwinder *u, struct unwind_reader *rd, const struct arch_regs *regs,
+			uint64_t *pcs, unsigned max, const struct unwind_hooks *h)
 {
+	struct unwind_reader *outer = active;
 	struct frames_regs r;
 	unsigned n;
 
 	if (!max)
 		return 0;
-	n = step_all(u, regs, pcs, max, &r, h);
-	return h && n < max ? h->extend(h->ctx, pcs, n, &r, max) : n;
+	rd->regs = regs;
+	rd->u = u;
+	active = rd;
+	sigmask_skip(true);
+	n = step_all(u, rd, regs, pcs, max, &r, h);
+	sigmask_skip(false);
+	if (h && n < max)
+		n = h->extend(h->ctx, pcs, n, &r, max);
+	active = outer;
+	rd->regs = NULL;
+	rd->u = NULL;
+	rd->ro = NULL;
+	return n;
 }

@@ -16,20 +16,34 @@
 
 struct unwinder;
 
+/*
+ * The state of one reader's unwinds (a thread that handles stops or drains a ring): its cache
+ * of the stopped thread's stack and the calls it has sent (unwind_sent_returns). Unwinders
+ * (one per process) are shared; a reader is used by one thread at a time.
+ */
+struct unwind_reader;
+
+struct unwind_reader *unwind_reader_new(void);
+void unwind_reader_free(struct unwind_reader *rd);
+
 struct unwinder *unwind_new(pid_t pid);
 void unwind_destroy(struct unwinder *u);
 /* Forget cached unwind information (the mappings changed). */
 void unwind_flush(struct unwinder *u);
 
 /*
- * Start a stop of thread tid: forget the memory read at earlier stops and read the stack
- * from sp up in one go. Must come first at every stop that reads through unwind_read_word
- * or unwind_capture.
+ * Start rd's work on a stop of thread tid: forget the memory read at earlier stops and read
+ * the stack from sp up in one go. Must come first at every stop that reads through
+ * unwind_read_word or unwind_capture.
  */
-void unwind_prefetch(pid_t tid, uint64_t sp);
+void unwind_prefetch(struct unwind_reader *rd, pid_t tid, uint64_t sp);
 
-/* One pointer-sized word of the stopped thread's memory, through the cache. 0 or -EFAULT. */
-int unwind_read_word(uint64_t addr, uint64_t *val);
+/* One pointer-sized word of rd's stopped thread's memory, through the cache. 0 or -EFAULT. */
+int unwind_read_word(struct unwind_reader *rd, uint64_t addr, uint64_t *val);
+
+/* The same for the hooks below (and what they call), which get no reader: through the reader
+ * whose unwind_capture is running on the calling thread. -EFAULT outside one. */
+int unwind_read_current(uint64_t addr, uint64_t *val);
 
 /*
  * A call in flight whose return address heaptrace replaced with a trapping trampoline's (on
@@ -40,14 +54,17 @@ struct unwind_sent {
 };
 
 /*
- * Until the next call: a word read as the address of a trampoline in [lo, hi) (a code address,
- * arm's Thumb bit aside) at addr is read as the return address of the sent call with the
- * lowest entry sp at or above addr, so that a backtrace taken inside such a call goes on
- * through its caller. n = 0: none.
+ * Until the next call on rd: a word read as the address of a trampoline in [lo, hi) (a code
+ * address, arm's Thumb bit aside) at addr is read as the return address of the sent call with
+ * the lowest entry sp at or above addr, so that a backtrace taken inside such a call goes on
+ * through its caller. n = 0: none. Only the first UNWIND_SENT_MAX of v are kept.
  */
-void unwind_sent_returns(uint64_t lo, uint64_t hi, const struct unwind_sent *v, unsigned n);
+#define UNWIND_SENT_MAX 16
+void unwind_sent_returns(struct unwind_reader *rd, uint64_t lo, uint64_t hi,
+			 const struct unwind_sent *v, unsigned n);
 
-/* What unwinding asks of the rest of heaptrace (fallback.c), all called with ctx. */
+/* What unwinding asks of the rest of heaptrace (fallback.c), all called with ctx, during an
+ * unwind_capture (memory: unwind_read_current). */
 struct unwind_hooks {
 	/* Is ret a return address (just after a call)? A step to another one is refused. */
 	bool (*ret_ok)(void *ctx, uint64_t ret);
@@ -63,18 +80,18 @@ struct unwind_hooks {
 	void *ctx;
 };
 
-/* Write up to max PCs of the thread of the last unwind_prefetch into pcs, pcs[0] being the
- * current PC (regs, a caller's frame). A step that does not move up the stack ends
- * libunwind's part, as does one that h (if not NULL) refuses or a frame h says libunwind's
- * tables do not cover; then h may extend it. Return the number written (at least 1 if max
- * is). */
-unsigned unwind_capture(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
-			unsigned max, const struct unwind_hooks *h);
+/* Write up to max PCs of the thread of rd's last unwind_prefetch into pcs, pcs[0] being the
+ * current PC (regs, a caller's frame; memory through rd's cache). A step that does not move up
+ * the stack ends libunwind's part, as does one that h (if not NULL) refuses or a frame h says
+ * libunwind's tables do not cover; then h may extend it. Return the number written (at least
+ * 1 if max is). */
+unsigned unwind_capture(struct unwinder *u, struct unwind_reader *rd, const struct arch_regs *regs,
+			uint64_t *pcs, unsigned max, const struct unwind_hooks *h);
 
 /* The same from a copy of the stack: len bytes that were at address lo (from sp up) when
  * regs were taken; other memory is read only where it is a read-only file mapping. */
-unsigned unwind_capture_copy(struct unwinder *u, const struct arch_regs *regs, uint64_t lo,
-			     const void *stack, size_t len, uint64_t *pcs, unsigned max,
-			     const struct unwind_hooks *h);
+unsigned unwind_capture_copy(struct unwinder *u, struct unwind_reader *rd,
+			     const struct arch_regs *regs, uint64_t lo, const void *stack,
+			     size_t len, uint64_t *pcs, unsigned max, const struct unwind_hooks *h);
 
 #endif

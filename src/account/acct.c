@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The accounting of hooked calls (see acct.h): one entry path for breakpoint stops and entry
+ * stub records, the returns, and what each call did to the heap. No ptrace here: the process's
+ * memory is read through struct acct_mem, backtraces come through calls_unwind_fn.
+ */
+#include <string.h>
+
+#define PR_DOMAIN "calls"
+#include "account/acct.h"
+#include "eventlog/record.h"
+#include "util/log.h"
+#include "util/util.h"
+
+struct frame *acct_push_frame(const struct acct *a, struct thread *t)
+{
+	if (t->nframes == t->cap) {
+		unsigned cap = t->cap ? t->cap * 2 : 4;
+
+		t->frames = xrealloc(t->frames, cap * sizeof(*t->frames));
+		for (unsigned i = t->cap; i < cap; i++)
+			t->frames[i].pcs = xmalloc(a->depth * sizeof(uint64_t));
+		t->cap = cap;
+	}
+	return &t->frames[t->nframes++];
+}
+
+/* A realloc's old block, taken out at f's entry, goes back into t's table. */
+static void put_back(struct thread *t, struct frame *f)
+{
+	if (!f->took_old)
+		return;
+	table_put_back(&t->p->table, &f->old);
+	if (!hook_table[f->call.id].heap)
+		record_put_back(t->p, t->tid);
+}
+
+void acct_drop_frame(struct thread *t)
+{
+	struct frame *f = &t->frames[--t->nframes];
+
+	put_back(t, f);
+	if (f->logged && !f->stubbed && t->p->retlog.inflight)
+		t->p->retlog.inflight--;
+	pr_dbg(0, "thread %d: dropped a call to %s left by longjmp or an exception (%#llx)",
+	       t->tid, hook_table[f->call.id].name, (unsigned long long)f->cookie);
+}
+
+void acct_cancel(struct thread *t)
+{
+	put_back(t, &t->frames[--t->nframes]);
+}
+
+void acct_drop_stale(struct thread *t, uint64_t sp, unsigned adjust)
+{
+	while (t->nframes && t->frames[t->nframes - 1].sp + adjust < sp)
+		acct_drop_frame(t);
+}
+
+/*
+ * True if t has a call of heap in flight: a call made inside it is part of it (realloc ->
+ * malloc). A call of another heap is counted in its own (a pool function's malloc of a new
+ * chunk is malloc's).
+ */
+static bool inside(const struct thread *t, unsigned heap)
+{
+	if (heap == HEAP_MMAP)
+		return t->nframes != 0; /* an allocator's own mapping is its blocks' */
+	for (unsigned i = 0; i < t->nframes; i++)
+		if (hook_table[t->frames[i].call.id].heap == heap)
+			return true;
+	return false;
+}
+
+/* Release the block of key (table.h) by thread t, of a hook of heap: true if it was live. The
+ * event log (record.h) holds the malloc heap only. */
+static bool release(struct thread *t, unsigned heap, uint64_t key, uint64_t ns)
+{
+	if (!heap)
+		record_free(t->p, t->tid, key, ns);
+	table_thread_free(&t->p->table, t->tid, key);
+	return table_free(&t->p->table, key);
+}
+
+/* Take the old block of a resize of frame f by thread t out of the table (table_take). */
+static void take_old(struct thread *t, struct frame *f, uint64_t ns)
+{
+	const struct hook_desc *d = &hook_table[f->call.id];
+	uint64_t key;
+
+	f->took_old = false;
+	if (d->kind != HK_REALLOC && d->kind != HK_RESIZE)
+		return;
+	key = table_key(d->heap, f->call.args[d->ptr]);
+	if (!key || !table_find(&t->p->table, key))
+		return;
+	table_thread_free(&t->p->table, t->tid, key);
+	f->took_old = table_take(&t->p->table, key, &f->old);
+	if (!d->heap)
+		record_take(t->p, t->tid, f->old.ptr, ns);
+}
+
+/* True for a mapping call (--mmap), whose effect is a range (hook_map_effect). */
+static bool maps_range(const struct hook_desc *d)
+{
+	return d->kind == HK_MMAP || d->kind == HK_UNMAP || d->kind == HK_MREMAP ||
+	       d->kind == HK_SBRK;
+}
+
+/* Account mapping call f of thread t, which returned retval. */
+static void account_map(struct thread *t, const struct frame *f, uint64_t retval)
+{
+	struct table *tb = &t->p->table;
+	struct hook_map_effect e;
+	unsigned released;
+
+	hook_map_effect(&f->call, retval, arch->word_size, arch->map_anonymous, &e);
+	released = table_release_range(tb, HEAP_MMAP, e.release_lo, e.release_hi);
+	if (e.allocated && (released || !e.only_if_released)) {
+		uint32_t bt = table_intern(tb, f->pcs, f->npcs);
+		uint64_t key = table_key(HEAP_MMAP, e.allocated);
+
+		table_alloc(tb, key, e.size, bt, f->entry_ns);
+		table_thread_alloc(tb, t->tid, key);
+	}
+}
+
+/* What call f of thread t, which returned retval, did to the heap (hook_effect), with what it
+ * needs of t's memory. */
+static void effect(const struct acct *a, struct thread *t, const struct frame *f,
+		   uint64_t retval, struct hook_effect *e)
+{
+	const struct hook_desc *d = &hook_table[f->call.id];
+	uint64_t memptr = 0;
+	unsigned unit;
+
+	if (hook_needs_memptr(&f->call, retval))
+		a->mem->read_word(t->tid, f->call.args[d->ptr], arch->word_size, &memptr);
+	hook_effect(&f->call, retval, memptr, e);
+	unit = hook_string_unit(&f->call, e);
+	if (unit && a->mem->string_size(t->tid, e->allocated, unit, &e->size))
+		pr_dbg(0, "thread %d: %s's string at %#llx cannot be read: its size is 0", t->tid,
+		       d->name, (unsigned long long)e->allocated);
+}
+
+/* Account call f of thread t, which returned retval, in the table. */
+static void account(const struct acct *a, struct thread *t, struct frame *f, uint64_t retval)
+{
+	const struct hook_desc *d = &hook_table[f->call.id];
+	struct table *tb = &t->p->table;
+	struct hook_effect e;
+
+	if (maps_range(d)) {
+		account_map(t, f, retval);
+		return;
+	}
+	effect(a, t, f, retval, &e);
+	if (d->kind == HK_REALLOC || d->kind == HK_RESIZE) {
+		if (e.freed) {
+			table_heap_release(tb, d->heap, f->took_old);
+			if (!d->heap)
+				record_release(t->p, t->tid, f->took_old, f->entry_ns);
+		} else {
+			put_back(t, f);
+		}
+	} else if (e.freed) {
+		release(t, d->heap, table_key(d->heap, e.freed), f->entry_ns);
+	}
+	if (e.allocated) {
+		uint32_t bt = table_intern(tb, f->pcs, f->npcs);
+		uint64_t key = table_key(d->heap, e.allocated);
+
+		table_alloc(tb, key, e.size, bt, f->entry_ns);
+		table_thread_alloc(tb, t->tid, key);
+		if (!d->heap)
+			record_alloc(t->p, t->tid, key, e.size, bt, f->entry_ns);
+	}
+}
+
+void acct_return(struct acct *a, struct thread *t, unsigned idx, uint64_t retval)
+{
+	while (t->nframes > idx + 1)
+		acct_drop_frame(t); /* deeper calls it returned past (longjmp) */
+	t->nframes--;
+	account(a, t, &t->frames[idx], retval);
+}
+
+/* The caller's return address of entry e, asked once: 0 or -errno. */
+static int caller_of(const struct acct_entry *e, uint64_t *ret, bool *tail, int *got)
+{
+	if (*got > 0)
+		*got = e->caller(e->ctx, ret, tail) ? -1 : 0;
+	return *got;
+}
+
+/* A free (e, of d) is accounted at its entry. Return true if its return is to be caught too:
+ * operator delete calls free, which is nested in it then. */
+static bool enter_free(struct thread *t, const struct acct_entry *e, const struct hook_desc *d,
+		       uint64_t *ret, bool *tail, int *got)
+{
+	uint64_t ptr = e->arg(e->ctx, (unsigned)d->ptr);
+
+	if (!release(t, d->heap, table_key(d->heap, ptr), e->ns) && ptr && log_level >= 2) {
+		if (caller_of(e, ret, tail, got))
+			*ret = 0;
+		pr_dbg(1, "thread %d: %s(%#llx) of a block never seen, from %#llx", t->tid,
+		       d->name, (unsigned long long)ptr, (unsigned long long)*ret);
+	}
+	return !hook_at_entry_only(d) && ptr;
+}
+
+/* Frames of f's backtrace past the hooked function: every a->sample-th allocation of its
+ * process is unwound, the others get their caller only (known without unwinding). */
+static void backtrace(struct acct *a, struct thread *t, struct frame *f,
+		      const struct acct_entry *e)
+{
+	const struct hook_desc *d = &hook_table[f->call.id];
+
+	f->pcs[0] = e->pc;
+	f->npcs = 1;
+	if (d->kind == HK_FREE || d->kind == HK_UNMAP)
+		return; /* no block: no backtrace */
+	if (a->sample > 1 && t->p->unwind_seq++ % a->sample) {
+		if (a->depth > 1 && f->ret)
+			f->pcs[f->npcs++] = f->ret;
+	} else if (a->depth > 1 && e->unwind) {
+		f->npcs += e->unwind(e->ctx, a->uw, f->pcs + 1, a->depth - 1);
+		a->unwinds++;
+	}
+}
+
+struct frame *acct_enter(struct acct *a, struct thread *t, const struct acct_entry *e)
+{
+	const struct hook_desc *d = &hook_table[e->hook];
+	uint64_t ret = 0;
+	bool tail = false;
+	int got = 1; /* ret not asked yet */
+	struct frame *f;
+
+	if (inside(t, d->heap) || !t->p->counting)
+		return NULL;
+	if (d->kind == HK_FREE && !enter_free(t, e, d, &ret, &tail, &got))
+		return NULL;
+	if (caller_of(e, &ret, &tail, &got) || tail)
+		return NULL; /* a tail call from a traced call: its return is already caught */
+	f = acct_push_frame(a, t);
+	f->ret = ret;
+	f->sp = e->sp;
+	f->entry_ns = e->ns;
+	f->logged = e->stubbed; /* its return needs no stop: kept when detaching */
+	f->stubbed = e->stubbed;
+	f->cookie = e->cookie;
+	f->awaits_inner = e->awaits_inner;
+	f->inner_cookie = UINT64_MAX; /* never a ring position */
+	f->call.id = e->hook;
+	for (unsigned i = 0; i < HOOK_MAX_ARGS; i++)
+		f->call.args[i] = e->arg(e->ctx, i);
+	take_old(t, f, e->ns);
+	backtrace(a, t, f, e);
+	return f;
+}
+
+/* A record, and the unwinder its backtrace comes from: acct_enter's ctx. */
+struct rec_ctx {
+	const struct calls_rec *r;
+	calls_unwind_fn unwind;
+	void *ctx;
+};
+
+static uint64_t rec_arg(void *ctx, unsigned i)
+{
+	const struct calls_rec *r = ((struct rec_ctx *)ctx)->r;
+
+	return i < ARRAY_SIZE(r->args) ? r->args[i] : 0;
+}
+
+static int rec_caller(void *ctx, uint64_t *ret, bool *tail)
+{
+	const struct calls_rec *r = ((struct rec_ctx *)ctx)->r;
+
+	*ret = r->ret;
+	*tail = !r->returns && !r->awaits_inner;
+	return 0;
+}
+
+static unsigned rec_unwind(void *ctx, struct unwind_reader *rd, uint64_t *pcs, unsigned max)
+{
+	struct rec_ctx *c = ctx;
+
+	return c->unwind(c->ctx, rd, pcs, max);
+}
+
+void acct_rec_entry(struct acct *a, struct thread *t, const struct calls_rec *r,
+		    calls_unwind_fn unwind, void *ctx)
+{
+	struct rec_ctx c = { r, unwind, ctx };
+	struct acct_entry e = {
+		.hook = (unsigned)r->hook,
+		.sp = r->sp,
+		.pc = t->p->hook_addr[r->hook],
+		.ns = r->ns,
+		.stubbed = true,
+		.cookie = r->awaits_inner ? UINT64_MAX : r->cookie, /* never a position */
+		.awaits_inner = r->awaits_inner,
+		.arg = rec_arg,
+		.caller = rec_caller,
+		.unwind = unwind ? rec_unwind : NULL,
+		.ctx = &c,
+	};
+
+	acct_drop_stale(t, r->sp, 0);
+	if (t->nframes && t->frames[t->nframes - 1].awaits_inner && r->returns &&
+	    r->hook == HOOK_MALLOC) {
+		/* operator new's own malloc asks its size (1 for 0); a later one, of another size,
+		 * is the exception object of a throw */
+		struct frame *o = &t->frames[t->nframes - 1];
+
+		if (r->args[0] == (o->call.args[0] ? o->call.args[0] : 1))
+			o->inner_cookie = r->cookie;
+	}
+	acct_enter(a, t, &e);
+}
+
+void acct_rec_return(struct acct *a, struct thread *t, uint64_t cookie, uint64_t retval)
+{
+	unsigned idx = t->nframes;
+
+	while (idx-- > 0)
+		if (t->frames[idx].stubbed && t->frames[idx].cookie == cookie)
+			break;
+	if (idx >= t->nframes && t->nframes && t->frames[t->nframes - 1].awaits_inner &&
+	    t->frames[t->nframes - 1].inner_cookie == cookie) {
+		/* the allocation inside an operator new: its block is the operator's */
+		if (retval)
+			acct_return(a, t, t->nframes - 1, retval);
+		return;
+	}
+	if (idx >= t->nframes) {
+		pr_dbg(3, "thread %d (%#llx): return %#llx of no call in flight (%u, top %#llx)",
+		       t->tid, (unsigned long long)t->tls, (unsigned long long)cookie, t->nframes,
+		       t->nframes ? (unsigned long long)t->frames[t->nframes - 1].cookie : 0ull);
+		return; /* a call made inside another traced call */
+	}
+	acct_return(a, t, idx, retval);
+}
