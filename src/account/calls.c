@@ -241,7 +241,7 @@ static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *
 		return false;
 	if (send_recorded(t, regs, f))
 		return true;
-	if (!p->bps.logtramp || p->shares_mm || idx >= 1u << COOKIE_FRAME_BITS ||
+	if (!p->bps->logtramp || p->shares_mm || idx >= 1u << COOKIE_FRAME_BITS ||
 	    !retlog_room(&p->retlog) || stubs_active(p))
 		return false;
 	if (b->logentry) {
@@ -259,7 +259,7 @@ static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *
 				      2 * w))
 			return false;
 		arch->set_sp(regs, sp - 2 * w);
-		arch->set_ret_reg(regs, p->bps.logtramp);
+		arch->set_ret_reg(regs, p->bps->logtramp);
 	} else {
 		return false;
 	}
@@ -337,7 +337,7 @@ static void sent_returns(const struct thread *t, bool on)
 	for (unsigned i = 0; on && i < t->nframes && n < ARRAY_SIZE(v); i++)
 		if (!t->frames[i].logged && !t->frames[i].stubbed)
 			v[n++] = (struct unwind_sent){ t->frames[i].sp, t->frames[i].ret };
-	unwind_sent_returns(t->p->bps.tramp, t->p->bps.tramp + t->p->bps.tramp_len, v, n);
+	unwind_sent_returns(t->p->bps->tramp, t->p->bps->tramp + t->p->bps->tramp_len, v, n);
 }
 
 /* The caller's return address at a function's entry: on the stack at sp, or in a register.
@@ -385,7 +385,7 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	}
 	if (return_address(t, regs, sp, &ret))
 		return false;
-	if (bp_is_any_tramp(&p->bps, arch->code_addr(ret)))
+	if (bp_is_any_tramp(p->bps, arch->code_addr(ret)))
 		return false; /* a tail call from a traced call: its return is already caught */
 	f = push_frame(t);
 	f->ret = ret;
@@ -432,7 +432,7 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 		return pc_set;
 	if (arch->ret_on_stack) {
 		if (remote_write_word(t->tid, sp, arch->word_size,
-				      arch->tramp_for(p->bps.tramp, ret))) {
+				      arch->tramp_for(p->bps->tramp, ret))) {
 			t->nframes--;
 			if (f->took_old) {
 				table_put_back(&p->table, &f->old);
@@ -442,7 +442,7 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 			return false;
 		}
 	} else {
-		arch->set_ret_reg(regs, arch->tramp_for(p->bps.tramp, ret));
+		arch->set_ret_reg(regs, arch->tramp_for(p->bps->tramp, ret));
 	}
 	/* should heaptrace die, the guard sends this return to its caller */
 	guard_note_return(p, t->tid, sp + arch->ret_sp_adjust, ret);
@@ -610,7 +610,7 @@ static bool restore(struct thread *t, struct arch_regs *regs, unsigned from)
 	lo = arch->get_sp(regs);
 	for (unsigned i = t->nframes; i-- > from;) {
 		const struct frame *f = &t->frames[i];
-		uint64_t tv = arch->tramp_for(t->p->bps.tramp, f->ret);
+		uint64_t tv = arch->tramp_for(t->p->bps->tramp, f->ret);
 
 		if (f->logged) { /* it returns through the logging trampoline */
 			lo = f->sp;

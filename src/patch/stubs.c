@@ -154,9 +154,9 @@ static int64_t call(struct proc *p, pid_t tid, long nr, uint64_t a0, uint64_t a1
 	int sig = 0, err = 0;
 	int64_t ret;
 
-	if (!ok(ok_ctx, nr, args, bp_syscall_at(&p->bps)))
+	if (!ok(ok_ctx, nr, args, bp_syscall_at(p->bps)))
 		return -EPERM;
-	ret = bp_syscall(&p->bps, tid, nr, args, &sig, &err);
+	ret = bp_syscall(p->bps, tid, nr, args, &sig, &err);
 	if (sig)
 		proc_thread_find(tid)->pending_sig = sig;
 	return err ? err : ret;
@@ -415,7 +415,7 @@ int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned cop
 	pid_t own = owner();
 	int ret;
 
-	if (!stubs_supported() || !p->bps.page || !own || p->stubs)
+	if (!stubs_supported() || !p->bps->page || !own || p->stubs)
 		return -ENOTSUP;
 	s = xcalloc(1, sizeof(*s));
 	s->size = ring_size;
@@ -423,7 +423,7 @@ int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned cop
 	main_stack(p, &s->main_lo, &s->main_top);
 	ret = map_ring(p, s, tid, ok, ok_ctx);
 	if (!ret)
-		ret = map_code(p, s, tid, p->bps.page - 0x100000, ok, ok_ctx);
+		ret = map_code(p, s, tid, p->bps->page - 0x100000, ok, ok_ctx);
 	if (!ret)
 		more_areas(p, s, tid, ok, ok_ctx);
 	if (!ret && !futex_allowed(s, ok, ok_ctx))
@@ -499,7 +499,7 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t sym, int hook, const struct 
 	for (unsigned i = 0; i < s->npatch; i++)
 		if (s->patch[i].addr == addr)
 			return -EEXIST;
-	if (bp_find(&p->bps, addr))
+	if (bp_find(p->bps, addr))
 		return -EEXIST;
 	if (hook_needs_stop(d) && !(word & STUB_HOOK_NORET))
 		return -ENOTSUP; /* its result is read at the return, or its frame restored at a
@@ -1080,7 +1080,7 @@ void stubs_child_start(struct proc *child, pid_t tid, bool follow)
 	unpatch(s, tid);
 	/* the guard, a copy of the parent's, learns of each (bpset.announce) */
 	for (unsigned i = 0; follow && i < s->npatch; i++)
-		bp_insert(&child->bps, tid, s->patch[i].sym, BP_HOOK, s->patch[i].hook);
+		bp_insert(child->bps, tid, s->patch[i].sym, BP_HOOK, s->patch[i].hook);
 	free(s);
 	child->stubs = NULL;
 }

@@ -17,6 +17,7 @@
 #include "target/cpu.h"
 #include "target/events.h"
 #include "trace/launch.h"
+#include "trace/lifecycle.h"
 #include "ui/live.h"
 #include "util/log.h"
 #include "target/process.h"
@@ -87,7 +88,7 @@ int launch_program(void)
 	}
 	if (session.opts->pin)
 		cpu_pin(pid);
-	p = proc_new(pid);
+	p = lifecycle_new(pid);
 	p->launched = true;
 	session.launched_pid = pid;
 	p->command = join_args(session.opts->argv);
@@ -104,7 +105,7 @@ int launch_program(void)
 	if (n == sizeof(e)) {
 		events_wait_tid(pid, NULL);
 		pr_err("cannot execute %s: %s", session.opts->argv[0], strerror(e));
-		proc_free(p);
+		lifecycle_free(p);
 		return -e;
 	}
 	return 0;

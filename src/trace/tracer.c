@@ -28,6 +28,7 @@
 #include "output/html.h"
 #include "patch/image.h"
 #include "trace/launch.h"
+#include "trace/lifecycle.h"
 #include "ui/live.h"
 #include "util/log.h"
 #include "target/process.h"
@@ -328,7 +329,7 @@ int tracer_run(const struct tracer_opts *o)
 		live_end(); /* the terminal back before anything else is said */
 	if (session.start_failed) {
 		while (procs)
-			proc_free(procs);
+			lifecycle_free(procs);
 		/* the killed program is reaped here */
 		if (session.launched_pid)
 			events_wait_tid(session.launched_pid, NULL);
@@ -343,7 +344,7 @@ int tracer_run(const struct tracer_opts *o)
 		detach_all();
 		report_all(-1, NULL);
 		while (procs)
-			proc_free(procs);
+			lifecycle_free(procs);
 	}
 	if (log_level)
 		print_cost();
