@@ -19,11 +19,17 @@
 #include "util/log.h"
 #include "symbols/params.h"
 #include "target/remote.h"
-#include "trace/session.h"
 #include "patch/stubs.h"
 #include "symbols/symbols.h"
 #include "unwind/unwind.h"
 #include "util/util.h"
+
+static struct image_opts image_opts; /* set once before tracing (image_init) */
+
+void image_init(const struct image_opts *o)
+{
+	image_opts = *o;
+}
 
 static bool is_libc(const char *path)
 {
@@ -508,9 +514,9 @@ static void entry_stubs(struct proc *p, pid_t tid, struct inject_check *check)
 {
 	int ret;
 
-	if (session.opts->mode != MODE_STUBS || !stubs_supported())
+	if (!image_opts.stubs || !stubs_supported())
 		return;
-	ret = stubs_setup(p, tid, 4u << 20, session.opts->stack_copy, inject_check_ok, check);
+	ret = stubs_setup(p, tid, 4u << 20, image_opts.stack_copy, inject_check_ok, check);
 	if (ret) {
 		pr_info("process %d: no entry stubs (%s): a stop per traced call", p->pid,
 			strerror(-ret));

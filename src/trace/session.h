@@ -23,6 +23,6 @@ struct session {
 	int launched_status; /* its exit status once it ended, else -1 */
 };
 
-extern struct session session; /* tracer.c */
+extern struct session session; /* session.c */
 
 #endif

@@ -27,6 +27,7 @@
 #include "heap/hooks.h"
 #include "output/html.h"
 #include "patch/image.h"
+#include "patch/inject.h"
 #include "trace/launch.h"
 #include "trace/lifecycle.h"
 #include "ui/live.h"
@@ -41,7 +42,6 @@
 #include "trace/tracer.h"
 #include "util/util.h"
 
-struct session session = { .launched_status = -1 };
 static bool report_failed;
 static const char *report_kind; /* the reports being written now; NULL: the final ones */
 
@@ -309,6 +309,8 @@ int tracer_run(const struct tracer_opts *o)
 	int ret, sig, status;
 
 	session.opts = o;
+	image_init(&(struct image_opts){ o->mode == MODE_STUBS, o->stack_copy });
+	inject_init(!o->pid);
 	calls_init(o->depth, o->sample);
 	cpu_init();
 	ret = o->live ? live_prepare(o) : 0;
