@@ -109,7 +109,7 @@ void detach_all(void)
 	for (struct proc *p = procs; p; p = p->next)
 		if (!p->detached)
 			stubs_drain_final(p);
-	held_release(true);
+	held_release(true, dispatch);
 	for (struct proc *p = procs; p; p = p->next)
 		proc_for_each_thread(p, take_pending_trap_cb, NULL);
 	for (struct proc *p = procs; p; p = p->next) {

@@ -33,6 +33,7 @@
 #include "target/process.h"
 #include "target/remote.h"
 #include "trace/session.h"
+#include "trace/snapshot.h"
 #include "patch/stubs.h"
 #include "util/util.h"
 
@@ -283,7 +284,7 @@ void dispatch_exit(struct thread *t, int status)
 		return;
 	}
 	if (p->counting)
-		tracer_report(p, -1);
+		snapshot_report(p, -1, NULL);
 	lifecycle_free(p);
 }
 

@@ -18,7 +18,6 @@
 #include "target/events.h"
 #include "trace/launch.h"
 #include "trace/lifecycle.h"
-#include "ui/live.h"
 #include "util/log.h"
 #include "target/process.h"
 #include "trace/session.h"
@@ -65,7 +64,7 @@ int launch_program(void)
 		close(err[0]);
 		events_child_setup();
 		if (session.opts->live)
-			live_child_setup();
+			session.opts->live->child_setup();
 		/* wait until the tracer has seized us */
 		if (read(go[0], &c, 1) == 1)
 			execv(session.opts->path, session.opts->argv);
