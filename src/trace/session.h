@@ -51,7 +51,8 @@ struct tracer_opts {
 	bool follow_fork;
 	/* run a launched program on heaptrace's CPU while it has one thread (cpu.h) */
 	bool pin;
-	int mode; /* MODE_STUBS: entry stubs where safe (stubs.h); MODE_BREAKPOINT: a stop per call */
+	/* MODE_STUBS: entry stubs where safe (stubs.h); MODE_BREAKPOINT: a stop per call */
+	int mode;
 	unsigned stack_copy; /* bytes of stack an entry stub copies per allocation */
 	bool inventory; /* --pid: read the heap that was there before the attach (inventory.h) */
 	double duration; /* seconds; 0 = until the end */
