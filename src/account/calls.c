@@ -103,7 +103,7 @@ static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *
 		return false;
 	if (send_recorded(t, regs, f))
 		return true;
-	if (!p->bps.logtramp || p->shares_mm || idx >= 1u << COOKIE_FRAME_BITS ||
+	if (!p->bps->logtramp || p->shares_mm || idx >= 1u << COOKIE_FRAME_BITS ||
 	    !retlog_room(&p->retlog) || stubs_active(p))
 		return false;
 	if (b->logentry) {
@@ -121,7 +121,7 @@ static bool send_logged(struct thread *t, struct arch_regs *regs, struct frame *
 				      2 * w))
 			return false;
 		arch->set_sp(regs, sp - 2 * w);
-		arch->set_ret_reg(regs, p->bps.logtramp);
+		arch->set_ret_reg(regs, p->bps->logtramp);
 	} else {
 		return false;
 	}
@@ -196,7 +196,7 @@ static void sent_returns(struct unwind_reader *rd, const struct thread *t, bool 
 	for (unsigned i = 0; on && i < t->nframes && n < ARRAY_SIZE(v); i++)
 		if (!t->frames[i].logged && !t->frames[i].stubbed)
 			v[n++] = (struct unwind_sent){ t->frames[i].sp, t->frames[i].ret };
-	unwind_sent_returns(rd, t->p->bps.tramp, t->p->bps.tramp + t->p->bps.tramp_len, v, n);
+	unwind_sent_returns(rd, t->p->bps->tramp, t->p->bps->tramp + t->p->bps->tramp_len, v, n);
 }
 
 /* A breakpoint stop at a hooked function's entry: acct_entry's ctx. */
@@ -232,7 +232,7 @@ static int stop_caller(void *ctx, uint64_t *ret, bool *tail)
 		*ret = arch->get_ret_reg(s->regs);
 	}
 	s->ret = *ret;
-	*tail = bp_is_any_tramp(&s->t->p->bps, arch->code_addr(*ret));
+	*tail = bp_is_any_tramp(s->t->p->bps, arch->code_addr(*ret));
 	return 0;
 }
 
@@ -266,10 +266,10 @@ static bool send_trapping(struct thread *t, struct arch_regs *regs, struct frame
 
 	if (arch->ret_on_stack) {
 		if (remote_write_word(t->tid, f->sp, arch->word_size,
-				      arch->tramp_for(p->bps.tramp, f->ret)))
+				      arch->tramp_for(p->bps->tramp, f->ret)))
 			return false;
 	} else {
-		arch->set_ret_reg(regs, arch->tramp_for(p->bps.tramp, f->ret));
+		arch->set_ret_reg(regs, arch->tramp_for(p->bps->tramp, f->ret));
 	}
 	/* should heaptrace die, the guard sends this return to its caller */
 	guard_note_return(p, t->tid, f->sp + arch->ret_sp_adjust, f->ret);
@@ -413,7 +413,7 @@ static bool restore(struct thread *t, struct arch_regs *regs, unsigned from)
 	lo = arch->get_sp(regs);
 	for (unsigned i = t->nframes; i-- > from;) {
 		const struct frame *f = &t->frames[i];
-		uint64_t tv = arch->tramp_for(t->p->bps.tramp, f->ret);
+		uint64_t tv = arch->tramp_for(t->p->bps->tramp, f->ret);
 
 		if (f->logged) { /* it returns through the logging trampoline */
 			lo = f->sp;

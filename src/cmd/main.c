@@ -36,6 +36,7 @@
 #include "symbols/symbols.h"
 #include "patch/stubs.h"
 #include "trace/tracer.h"
+#include "ui/live.h"
 #include "util/util.h"
 
 #ifndef HEAPTRACE_DEPTH
@@ -947,7 +948,7 @@ int main(int argc, char **argv)
 				return usage_error("invalid interval '%s'", optarg);
 			break;
 		case OPT_LIVE:
-			o.live = true;
+			o.live = &live_view;
 			break;
 		case OPT_COUNT:
 			if (!parse_u64(optarg, &v) || !v || v > UINT32_MAX)

@@ -911,7 +911,7 @@ static void resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_fra
 }
 
 /* Frame 0 gets the public name (malloc, not __libc_malloc; a C++ operator demangled), as in
- * the live report (tracer_resolve_frame). */
+ * the live report (snapshot_resolve_frame). */
 static void resolve_named(void *ctx, uint64_t pc, unsigned index, struct sym_frame *out)
 {
 	struct offline_resolve *res = ctx;

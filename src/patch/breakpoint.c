@@ -240,7 +240,7 @@ int bp_insert(struct bpset *s, pid_t pid, uint64_t addr, enum bp_kind kind, int 
 	b.trap_is_ours = arch->trap_pc_after && b.emul.target != b.addr + b.len;
 	memcpy(b.saved, code, sizeof(b.saved));
 	if (s->announce)
-		s->announce(s, pid, &b);
+		s->announce(s->announce_ctx, pid, &b);
 	ret = remote_write(pid, b.addr, trap, b.len);
 	if (ret)
 		return ret;
@@ -281,9 +281,10 @@ void bp_forget(struct bpset *s)
 	memset(s, 0, sizeof(*s));
 }
 
-void bp_copy(struct bpset *dst, const struct bpset *src)
+void bp_copy(struct bpset *dst, const struct bpset *src, void *announce_ctx)
 {
 	*dst = *src;
+	dst->announce_ctx = announce_ctx;
 	dst->v = xmalloc((src->cap ? src->cap : 1) * sizeof(*src->v));
 	memcpy(dst->v, src->v, src->n * sizeof(*src->v));
 }

@@ -55,7 +55,8 @@ struct bpset {
 	/* told of each breakpoint before its trap is written, or NULL: the SIGTRAP guard must
 	 * know a trap before the program can reach it, or heaptrace's death between the two
 	 * writes leaves a trap that ends the program */
-	void (*announce)(struct bpset *s, pid_t tid, const struct bp *b);
+	void (*announce)(void *ctx, pid_t tid, const struct bp *b);
+	void *announce_ctx; /* what announce gets as ctx */
 };
 
 /*
@@ -118,7 +119,8 @@ int bp_remove_all(const struct bpset *s, pid_t pid);
 /* Forget every breakpoint and the page without touching memory (after execve). */
 void bp_forget(struct bpset *s);
 
-/* Give a child the same breakpoints (its memory is a copy of the parent's). */
-void bp_copy(struct bpset *dst, const struct bpset *src);
+/* Give a child the same breakpoints (its memory is a copy of the parent's); announce_ctx: the
+ * child's own, for its announce. */
+void bp_copy(struct bpset *dst, const struct bpset *src, void *announce_ctx);
 
 #endif

@@ -47,7 +47,7 @@ static int sync_part(struct guard_state *g, pid_t tid, size_t off, size_t len)
 static int inject_sigaction(const struct proc *p, pid_t tid,
 			    const struct guard_ksigaction *act, struct guard_ksigaction *oact)
 {
-	const struct guard_state *g = &p->guard;
+	const struct guard_state *g = p->guard;
 	uint64_t at_act = g->scratch, at_old = g->scratch + sizeof(*act);
 	uint64_t args[6] = { SIGTRAP, act ? at_act : 0, oact ? at_old : 0, GUARD_SIGSET_SIZE };
 	int64_t ret;
@@ -56,9 +56,9 @@ static int inject_sigaction(const struct proc *p, pid_t tid,
 	if (act && remote_write_data(tid, at_act, act, sizeof(*act)))
 		return -EFAULT;
 	/* the program may have entered seccomp since the guard was placed */
-	if (!inject_ok(tid, GUARD_NR_RT_SIGACTION, args, bp_syscall_at(&p->bps)))
+	if (!inject_ok(tid, GUARD_NR_RT_SIGACTION, args, bp_syscall_at(p->bps)))
 		return -EPERM;
-	ret = bp_syscall(&p->bps, tid, GUARD_NR_RT_SIGACTION, args, &sig, &err);
+	ret = bp_syscall(p->bps, tid, GUARD_NR_RT_SIGACTION, args, &sig, &err);
 	if (sig)
 		pr_dbg(0, "a signal (%d) came during an injected sigaction of %d", sig, tid);
 	if (err)
@@ -112,7 +112,7 @@ static void adopt_earlier(struct guard_state *g, pid_t tid, uint64_t handler, co
 
 int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, bool keep_ign)
 {
-	struct guard_state *g = &p->guard;
+	struct guard_state *g = p->guard;
 	struct guard_ksigaction act, old;
 	long hoff, roff;
 	size_t len;
@@ -127,7 +127,8 @@ int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, bool 
 	g->scratch = ring + GUARD_SCRATCH_OFF;
 	g->handler = page + hoff;
 	g->restorer = roff >= 0 ? page + roff : 0;
-	g->mirror.tramp_pc = arch->code_addr(p->bps.tramp) + (arch->trap_pc_after ? p->bps.tramp_len : 0);
+	g->mirror.tramp_pc =
+		arch->code_addr(p->bps->tramp) + (arch->trap_pc_after ? p->bps->tramp_len : 0);
 	ret = remote_write(tid, page, code, len);
 	if (!ret)
 		ret = remote_write_data(tid, g->data, &g->mirror, sizeof(g->mirror));
@@ -183,7 +184,7 @@ static bool pc_only(const struct arch_emul *em, uint64_t *resume)
 
 void guard_add_bp(struct proc *p, pid_t tid, const struct bp *b)
 {
-	struct guard_state *g = &p->guard;
+	struct guard_state *g = p->guard;
 	uint32_t i = g->mirror.nbps;
 	uint64_t resume = b->slot;
 
@@ -212,7 +213,7 @@ void guard_add_bp(struct proc *p, pid_t tid, const struct bp *b)
 
 void guard_note_return(struct proc *p, pid_t tid, uint64_t sp, uint64_t ret)
 {
-	struct guard_state *g = &p->guard;
+	struct guard_state *g = p->guard;
 
 	if (!g->page)
 		return;
@@ -229,7 +230,7 @@ void guard_note_return(struct proc *p, pid_t tid, uint64_t sp, uint64_t ret)
 
 void guard_forget_return(struct proc *p, pid_t tid, uint64_t sp)
 {
-	struct guard_state *g = &p->guard;
+	struct guard_state *g = p->guard;
 
 	for (unsigned i = 0; g->page && i < GUARD_MAX_RETS; i++) {
 		if (g->mirror.rets[i].sp == sp) {
@@ -276,7 +277,7 @@ static bool trap_caught(struct guard_state *g, pid_t pid)
 
 static bool reset_likely(struct thread *t, uint64_t *mask)
 {
-	struct guard_state *g = &t->p->guard;
+	struct guard_state *g = t->p->guard;
 	uint64_t now = now_ns();
 
 	if (!ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof(*mask), mask) && *mask)
@@ -290,7 +291,7 @@ static bool reset_likely(struct thread *t, uint64_t *mask)
 
 void guard_check(struct thread *t)
 {
-	struct guard_state *g = &t->p->guard;
+	struct guard_state *g = t->p->guard;
 	struct guard_ksigaction act;
 	uint64_t mask = 0;
 
@@ -327,7 +328,7 @@ static int return_now(pid_t tid, struct arch_regs *regs, uint64_t v)
 
 bool guard_sigaction(struct thread *t, struct arch_regs *regs)
 {
-	struct guard_state *g = &t->p->guard;
+	struct guard_state *g = t->p->guard;
 	uint64_t act = arch->get_arg(regs, 1), oact = arch->get_arg(regs, 2);
 	uint8_t usa[GUARD_USA_SIZE];
 	struct guard_data m;
@@ -367,7 +368,7 @@ bool guard_sigaction(struct thread *t, struct arch_regs *regs)
 
 void guard_remove(struct proc *p, pid_t tid)
 {
-	struct guard_state *g = &p->guard;
+	struct guard_state *g = p->guard;
 	struct guard_ksigaction own = {
 		.handler = g->mirror.prog_handler,
 		.flags = g->mirror.prog_flags & ~GUARD_SA_RESTORER,
@@ -388,11 +389,11 @@ void guard_remove(struct proc *p, pid_t tid)
 
 void guard_forget(struct proc *p)
 {
-	if (p->guard.stat_fd >= 0)
-		close(p->guard.stat_fd);
-	p->guard.stat_fd = -1;
-	p->guard.page = 0;
-	p->guard.uncovered = 0;
+	if (p->guard->stat_fd >= 0)
+		close(p->guard->stat_fd);
+	p->guard->stat_fd = -1;
+	p->guard->page = 0;
+	p->guard->uncovered = 0;
 }
 
 #else /* no guard on this architecture yet */
@@ -400,8 +401,8 @@ void guard_forget(struct proc *p)
 int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, bool keep_ign)
 {
 	(void)tid, (void)page, (void)ring, (void)keep_ign;
-	p->guard.page = 0;
-	p->guard.stat_fd = -1;
+	p->guard->page = 0;
+	p->guard->stat_fd = -1;
 	return -ENOTSUP;
 }
 

@@ -6,7 +6,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,11 +19,17 @@
 #include "util/log.h"
 #include "symbols/params.h"
 #include "target/remote.h"
-#include "trace/session.h"
 #include "patch/stubs.h"
 #include "symbols/symbols.h"
 #include "unwind/unwind.h"
 #include "util/util.h"
+
+static struct image_opts image_opts; /* set once before tracing (image_init) */
+
+void image_init(const struct image_opts *o)
+{
+	image_opts = *o;
+}
 
 static bool is_libc(const char *path)
 {
@@ -129,7 +134,7 @@ static void heal(struct proc *p, pid_t tid, uint64_t addr)
 	uint64_t code = arch->code_addr(addr);
 	const struct module *m = modlist_find(&p->mods, code);
 
-	if (bp_find(&p->bps, code)) /* ours already (aliases share an address) */
+	if (bp_find(p->bps, code)) /* ours already (aliases share an address) */
 		return;
 	if (!m || !m->bias_known || remote_read(tid, code, now, len) != (ssize_t)len ||
 	    memcmp(now, trap, len))
@@ -147,7 +152,7 @@ static void heal(struct proc *p, pid_t tid, uint64_t addr)
 static int place(struct proc *p, pid_t tid, uint64_t addr, enum bp_kind kind, int hook)
 {
 	heal(p, tid, addr);
-	return bp_insert(&p->bps, tid, addr, kind, hook);
+	return bp_insert(p->bps, tid, addr, kind, hook);
 }
 
 /* Send hook h's entry at symbol value addr, in module m, through its stub, or else place a
@@ -184,7 +189,7 @@ static void watch_sigaction(struct proc *p, pid_t tid, const struct module *m)
 	uint64_t addr = 0;
 	int ret;
 
-	if (!p->guard.page)
+	if (!p->guard->page)
 		return;
 	for (size_t i = 0; !addr && i < ARRAY_SIZE(names); i++)
 		addr = sym_lookup(m->path, names[i]);
@@ -471,10 +476,11 @@ static uint64_t stub_cave(const struct proc *p)
 	return 0;
 }
 
-/* bpset.announce: the guard learns of a breakpoint before its trap is in the code. */
-static void guard_announce(struct bpset *s, pid_t tid, const struct bp *b)
+/* bpset.announce (ctx: the process): the guard learns of a breakpoint before its trap is in
+ * the code. */
+static void guard_announce(void *ctx, pid_t tid, const struct bp *b)
 {
-	guard_add_bp((struct proc *)((char *)s - offsetof(struct proc, bps)), tid, b);
+	guard_add_bp(ctx, tid, b);
 }
 
 /* Place the guard (guard.h) in the last page of the scratch mapping, if the ring's page and
@@ -484,11 +490,13 @@ static void sigtrap_guard(struct proc *p, pid_t tid)
 {
 	int ret = -ENOTSUP;
 
-	if (p->bps.ring && !getenv("HEAPTRACE_NO_GUARD"))
-		ret = guard_install(p, tid, p->bps.ring + 2 * p->bps.page_size, p->bps.ring,
+	if (p->bps->ring && !getenv("HEAPTRACE_NO_GUARD"))
+		ret = guard_install(p, tid, p->bps->ring + 2 * p->bps->page_size, p->bps->ring,
 				    p->keep_ign);
-	if (!ret)
-		p->bps.announce = guard_announce;
+	if (!ret) {
+		p->bps->announce = guard_announce;
+		p->bps->announce_ctx = p;
+	}
 	if (ret)
 		pr_info("process %d has no SIGTRAP guard (%s): if heaptrace is killed with "
 			"SIGKILL, its next traced call ends it", p->pid, strerror(-ret));
@@ -506,9 +514,9 @@ static void entry_stubs(struct proc *p, pid_t tid, struct inject_check *check)
 {
 	int ret;
 
-	if (session.opts->mode != MODE_STUBS || !stubs_supported())
+	if (!image_opts.stubs || !stubs_supported())
 		return;
-	ret = stubs_setup(p, tid, 4u << 20, session.opts->stack_copy, inject_check_ok, check);
+	ret = stubs_setup(p, tid, 4u << 20, image_opts.stack_copy, inject_check_ok, check);
 	if (ret) {
 		pr_info("process %d: no entry stubs (%s): a stop per traced call", p->pid,
 			strerror(-ret));
@@ -572,7 +580,7 @@ int image_setup(struct proc *p, struct thread *t, uint64_t near, bool attached)
 	for (size_t i = 0; attached && i < p->mods.n; i++)
 		if (p->mod_hooks[i][HOOK_MALLOC])
 			near = p->mods.v[i].start; /* the page goes near the allocator */
-	ret = bp_page_inject(&p->bps, t->tid, maps, n, (near & ~0xfffULL) - 0x200000,
+	ret = bp_page_inject(p->bps, t->tid, maps, n, (near & ~0xfffULL) - 0x200000,
 			     stub_cave(p), &sig, inject_check_ok, &check);
 	free(maps);
 	if (sig)
@@ -590,7 +598,7 @@ int image_setup(struct proc *p, struct thread *t, uint64_t near, bool attached)
 		return ret;
 	}
 	memset(&p->retlog, 0, sizeof(p->retlog));
-	p->retlog.ring = p->bps.ring;
+	p->retlog.ring = p->bps->ring;
 	if (p->interp >= 0) {
 		const struct module *m = &p->mods.v[p->interp];
 

@@ -8,6 +8,15 @@
 
 #include "target/process.h"
 
+/* How images are traced, the same for every process of the run (image_init). */
+struct image_opts {
+	bool stubs; /* entry stubs where safe (stubs.h), else a breakpoint per hook */
+	unsigned stack_copy; /* bytes of stack an entry stub copies per allocation */
+};
+
+/* Once before tracing. */
+void image_init(const struct image_opts *o);
+
 /* What each traced allocator is, for the report and -v ("glibc", "musl", "jemalloc",
  * "libstdc++ operators", "pool_alloc (--alloc)", "mmap (--mmap)", ...): at most max names,
  * valid until the next call. Return how many. */

@@ -21,7 +21,6 @@
 #include "patch/inject.h"
 #include "util/log.h"
 #include "target/process.h"
-#include "trace/session.h"
 #include "util/util.h"
 
 #define INJECT_MAX_FILTERS 8192 /* the kernel's 32768-instruction budget allows about 6500 */
@@ -47,6 +46,7 @@ struct probe {
 
 static struct probe probe_cache[PROBE_CACHE]; /* for the run: heaptrace adds no filter */
 static size_t probe_cached;
+static bool launched; /* set once before tracing (inject_init) */
 
 /* What of call nr's arguments a probe reproduces and the answer depends on. Return false for a
  * call the probe cannot make harmlessly. */
@@ -242,8 +242,13 @@ static bool own_filters(pid_t tid)
 		self_mode = proc_status_field(getpid(), "Seccomp");
 		self_n = proc_status_field(getpid(), "Seccomp_filters");
 	}
-	return self_mode == 2 && self_n > 0 && session.launched_pid > 0 && t && t->p &&
+	return self_mode == 2 && self_n > 0 && launched && t && t->p &&
 	       proc_status_field(tid, "Seccomp_filters") == self_n;
+}
+
+void inject_init(bool launch)
+{
+	launched = launch;
 }
 
 void inject_check_load(struct inject_check *c, pid_t tid)

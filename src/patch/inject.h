@@ -36,6 +36,10 @@ struct inject_check {
 	int probe_how, probe_detail; /* own: what the probe of the last call refused did */
 };
 
+/* Once before tracing: whether heaptrace launched the program (not --pid), the first condition
+ * for unreadable filters to be its own (see above). */
+void inject_init(bool launched);
+
 /* Read the seccomp state and, in filter mode, every filter of stopped thread tid. When they
  * cannot be read, own says whether they are heaptrace's own: only in a launch session (not
  * --pid, whose process heaptrace did not fork), for a thread heaptrace traces. */

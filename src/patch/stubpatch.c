@@ -81,7 +81,7 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t sym, int hook, const struct 
 	for (unsigned i = 0; i < s->npatch; i++)
 		if (s->patch[i].addr == addr)
 			return -EEXIST;
-	if (bp_find(&p->bps, addr))
+	if (bp_find(p->bps, addr))
 		return -EEXIST;
 	if (hook_needs_stop(d) && !(word & STUB_HOOK_NORET))
 		return -ENOTSUP; /* its result is read at the return, or its frame restored at a
@@ -205,7 +205,7 @@ void stubs_child_start(struct proc *child, pid_t tid, bool follow)
 	unpatch(s, tid);
 	/* the guard, a copy of the parent's, learns of each (bpset.announce) */
 	for (unsigned i = 0; follow && i < s->npatch; i++)
-		bp_insert(&child->bps, tid, s->patch[i].sym, BP_HOOK, s->patch[i].hook);
+		bp_insert(child->bps, tid, s->patch[i].sym, BP_HOOK, s->patch[i].hook);
 	free(s);
 	child->stubs = NULL;
 }

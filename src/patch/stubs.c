@@ -50,9 +50,9 @@ static int64_t call(struct proc *p, pid_t tid, long nr, uint64_t a0, uint64_t a1
 	int sig = 0, err = 0;
 	int64_t ret;
 
-	if (!ok(ok_ctx, nr, args, bp_syscall_at(&p->bps)))
+	if (!ok(ok_ctx, nr, args, bp_syscall_at(p->bps)))
 		return -EPERM;
-	ret = bp_syscall(&p->bps, tid, nr, args, &sig, &err);
+	ret = bp_syscall(p->bps, tid, nr, args, &sig, &err);
 	if (sig)
 		proc_thread_find(tid)->pending_sig = sig;
 	return err ? err : ret;
@@ -323,7 +323,7 @@ int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned cop
 	pid_t own = stubs_owner();
 	int ret;
 
-	if (!stubs_supported() || !p->bps.page || !own || p->stubs)
+	if (!stubs_supported() || !p->bps->page || !own || p->stubs)
 		return -ENOTSUP;
 	s = xcalloc(1, sizeof(*s));
 	s->size = ring_size;
@@ -331,7 +331,7 @@ int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned cop
 	main_stack(p, &s->main_lo, &s->main_top);
 	ret = map_ring(p, s, tid, ok, ok_ctx);
 	if (!ret)
-		ret = map_code(p, s, tid, p->bps.page - 0x100000, ok, ok_ctx);
+		ret = map_code(p, s, tid, p->bps->page - 0x100000, ok, ok_ctx);
 	if (!ret)
 		more_areas(p, s, tid, ok, ok_ctx);
 	if (!ret && !futex_allowed(s, ok, ok_ctx))

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Traced processes and their threads: creation, lookup by thread id, what /proc says of them. */
+/*
+ * The registry of traced processes and their threads: creation, lookup by thread id, what
+ * /proc says of them. Their life beyond it (fork, exec, teardown) is trace/lifecycle.c's.
+ */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -9,14 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "unwind/fallback.h"
-#include "trace/hints.h"
-#include "inventory/inventory.h"
 #include "target/process.h"
-#include "eventlog/record.h"
-#include "patch/stubs.h"
-#include "trace/symcache.h"
-#include "unwind/unwind.h"
 #include "util/util.h"
 
 struct proc *procs;
@@ -51,7 +47,6 @@ void proc_thread_free(struct thread *t)
 	while (*pp != t)
 		pp = &(*pp)->hnext;
 	*pp = t->hnext;
-	stubs_thread_gone(t);
 	if (t->p)
 		t->p->nthreads--;
 	for (unsigned i = 0; t->p && i < t->nframes; i++)
@@ -202,98 +197,24 @@ struct proc *proc_new(pid_t pid)
 	p->interp = -1;
 	p->counting = true;
 	p->start_ns = now_ns();
-	p->guard.stat_fd = -1;
 	table_init(&p->table);
 	p->next = procs;
 	procs = p;
 	return p;
 }
 
-struct proc *proc_fork(const struct proc *pp, pid_t pid, bool shares_mm, bool counting)
-{
-	struct proc *p = proc_new(pid);
-
-	p->command = xstrdup(pp->command ? pp->command : "?");
-	p->acct = pp->acct; /* the same reader */
-	p->shares_mm = shares_mm;
-	p->counting = counting;
-	p->detach_at_first_stop = !counting && !shares_mm;
-	bp_copy(&p->bps, &pp->bps);
-	if (!shares_mm)
-		stubs_fork(p, pp);
-	if (!shares_mm) { /* its copy of the ring, read up to where the parent's was */
-		p->retlog = pp->retlog;
-		p->retlog.inflight = 0;
-	}
-	memcpy(p->hook_addr, pp->hook_addr, sizeof(p->hook_addr));
-	memcpy(p->custom_regs_only, pp->custom_regs_only, sizeof(p->custom_regs_only));
-	p->armed = pp->armed;
-	p->hooks_full = pp->hooks_full;
-	if (pp->guard.page) { /* its memory and SIGTRAP action are copies of the parent's */
-		p->guard = pp->guard;
-		p->guard.stat_fd = -1;
-	}
-	modlist_copy(&p->mods, &pp->mods);
-	p->interp = pp->interp;
-	p->exe = pp->exe ? xstrdup(pp->exe) : NULL;
-	p->mod_hooks = xcalloc(pp->mods.n ? pp->mods.n : 1, sizeof(*p->mod_hooks));
-	if (pp->mods.n)
-		memcpy(p->mod_hooks, pp->mod_hooks, pp->mods.n * sizeof(*p->mod_hooks));
-	p->mod_hooks_n = pp->mods.n;
-	p->unw = unwind_new(pid);
-	if (counting) {
-		table_destroy(&p->table);
-		table_copy(&p->table, &pp->table);
-		record_fork(p, pp);
-	} else {
-		hints_untraced_child();
-	}
-	return p;
-}
-
-void proc_forget_image(struct proc *p)
-{
-	symcache_drop(p);
-	modlist_clear(&p->mods);
-	free(p->mod_hooks);
-	p->mod_hooks = NULL;
-	p->mod_hooks_n = 0;
-	p->interp = -1;
-	free(p->exe);
-	p->exe = NULL;
-	memset(p->custom_regs_only, 0, sizeof(p->custom_regs_only));
-	stubs_forget(p);
-	bp_forget(&p->bps);
-	memset(&p->retlog, 0, sizeof(p->retlog));
-	guard_forget(p);
-	unwind_destroy(p->unw);
-	p->unw = NULL;
-	fallback_flush(p);
-	memset(p->hook_addr, 0, sizeof(p->hook_addr));
-	p->armed = false;
-	p->hooks_full = false;
-	p->start_bp = 0;
-}
-
-static void free_thread_cb(struct thread *t, void *ctx)
-{
-	(void)ctx;
-	proc_thread_free(t);
-}
-
-void proc_free(struct proc *p)
+void proc_unlink(struct proc *p)
 {
 	struct proc **pp = &procs;
 
 	while (*pp != p)
 		pp = &(*pp)->next;
 	*pp = p->next;
-	proc_for_each_thread(p, free_thread_cb, NULL);
-	proc_forget_image(p);
+}
+
+void proc_release(struct proc *p)
+{
 	table_destroy(&p->table);
-	if (p->inv)
-		inv_free(p->inv);
-	free(p->inv);
 	free(p->command);
 	free(p);
 }

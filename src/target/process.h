@@ -11,8 +11,6 @@
 #include <sys/types.h>
 
 #include "arch/arch.h"
-#include "patch/breakpoint.h"
-#include "patch/guard.h"
 #include "heap/hooks.h"
 #include "util/maps.h"
 #include "target/retlog.h"
@@ -37,6 +35,8 @@ struct frame {
 
 struct proc;
 struct acct;
+struct bpset;
+struct guard_state;
 
 struct thread {
 	pid_t tid;
@@ -67,9 +67,9 @@ struct proc {
 	size_t mod_hooks_n;
 	int interp; /* index of the dynamic linker in mods, -1 if none */
 	char *exe; /* /proc/PID/exe */
-	struct bpset bps;
+	struct bpset *bps; /* its breakpoints (breakpoint.h), made with it (trace/lifecycle.h) */
 	struct retlog retlog; /* returns logged since the last stop */
-	struct guard_state guard; /* SIGTRAP's handler in the process (guard.h) */
+	struct guard_state *guard; /* SIGTRAP's handler in the process (guard.h), likewise */
 	struct stubs *stubs; /* entry stubs and their ring (stubs.h), NULL if none */
 	bool keep_ign; /* the program's SIGTRAP was SIG_IGN before its last exec */
 	struct unwinder *unw;
@@ -105,21 +105,21 @@ struct proc {
 
 extern struct proc *procs; /* every traced process */
 
-struct proc *proc_new(pid_t pid);
 /*
- * A new process pid made by a fork of pp (its memory a copy: the same breakpoints, modules and
- * ring position), or by vfork or a clone that may share pp's memory (shares_mm). counting:
- * its allocations are traced (-f), starting from a copy of pp's table.
+ * The registry's part of a new process pid: zeroed, its table empty, first in procs. The rest
+ * of it (breakpoints, guard) is the trace layer's: trace/lifecycle.h makes processes.
  */
-struct proc *proc_fork(const struct proc *pp, pid_t pid, bool shares_mm, bool counting);
-/* Free p and its threads (it must not be traced any more). */
-void proc_free(struct proc *p);
-/* Forget the modules, breakpoints and unwinder of p's image (it was replaced by execve). */
-void proc_forget_image(struct proc *p);
+struct proc *proc_new(pid_t pid);
+/* Take p out of procs (the first step of freeing it: trace/lifecycle.h). */
+void proc_unlink(struct proc *p);
+/* Free what the registry keeps of p (its table, command) and p: the last step. */
+void proc_release(struct proc *p);
 
 struct thread *proc_thread_find(pid_t tid);
 /* A new thread of p (NULL: its process is not known yet). */
 struct thread *proc_thread_new(pid_t tid, struct proc *p);
+/* Take t out of the hash and free it (what the entry stubs keep of it is the trace layer's to
+ * free first: lifecycle_thread_free). */
 void proc_thread_free(struct thread *t);
 /* Free a thread that is not in the hash (a stand-in, stubs.c). */
 void proc_thread_release(struct thread *t);

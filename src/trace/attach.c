@@ -17,6 +17,7 @@
 #include "target/events.h"
 #include "inventory/heapsnap.h"
 #include "patch/image.h"
+#include "trace/lifecycle.h"
 #include "util/log.h"
 #include "target/process.h"
 #include "eventlog/record.h"
@@ -83,7 +84,7 @@ static int attach_stop(pid_t pid, struct proc **pp, struct thread **main_tp)
 	bool added = true;
 	struct thread *main_t = NULL;
 
-	p = *pp = proc_new(pid);
+	p = *pp = lifecycle_new(pid);
 	p->acct = session.acct;
 	p->command = proc_cmdline(pid);
 	snprintf(name, sizeof(name), "/proc/%d/task", (int)pid);

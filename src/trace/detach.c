@@ -14,6 +14,7 @@
 #include "trace/dispatch.h"
 #include "patch/guard.h"
 #include "trace/held.h"
+#include "trace/lifecycle.h"
 #include "target/events.h"
 #include "util/log.h"
 #include "target/process.h"
@@ -80,7 +81,7 @@ static void restore_image(struct proc *p, pid_t tid)
 	if (!p->shares_mm)
 		stubs_off(p, tid);
 	if (!p->shares_mm)
-		bp_remove_all(&p->bps, tid);
+		bp_remove_all(p->bps, tid);
 	if (p->start_bp)
 		remote_write(tid, p->start_bp, p->start_saved, p->start_len);
 	/* a realloc in flight keeps its old block live: how it ends is not seen any more */
@@ -109,7 +110,7 @@ void detach_all(void)
 	for (struct proc *p = procs; p; p = p->next)
 		if (!p->detached)
 			ring_drain_final(p);
-	held_release(true);
+	held_release(true, dispatch);
 	for (struct proc *p = procs; p; p = p->next)
 		proc_for_each_thread(p, take_pending_trap_cb, NULL);
 	for (struct proc *p = procs; p; p = p->next) {
@@ -135,6 +136,6 @@ void detach_untouched(void)
 		proc_for_each_thread(p, detach_cb, NULL);
 		if (p->launched)
 			kill(p->pid, SIGKILL);
-		proc_free(p);
+		lifecycle_free(p);
 	}
 }

@@ -28,10 +28,12 @@
 #include "patch/guard.h"
 #include "trace/held.h"
 #include "patch/image.h"
+#include "trace/lifecycle.h"
 #include "util/log.h"
 #include "target/process.h"
 #include "target/remote.h"
 #include "trace/session.h"
+#include "trace/snapshot.h"
 #include "patch/stubs.h"
 #include "account/ring.h"
 #include "util/util.h"
@@ -91,7 +93,7 @@ static void on_sigtrap(struct thread *t)
 		ret = image_setup(p, t, addr, false);
 		if (ret == -EXDEV) {
 			ptrace(PTRACE_DETACH, t->tid, 0, 0);
-			proc_free(p);
+			lifecycle_free(p);
 			return;
 		}
 		if (ret) {
@@ -102,7 +104,7 @@ static void on_sigtrap(struct thread *t)
 		return;
 	}
 	/* no code runs at the trampoline's trap PC (trap_pc_after): only the trap stops there */
-	if (bp_is_tramp(&p->bps, addr) && (arch->trap_pc_after || !trap_is_sent(t->tid))) {
+	if (bp_is_tramp(p->bps, addr) && (arch->trap_pc_after || !trap_is_sent(t->tid))) {
 		if (calls_return(t, &regs)) {
 			dispatch_resume(t, SIGSEGV);
 			return;
@@ -112,7 +114,7 @@ static void on_sigtrap(struct thread *t)
 		dispatch_resume(t, 0);
 		return;
 	}
-	b = bp_find(&p->bps, addr);
+	b = bp_find(p->bps, addr);
 	if (!b || (!b->trap_is_ours && trap_is_sent(t->tid))) {
 		dispatch_resume(t, SIGTRAP); /* the program's own */
 		return;
@@ -140,7 +142,7 @@ static void on_sigtrap(struct thread *t)
 			return;
 		}
 		/* the breakpoints placed there may have moved the set's array */
-		b = bp_find(&p->bps, addr);
+		b = bp_find(p->bps, addr);
 	}
 	bp_step(b, &regs);
 	arch_set_regs(t->tid, &regs);
@@ -153,7 +155,7 @@ static void on_sigtrap(struct thread *t)
 static void free_other_cb(struct thread *o, void *survivor)
 {
 	if (o != survivor)
-		proc_thread_free(o);
+		lifecycle_thread_free(o);
 }
 
 static void on_exec(struct thread *t)
@@ -167,12 +169,12 @@ static void on_exec(struct thread *t)
 	t->nframes = 0;
 	if (!p->counting) { /* an unfollowed vfork child: its new image is not ours */
 		ptrace(PTRACE_DETACH, t->tid, 0, 0);
-		proc_free(p);
+		lifecycle_free(p);
 		return;
 	}
 	/* exec resets a caught SIGTRAP (the guard) to SIG_DFL, but SIG_IGN stays */
-	p->keep_ign = p->guard.page ? p->guard.mirror.prog_handler == 1 : p->keep_ign;
-	proc_forget_image(p);
+	p->keep_ign = p->guard->page ? p->guard->mirror.prog_handler == 1 : p->keep_ign;
+	lifecycle_forget_image(p);
 	t->tls = 0; /* the new image sets its own thread pointer */
 	t->stack_top = 0;
 	p->shares_mm = false;
@@ -205,12 +207,12 @@ static void release_child(struct thread *t)
 	struct proc *p = t->p;
 
 	stubs_child_start(p, t->tid, false);
-	bp_remove_all(&p->bps, t->tid);
+	bp_remove_all(p->bps, t->tid);
 	/* return addresses the parent had patched are in the child's copy of the stack */
 	calls_restore_cb(t, NULL);
 	guard_remove(p, t->tid); /* its SIGTRAP action is a copy of the parent's */
 	ptrace(PTRACE_DETACH, t->tid, 0, 0);
-	proc_free(p);
+	lifecycle_free(p);
 }
 
 /* Both halves of a new tracee are known (its first stop and its parent's event): go. */
@@ -245,7 +247,7 @@ void dispatch_new_child(struct thread *pt, int event)
 	} else {
 		/* vfork, or clone of a process that may share memory: its breakpoints are the
 		 * parent's own; keep stepping over them until it execs */
-		p = proc_fork(pp, tid, event != PTRACE_EVENT_FORK, session.opts->follow_fork);
+		p = lifecycle_fork(pp, tid, event != PTRACE_EVENT_FORK, session.opts->follow_fork);
 		t->p = p;
 		p->nthreads++;
 		/* the child's stack is a copy: the same calls are in flight there */
@@ -261,12 +263,12 @@ void dispatch_exit(struct thread *t, int status)
 	struct proc *p = t->p;
 
 	if (!p) {
-		proc_thread_free(t);
+		lifecycle_thread_free(t);
 		return;
 	}
 	/* its last thread, when the leader exited before heaptrace attached (never traced) */
 	if (t->tid != p->pid && !(p->leader_gone && p->nthreads == 1)) {
-		proc_thread_free(t);
+		lifecycle_thread_free(t);
 		return;
 	}
 	/* the leader is reported last, when the whole process is gone */
@@ -277,14 +279,14 @@ void dispatch_exit(struct thread *t, int status)
 		hints_killed(p, WTERMSIG(status));
 	if (p->launched)
 		session.launched_status = p->exit_status;
-	proc_thread_free(t);
+	lifecycle_thread_free(t);
 	if (session.detaching) {
 		p->detached = true; /* reported with the others once they are let go */
 		return;
 	}
 	if (p->counting)
-		tracer_report(p, -1);
-	proc_free(p);
+		snapshot_report(p, -1, NULL);
+	lifecycle_free(p);
 }
 
 void dispatch(pid_t tid, int status)

@@ -4,7 +4,6 @@
 #include <sys/wait.h>
 
 #define PR_DOMAIN "held"
-#include "trace/dispatch.h"
 #include "trace/held.h"
 #include "util/log.h"
 #include "patch/stubs.h"
@@ -48,7 +47,7 @@ static void drop(unsigned i)
 	held[i] = held[--nheld];
 }
 
-unsigned held_release(bool all)
+unsigned held_release(bool all, held_dispatch_fn fn)
 {
 	unsigned n = 0;
 
@@ -69,7 +68,7 @@ unsigned held_release(bool all)
 			pr_dbg(1, "thread %d: its stop taken before the records written before it",
 			       h.tid);
 		releasing = h.tid;
-		dispatch(h.tid, h.status);
+		fn(h.tid, h.status);
 		releasing = 0;
 		n++;
 	}

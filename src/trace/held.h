@@ -18,9 +18,13 @@
 /* Hold t's stop (waitpid status) if records before it are unread. True if held. */
 bool held_take(struct thread *t, int status);
 
-/* Dispatch the held stops whose records are all read, or that waited long enough; all: every
- * one (the detach, once every thread is stopped). Return how many. */
-unsigned held_release(bool all);
+/* How a released stop is taken: dispatch (dispatch.h), handed in so that held.c stays below
+ * the dispatcher that calls it. */
+typedef void (*held_dispatch_fn)(pid_t tid, int status);
+
+/* Dispatch with fn the held stops whose records are all read, or that waited long enough; all:
+ * every one (the detach, once every thread is stopped). Return how many. */
+unsigned held_release(bool all, held_dispatch_fn fn);
 
 /* True if a stop is held. */
 bool held_any(void);

@@ -17,7 +17,7 @@
 #include "target/cpu.h"
 #include "target/events.h"
 #include "trace/launch.h"
-#include "ui/live.h"
+#include "trace/lifecycle.h"
 #include "util/log.h"
 #include "target/process.h"
 #include "trace/session.h"
@@ -64,7 +64,7 @@ int launch_program(void)
 		close(err[0]);
 		events_child_setup();
 		if (session.opts->live)
-			live_child_setup();
+			session.opts->live->child_setup();
 		/* wait until the tracer has seized us */
 		if (read(go[0], &c, 1) == 1)
 			execv(session.opts->path, session.opts->argv);
@@ -87,7 +87,7 @@ int launch_program(void)
 	}
 	if (session.opts->pin)
 		cpu_pin(pid);
-	p = proc_new(pid);
+	p = lifecycle_new(pid);
 	p->acct = session.acct;
 	p->launched = true;
 	session.launched_pid = pid;
@@ -105,7 +105,7 @@ int launch_program(void)
 	if (n == sizeof(e)) {
 		events_wait_tid(pid, NULL);
 		pr_err("cannot execute %s: %s", session.opts->argv[0], strerror(e));
-		proc_free(p);
+		lifecycle_free(p);
 		return -e;
 	}
 	return 0;

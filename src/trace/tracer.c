@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * One run of heaptrace: launch or attach, the loop that takes every tracee event and every
- * signal of heaptrace's own, the reports, and letting go at the end.
+ * signal of heaptrace's own, when to report (snapshot.c writes the reports), and letting go
+ * at the end.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,138 +15,38 @@
 #include <unistd.h>
 
 #define PR_DOMAIN "tracer"
-#include "arch/arch.h"
-#include "trace/attach.h"
 #include "account/calls.h"
-#include "target/cpu.h"
 #include "heap/custom.h"
+#include "output/report.h"
+#include "patch/image.h"
+#include "patch/inject.h"
+#include "patch/stubs.h"
+#include "target/cpu.h"
+#include "target/events.h"
+#include "target/process.h"
+#include "trace/attach.h"
 #include "trace/detach.h"
 #include "trace/dispatch.h"
-#include "target/events.h"
 #include "trace/held.h"
 #include "trace/hints.h"
-#include "heap/hooks.h"
-#include "output/html.h"
-#include "patch/image.h"
 #include "trace/launch.h"
-#include "ui/live.h"
-#include "util/log.h"
-#include "target/process.h"
-#include "eventlog/record.h"
-#include "output/report.h"
+#include "trace/lifecycle.h"
 #include "trace/session.h"
 #include "patch/stubs.h"
 #include "account/ring.h"
 #include "symbols/symbols.h"
+#include "trace/snapshot.h"
 #include "trace/symcache.h"
 #include "trace/tracer.h"
+#include "util/log.h"
 #include "util/util.h"
-
-struct session session = { .launched_status = -1 };
-static bool report_failed;
-static const char *report_kind; /* the reports being written now; NULL: the final ones */
-
-void tracer_resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_frame *out)
-{
-	struct tracer_resolver *rc = ctx;
-
-	pc = arch->code_addr(pc);
-	sym_resolve(rc->sym, pc, index > 0, out);
-	if (index == 0) {
-		/* frame 0 is the public name (malloc, not __libc_malloc; operator new(unsigned
-		 * long), not tc_new) */
-		for (int h = 0; h < HOOK_COUNT; h++) {
-			if (rc->p->hook_addr[h] == pc) {
-				char sym[64];
-				const char *cxx = sym_demangled(
-					rc->sym, hook_symbol(h, arch->word_size, sym, sizeof(sym)));
-
-				out->function = cxx ? cxx : hook_table[h].name;
-				out->offset = 0;
-				break;
-			}
-		}
-	}
-}
-
-void tracer_drain(struct proc *p)
-{
-	struct thread *t;
-
-	if (p->exited || p->detached)
-		return;
-	t = proc_any_thread(p);
-	if (t)
-		calls_drain(p, t->tid);
-	ring_drain(p);
-}
-
-void tracer_report(struct proc *p, int sort)
-{
-	struct report_opts ro = session.opts->report;
-	struct tracer_resolver rc = { p, symcache_get(p) };
-	const char *allocators[IMAGE_MAX_ALLOCATORS];
-	struct report_info ri = {
-		.pid = p->pid,
-		.command = p->command ? p->command : "?",
-		.exited = p->exited,
-		.exit_status = p->exit_status,
-		.kind = report_kind ? report_kind : "final",
-		.now_ns = now_ns(),
-		.inv = p->inv,
-		.resolve = tracer_resolve_frame,
-		.resolve_ctx = &rc,
-		.allocators = allocators,
-	};
-	int ret;
-
-	if (ro.only_leaked && !p->exited && !p->detached) {
-		/* which live blocks will never be freed is known at the end only */
-		static bool said;
-
-		if (!said)
-			pr_warn("--only-leaked: the reports before the end are not printed (the "
-				"blocks never freed are known at the end only)");
-		said = true;
-		return;
-	}
-	record_trace_flush(); /* the calls before the report come before it */
-	if (!p->exited) /* after a detach too: the program runs on, this is its memory now */
-		proc_read_statm(p);
-	ri.has_statm = p->has_statm;
-	ri.statm_vss = p->statm[0];
-	ri.statm_rss = p->statm[1];
-	ri.statm_shared = p->statm[2];
-	ri.elapsed_ns = ri.now_ns - p->start_ns;
-	ri.nallocators = image_allocators(p, allocators, IMAGE_MAX_ALLOCATORS);
-	if (sort >= 0)
-		ro.sort = sort;
-	tracer_drain(p);
-	calls_park(p);
-	ret = ro.format == FMT_HTML ? html_write(session.opts->out, &p->table, &ri, NULL) :
-				      report_write(session.opts->out, &p->table, &ro, &ri);
-	if (p->exited || p->detached) { /* its final figures: the log ends with them */
-		record_end(p, &ri);
-		hints_python(p);
-	}
-	calls_unpark(p);
-	pr_info("report of process %d: %u backtraces in %.1f ms", p->pid, p->table.nbts,
-		(now_ns() - ri.now_ns) / 1e6);
-	if (ret && !report_failed) { /* said once: --interval and -f write many reports */
-		pr_err("writing the report: %s", strerror(-ret));
-		report_failed = true;
-	}
-	symcache_release(p);
-}
 
 /* kind: which report this is (report_info.kind), NULL for the final one */
 static void report_all(int sort, const char *kind)
 {
-	report_kind = kind;
 	for (struct proc *p = procs; p; p = p->next)
 		if (p->counting)
-			tracer_report(p, sort);
-	report_kind = NULL;
+			snapshot_report(p, sort, kind);
 }
 
 static void print_cost(void)
@@ -264,9 +165,9 @@ static int loop(uint64_t deadline)
 		}
 		if (next_report && (!until || next_report < until))
 			until = next_report;
-		if (o->live && live_step(now, &until))
+		if (o->live && o->live->step(now, &until))
 			return 0; /* q: let go, as at the end of --duration */
-		if (held_any() && held_release(false))
+		if (held_any() && held_release(false, dispatch))
 			continue;
 		ret = next_event(&ev, until);
 		if (ret == -ECHILD)
@@ -303,40 +204,38 @@ static int wait_launched(void)
 	       WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 0;
 }
 
-int tracer_run(const struct tracer_opts *o)
+/* Set up the run and launch or attach. Return 0, or -errno after printing why (nothing is
+ * traced then). */
+static int start(const struct tracer_opts *o)
 {
-	uint64_t deadline = 0;
-	int ret, sig, status;
+	int ret;
 
 	session.opts = o;
+	image_init(&(struct image_opts){ o->mode == MODE_STUBS, o->stack_copy });
+	inject_init(!o->pid);
 	session.acct = calls_new(o->depth, o->sample);
 	cpu_init();
-	ret = o->live ? live_prepare(o) : 0;
+	ret = o->live ? o->live->prepare(o) : 0;
 	if (!ret)
 		ret = o->pid ? attach_process(o->pid) : launch_program();
-	if (ret) {
+	if (ret)
 		detach_untouched();
-		if (o->live)
-			live_finish();
-		return EXIT_START;
-	}
-	if (o->live)
-		live_begin(o->pid ? o->pid : session.launched_pid);
-	if (o->duration > 0)
-		deadline = now_ns() + secs_ns(o->duration);
-	sig = loop(deadline);
-	if (o->live)
-		live_end(); /* the terminal back before anything else is said */
-	if (session.start_failed) {
-		while (procs)
-			proc_free(procs);
-		/* the killed program is reaped here */
-		if (session.launched_pid)
-			events_wait_tid(session.launched_pid, NULL);
-		if (o->live)
-			live_finish();
-		return EXIT_START;
-	}
+	return ret;
+}
+
+/* The launched program could not be traced: it was killed, its remains go. */
+static void give_up(void)
+{
+	while (procs)
+		lifecycle_free(procs);
+	/* the killed program is reaped here */
+	if (session.launched_pid)
+		events_wait_tid(session.launched_pid, NULL);
+}
+
+/* Tracing ended with sig (0: none): let everything run on, then write the final reports. */
+static void end_tracing(int sig)
+{
 	if (procs) {
 		/* --duration or a signal: let everything run on, then write the final report */
 		if (sig)
@@ -344,16 +243,40 @@ int tracer_run(const struct tracer_opts *o)
 		detach_all();
 		report_all(-1, NULL);
 		while (procs)
-			proc_free(procs);
+			lifecycle_free(procs);
 	}
 	if (log_level)
 		print_cost();
 	hints_print();
 	custom_warn_unfound();
-	status = o->pid ? 0 : wait_launched();
-	if (o->live)
-		live_finish();
-	if (report_failed)
+}
+
+int tracer_run(const struct tracer_opts *o)
+{
+	const struct tracer_view *view = o->live;
+	uint64_t deadline = 0;
+	int sig, status;
+
+	if (start(o)) {
+		if (view)
+			view->finish();
+		return EXIT_START;
+	}
+	if (view)
+		view->begin(o->pid ? o->pid : session.launched_pid);
+	if (o->duration > 0)
+		deadline = now_ns() + secs_ns(o->duration);
+	sig = loop(deadline);
+	if (view)
+		view->end(); /* the terminal back before anything else is said */
+	if (session.start_failed)
+		give_up();
+	else
+		end_tracing(sig);
+	status = session.start_failed || o->pid ? 0 : wait_launched();
+	if (view)
+		view->finish();
+	if (session.start_failed || session.report_failed)
 		return EXIT_START;
 	return status < 0 ? 0 : status;
 }

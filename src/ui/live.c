@@ -28,10 +28,9 @@
 #include "util/log.h"
 #include "target/process.h"
 #include "output/report.h"
-#include "trace/session.h"
 #include "symbols/symbols.h"
 #include "trace/symcache.h"
-#include "trace/tracer.h"
+#include "trace/snapshot.h"
 #include "util/util.h"
 
 #define TICK_NS 50000000 /* how often keys are looked at */
@@ -177,7 +176,7 @@ static int open_pty(void)
 	return 0;
 }
 
-int live_prepare(const struct tracer_opts *o)
+static int live_prepare(const struct tracer_opts *o)
 {
 	lv.on = true;
 	lv.interval_ns = (uint64_t)(o->interval > 0 ? o->interval * 1e9 : 1e9);
@@ -196,7 +195,7 @@ int live_prepare(const struct tracer_opts *o)
 	return open_pty();
 }
 
-void live_child_setup(void)
+static void live_child_setup(void)
 {
 	for (int fd = 1; fd <= 2; fd++)
 		if (lv.redirect[fd] && lv.slave >= 0)
@@ -256,7 +255,7 @@ static void take(struct proc *p, uint64_t now)
 	struct table *t = &p->table;
 	double dt = lv.last_ns ? (now - lv.last_ns) / 1e9 : 0;
 
-	tracer_drain(p);
+	snapshot_drain(p);
 	calls_park(p); /* a realloc in flight still has its old block */
 	if (t->epoch != lv.prev_epoch) { /* an execve: the backtraces are new */
 		lv.nprev = 0;
@@ -305,7 +304,7 @@ static void frame_of(struct proc *p, uint32_t bt, unsigned idx, struct sym_frame
 	const struct bt *b = &p->table.bts[bt];
 	/* p's own, kept between refreshes: opening one per refresh inflated the C library's
 	 * debug sections every second */
-	struct tracer_resolver rc = { p, symcache_get(p) };
+	struct snapshot_resolver rc = { p, symcache_get(p) };
 
 	*sf = (struct sym_frame){ .line = -1 };
 	if (table_bt_before_attach(&p->table, b)) {
@@ -314,7 +313,7 @@ static void frame_of(struct proc *p, uint32_t bt, unsigned idx, struct sym_frame
 		sf->function = idx ? cls : "[before attach]";
 		return;
 	}
-	tracer_resolve_frame(&rc, frames_addr(table_bt_pcs(&p->table, b)[idx]), idx, sf);
+	snapshot_resolve_frame(&rc, frames_addr(table_bt_pcs(&p->table, b)[idx]), idx, sf);
 }
 
 /* "function (file:line)" of the allocation's caller: the first named frame after frame 0. */
@@ -683,7 +682,7 @@ static void view_close(void)
 }
 #endif
 
-void live_begin(int pid)
+static void live_begin(int pid)
 {
 	lv.pid = pid;
 	if (lv.slave >= 0) { /* the program has its copies */
@@ -697,7 +696,7 @@ void live_begin(int pid)
 	lv.next_refresh = now_ns(); /* a first screen at once */
 }
 
-bool live_step(uint64_t now, uint64_t *until)
+static bool live_step(uint64_t now, uint64_t *until)
 {
 	struct proc *p = live_proc();
 
@@ -735,7 +734,7 @@ bool live_step(uint64_t now, uint64_t *until)
 	return false;
 }
 
-void live_end(void)
+static void live_end(void)
 {
 	if (!lv.on)
 		return;
@@ -760,7 +759,7 @@ void live_end(void)
 /* How long the output of what the program started may keep heaptrace after the program ended. */
 #define PUMP_LINGER_NS 200000000
 
-void live_finish(void)
+static void live_finish(void)
 {
 	live_end();
 	if (lv.pumping) {
@@ -790,3 +789,12 @@ void live_finish(void)
 	lv.prev = NULL;
 	lv.hold = NULL;
 }
+
+const struct tracer_view live_view = {
+	.prepare = live_prepare,
+	.child_setup = live_child_setup,
+	.begin = live_begin,
+	.step = live_step,
+	.end = live_end,
+	.finish = live_finish,
+};

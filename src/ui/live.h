@@ -12,32 +12,13 @@
  * garble the view): its last lines are shown under the view, and when the view closes all of it
  * (the last 1 MiB) is written to the terminal, and what follows is passed through as it comes.
  */
-#include <stdbool.h>
-#include <stdint.h>
-
-struct tracer_opts;
-
-/* Before launching or attaching: choose the view and, for a launched program, open the
- * pseudo-terminal. Return 0 or -errno (said). */
-int live_prepare(const struct tracer_opts *o);
-
-/* In the launched child before exec: its terminal outputs become the pseudo-terminal.
- * Async-signal-safe. */
-void live_child_setup(void);
-
-/* Tracing has started (pid: the launched or attached process): show the view. */
-void live_begin(int pid);
+#include "trace/session.h"
 
 /*
- * In the tracer's loop, at every turn: refresh when due, take the keys. Lower *until (0: none)
- * to when it must run again. Return true when the user asked to detach (q, Ctrl-C).
+ * The view, for tracer_opts.live (trace/session.h says what each member does). prepare opens
+ * the pseudo-terminal for a launched program; child_setup makes it the child's terminal
+ * outputs; end writes the program's held output; finish passes through the last of it.
  */
-bool live_step(uint64_t now, uint64_t *until);
-
-/* Close the view and give the terminal back (the program's held output is written then). */
-void live_end(void);
-
-/* The launched program has exited: pass through the last of its output, release everything. */
-void live_finish(void);
+extern const struct tracer_view live_view;
 
 #endif
