@@ -190,13 +190,10 @@ static bool operand(const struct hook_desc *d, unsigned n)
  * through its caller; on = false: none any more. */
 static void sent_returns(struct unwind_reader *rd, const struct thread *t, bool on)
 {
-	struct unwind_sent v[UNWIND_SENT_MAX];
-	unsigned n = 0;
-
-	for (unsigned i = 0; on && i < t->nframes && n < ARRAY_SIZE(v); i++)
+	unwind_sent_begin(rd, t->p->bps->tramp, t->p->bps->tramp + t->p->bps->tramp_len);
+	for (unsigned i = 0; on && i < t->nframes; i++)
 		if (!t->frames[i].logged && !t->frames[i].stubbed)
-			v[n++] = (struct unwind_sent){ t->frames[i].sp, t->frames[i].ret };
-	unwind_sent_returns(rd, t->p->bps->tramp, t->p->bps->tramp + t->p->bps->tramp_len, v, n);
+			unwind_sent_add(rd, (struct unwind_sent){ t->frames[i].sp, t->frames[i].ret });
 }
 
 /* A breakpoint stop at a hooked function's entry: acct_entry's ctx. */

@@ -49,10 +49,10 @@ struct unwind_reader {
 	 * read-only mappings, nothing else (the live stack has moved on) */
 	const uint8_t *copy;
 	uint64_t copy_lo, copy_len;
-	struct { /* unwind_sent_returns */
+	struct { /* unwind_sent_begin, unwind_sent_add */
 		uint64_t lo, hi;
-		struct unwind_sent v[UNWIND_SENT_MAX];
-		unsigned n;
+		struct unwind_sent *v;
+		unsigned n, cap;
 	} sent;
 };
 
@@ -70,6 +70,8 @@ struct unwind_reader *unwind_reader_new(void)
 
 void unwind_reader_free(struct unwind_reader *rd)
 {
+	if (rd)
+		free(rd->sent.v);
 	free(rd);
 }
 
@@ -182,13 +184,20 @@ void unwind_prefetch(struct unwind_reader *rd, pid_t tid, uint64_t sp)
 	}
 }
 
-void unwind_sent_returns(struct unwind_reader *rd, uint64_t lo, uint64_t hi,
-			 const struct unwind_sent *v, unsigned n)
+void unwind_sent_begin(struct unwind_reader *rd, uint64_t lo, uint64_t hi)
 {
 	rd->sent.lo = lo;
 	rd->sent.hi = hi;
-	rd->sent.n = n < UNWIND_SENT_MAX ? n : UNWIND_SENT_MAX;
-	memcpy(rd->sent.v, v, rd->sent.n * sizeof(*v));
+	rd->sent.n = 0;
+}
+
+void unwind_sent_add(struct unwind_reader *rd, struct unwind_sent s)
+{
+	if (rd->sent.n == rd->sent.cap) {
+		rd->sent.cap = rd->sent.cap ? 2 * rd->sent.cap : 16;
+		rd->sent.v = xrealloc(rd->sent.v, rd->sent.cap * sizeof(*rd->sent.v));
+	}
+	rd->sent.v[rd->sent.n++] = s;
 }
 
 /* A word of the stack as the program wrote it: a trampoline's address put in place of a sent

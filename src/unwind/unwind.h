@@ -18,7 +18,7 @@ struct unwinder;
 
 /*
  * The state of one reader's unwinds (a thread that handles stops or drains a ring): its cache
- * of the stopped thread's stack and the calls it has sent (unwind_sent_returns). Unwinders
+ * of the stopped thread's stack and the calls it has sent (unwind_sent_begin). Unwinders
  * (one per process) are shared; a reader is used by one thread at a time.
  */
 struct unwind_reader;
@@ -54,14 +54,14 @@ struct unwind_sent {
 };
 
 /*
- * Until the next call on rd: a word read as the address of a trampoline in [lo, hi) (a code
- * address, arm's Thumb bit aside) at addr is read as the return address of the sent call with
- * the lowest entry sp at or above addr, so that a backtrace taken inside such a call goes on
- * through its caller. n = 0: none. Only the first UNWIND_SENT_MAX of v are kept.
+ * Until the next unwind_sent_begin on rd: a word read as the address of a trampoline in
+ * [lo, hi) (a code address, arm's Thumb bit aside) at addr is read as the return address of
+ * the sent call (each added with unwind_sent_add) with the lowest entry sp at or above addr, so
+ * that a backtrace taken inside such a call goes on through its caller. None added: none.
+ * The set grows as needed: however deep the calls in flight, none is left out.
  */
-#define UNWIND_SENT_MAX 16
-void unwind_sent_returns(struct unwind_reader *rd, uint64_t lo, uint64_t hi,
-			 const struct unwind_sent *v, unsigned n);
+void unwind_sent_begin(struct unwind_reader *rd, uint64_t lo, uint64_t hi);
+void unwind_sent_add(struct unwind_reader *rd, struct unwind_sent s);
 
 /* What unwinding asks of the rest of heaptrace (fallback.c), all called with ctx, during an
  * unwind_capture (memory: unwind_read_current). */
