@@ -125,7 +125,8 @@ $(OBJS): $(FLAGS_FILE)
 
 # Pure modules the unit tests link (no ptrace, no libunwind/libdw).
 PURE        := src/util/util.c src/util/log.c src/util/maps.c src/heap/table.c src/heap/hooks.c \
-	       src/heap/timeline.c src/heap/custom.c src/target/retlog.c src/unwind/frames.c \
+	       src/heap/timeline.c src/heap/custom.c src/target/retlog.c src/target/wakers.c \
+	       src/unwind/frames.c \
 	       src/inventory/inventory.c src/inventory/invglibc.c src/inventory/invmusl.c \
 	       src/patch/seccomp.c src/output/report.c src/output/blockview.c
 UNIT_ARCHES := $(wildcard arch/*/arch.c) arch/x86_64/decoder.c

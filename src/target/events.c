@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "target/events.h"
+#include "target/wakers.h"
 #include "util/util.h"
 
 static sigset_t blocked; /* heaptrace's signals, blocked in every thread */
@@ -33,8 +34,7 @@ static struct sigaction orig_chld;
 static int queue[QUEUE_SIZE];
 static atomic_uint queue_head, queue_tail;
 
-#define WAKERS_MAX 64u
-static atomic_int waker_pids[WAKERS_MAX]; /* children started to end a waitpid, not reaped */
+static struct wakers wakers; /* children started to end a waitpid, not reaped */
 
 /*
  * Synchronous faults stay unblocked: a blocked fault signal is forced on the thread anyway
@@ -42,38 +42,26 @@ static atomic_int waker_pids[WAKERS_MAX]; /* children started to end a waitpid, 
  */
 static const int fault_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT };
 
-/* End a waitpid of the main thread: a child of heaptrace that exits at once. */
-static void wake_main(void)
+/* A child of heaptrace that exits at once. */
+static pid_t start_waker(atomic_int *slot, void *arg)
 {
 	pid_t pid;
 
-	for (unsigned i = 0; i < WAKERS_MAX; i++) {
-		int old = atomic_load(&waker_pids[i]);
-
-		/* a slot is free again once its child is reaped: the main thread may reap it
-		 * before its pid was noted here, and not know it for a waker */
-		if (old && !(kill(old, 0) && errno == ESRCH))
-			continue;
-		pid = vfork(); /* the child shares heaptrace's memory until its _exit */
-		if (pid == 0)
-			_exit(0);
-		if (pid > 0)
-			atomic_store(&waker_pids[i], pid);
-		return;
-	}
-	/* 64 wake-ups not taken yet: the main thread has enough of them to look at the queue */
+	(void)slot;
+	(void)arg;
+	pid = vfork(); /* the child shares heaptrace's memory until its _exit */
+	if (pid == 0)
+		_exit(0);
+	return pid < 0 ? -errno : pid;
 }
 
-/* True, once, for a child wake_main started. */
-static bool is_waker(pid_t pid)
+/*
+ * End a waitpid of the main thread. With every slot taken, the main thread has enough
+ * wake-ups not taken yet to look at the queue.
+ */
+static void wake_main(void)
 {
-	for (unsigned i = 0; i < WAKERS_MAX; i++) {
-		int expected = pid;
-
-		if (atomic_compare_exchange_strong(&waker_pids[i], &expected, 0))
-			return true;
-	}
-	return false;
+	wakers_start(&wakers, start_waker, NULL);
 }
 
 static void *waker(void *arg)
@@ -222,7 +210,8 @@ static pid_t wait_for(pid_t pid, int *status, int flags)
 /* True, once, if what waitpid returned is the end of a child wake_main started. */
 static bool waker_ended(pid_t pid, int status)
 {
-	return pid > 0 && (WIFEXITED(status) || WIFSIGNALED(status)) && is_waker(pid);
+	return pid > 0 && (WIFEXITED(status) || WIFSIGNALED(status)) &&
+	       wakers_reaped(&wakers, pid);
 }
 
 int events_next(struct event *ev, uint64_t deadline_ns, bool poll)
