@@ -5,13 +5,14 @@
  * Every signal but the synchronous faults is blocked in the main thread, which waits in
  * waitpid and so is never interrupted. A second thread, the waker, takes the signals with
  * sigwaitinfo and queues them; to end a waitpid that may be blocked, it starts a child that
- * exits at once: waitpid(-1) returns that child, which is no tracee, and the main thread
- * looks at the queue. Deadlines are an interval timer whose SIGALRM the waker takes the same
- * way. A stop costs one waitpid, as it would without any of this.
+ * exits at once: waitpid(-1) returns that child, which is no tracee (wakers.c keeps their
+ * pids), and the main thread looks at the queue. Deadlines are an interval timer whose SIGALRM
+ * the waker takes the same way. A stop costs one waitpid, as it would without any of this.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -42,16 +43,26 @@ static struct wakers wakers; /* children started to end a waitpid, not reaped */
  */
 static const int fault_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT };
 
-/* A child of heaptrace that exits at once. */
+static int waker_child(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+/*
+ * A child of heaptrace that exits at once. The kernel stores its pid in the slot before it
+ * runs, so the main thread knows it for a waker however soon it reaps it. CLONE_VFORK: this
+ * thread waits here until the child has exited, so the child may run on a stack in this frame.
+ */
 static pid_t start_waker(atomic_int *slot, void *arg)
 {
+	_Alignas(16) char stack[16384];
 	pid_t pid;
 
-	(void)slot;
 	(void)arg;
-	pid = vfork(); /* the child shares heaptrace's memory until its _exit */
-	if (pid == 0)
-		_exit(0);
+	_Static_assert(sizeof(*slot) == sizeof(pid_t), "the kernel stores a pid_t");
+	pid = clone(waker_child, stack + sizeof(stack),
+		    CLONE_VM | CLONE_VFORK | CLONE_PARENT_SETTID | SIGCHLD, NULL, (pid_t *)slot);
 	return pid < 0 ? -errno : pid;
 }
 

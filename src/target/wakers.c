@@ -1,24 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The waker children's pids (see wakers.h); no system call but kill(pid, 0). */
-#include <errno.h>
-#include <signal.h>
-
+/* The waker children's pids (see wakers.h). */
 #include "target/wakers.h"
 
 pid_t wakers_start(struct wakers *w, wakers_start_fn start, void *arg)
 {
 	for (unsigned i = 0; i < WAKERS_MAX; i++) {
-		int old = atomic_load(&w->pid[i]);
-		pid_t pid;
-
-		/* a slot is free again once its child is reaped: the main thread may reap it
-		 * before its pid was noted here, and not know it for a waker */
-		if (old && !(kill(old, 0) && errno == ESRCH))
-			continue;
-		pid = start(&w->pid[i], arg);
-		if (pid > 0)
-			atomic_store(&w->pid[i], pid);
-		return pid;
+		/*
+		 * start has the kernel store the pid in the slot before the child runs: the main
+		 * thread may reap the child before start returns, and must know it for a waker
+		 * then. Nothing is stored here afterwards, or a later process given the same pid
+		 * (a tracee) would have its exit taken for the waker's.
+		 */
+		if (!atomic_load(&w->pid[i]))
+			return start(&w->pid[i], arg);
 	}
 	return 0;
 }

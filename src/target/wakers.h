@@ -17,7 +17,10 @@ struct wakers {
 	atomic_int pid[WAKERS_MAX]; /* started, not reaped yet; 0: a free slot */
 };
 
-/* Start a child that exits at once, for the slot given. Return its pid or -errno. */
+/*
+ * Start a child that exits at once, having the kernel store its pid at *slot before it runs
+ * (clone's CLONE_PARENT_SETTID). Return its pid or -errno.
+ */
 typedef pid_t (*wakers_start_fn)(atomic_int *slot, void *arg);
 
 /*
