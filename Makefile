@@ -20,6 +20,8 @@ STATIC      ?=
 # SANITIZE=1 builds the tool and the unit tests with ASan and UBSan (not the traced targets)
 # into build-san/, the tool as build-san/heaptrace, so the normal build is left alone.
 SANITIZE    ?=
+# WERROR=1 makes every warning of heaptrace's and the unit tests' compiles an error (CI).
+WERROR      ?=
 # The entry modes make check runs the end-to-end tests in (tests/run.py --modes).
 MODES       ?= stubs,breakpoint
 # make check K="test_a. test_b.": only the tests whose names contain one of these (tests/run.py -k)
@@ -101,6 +103,9 @@ HT_CFLAGS   := -Wall -Wextra -std=gnu11 -Isrc -I. -iquote arch/$(ARCH) $(PKG_CFL
                -DHEAPTRACE_DEPTH=$(DEPTH) -DHEAPTRACE_VERSION=\"$(VERSION)\" -MMD -MP $(DEBUGINFOD_DEF) \
                $(NCURSES_DEF) $(PPROF_DEF) \
                $(SYSROOT_FLAGS) $(SAN_FLAGS)
+ifneq ($(WERROR),)
+HT_CFLAGS   += -Werror
+endif
 LDLIBS      := $(PKG_LIBS) -lstdc++ -pthread
 
 SRCS        := $(wildcard src/*/*.c) $(wildcard arch/$(ARCH)/*.c)
@@ -125,7 +130,8 @@ $(OBJS): $(FLAGS_FILE)
 
 # Pure modules the unit tests link (no ptrace, no libunwind/libdw).
 PURE        := src/util/util.c src/util/log.c src/util/maps.c src/heap/table.c src/heap/hooks.c \
-	       src/heap/timeline.c src/heap/custom.c src/target/retlog.c src/unwind/frames.c \
+	       src/heap/timeline.c src/heap/custom.c src/target/retlog.c src/target/wakers.c \
+	       src/unwind/frames.c \
 	       src/inventory/inventory.c src/inventory/invglibc.c src/inventory/invmusl.c \
 	       src/patch/seccomp.c src/output/report.c src/output/blockview.c
 UNIT_ARCHES := $(wildcard arch/*/arch.c) arch/x86_64/decoder.c
@@ -138,7 +144,7 @@ TARGET_CFLAGS := -g -fno-inline -fno-omit-frame-pointer -fno-optimize-sibling-ca
 TARGET_DIRS := $(sort $(dir $(wildcard tests/targets/*/main.c)))
 TARGET_ONE  := $(wildcard tests/targets/*.c) $(wildcard tests/targets/*.cc)
 
-.PHONY: all clean install deps demo check unit e2e targets bench check-cross bench-cross html-vendor
+.PHONY: all clean install deps deps-tests demo check unit e2e targets bench check-cross bench-cross html-vendor
 
 all: $(OUT)
 
@@ -186,9 +192,13 @@ $(BUILD)/htmlpage.o: $(BUILD)/htmlpage.c
 html-vendor:
 	sh html/vendor.sh
 
-# Installs the build dependencies when pkg-config cannot find them (Debian/Ubuntu, apt-get).
+# Installs what the build needs when it is missing (Debian/Ubuntu, apt-get); the test suite's
+# tools come with deps-tests, which make check runs.
 deps:
 	@sh tests/deps.sh
+
+deps-tests:
+	@sh tests/deps.sh --tests
 
 $(BUILD)/unit/%: tests/unit/%.c $(PURE) $(UNIT_ARCHES) $(UNIT_DEPS)
 	@mkdir -p $(dir $@)
@@ -273,13 +283,18 @@ $(BUILD)/unit/test_calls: tests/unit/test_calls.c src/account/acct.c $(PURE) $(U
 	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Isrc -I. -Itests/unit -o $@ $< \
 		src/account/acct.c $(PURE) $(UNIT_ARCHES)
 
+# WERROR=1: the unit tests' rules each name their own flags, but all compile with $(CC)
+ifneq ($(WERROR),)
+$(BUILD)/unit/%: CC += -Werror
+endif
+
 unit: $(UNIT_BINS)
 
 targets:
 	@$(MAKE) --no-print-directory -f tests/targets/Makefile BUILD=$(BUILD)/targets
 
 # Unit tests, then end-to-end tests; the runner ends with "N passed, M failed".
-check: deps
+check: deps-tests
 	@$(MAKE) --no-print-directory all unit targets
 	$(SAN_ENV) $(PYTHON) tests/run.py --build $(BUILD) --heaptrace $(OUT) --modes $(MODES) \
 		$(foreach k,$(K),-k $(k))
@@ -296,7 +311,7 @@ check-cross:
 	@sh tests/xarch/deps.sh
 	$(PYTHON) tests/xarch/xarch.py --arches "$(ARCHES)"
 
-bench: deps
+bench: deps-tests
 	@$(MAKE) --no-print-directory all
 	$(PYTHON) tests/bench/bench.py --build $(BUILD)
 

@@ -5,13 +5,14 @@
  * Every signal but the synchronous faults is blocked in the main thread, which waits in
  * waitpid and so is never interrupted. A second thread, the waker, takes the signals with
  * sigwaitinfo and queues them; to end a waitpid that may be blocked, it starts a child that
- * exits at once: waitpid(-1) returns that child, which is no tracee, and the main thread
- * looks at the queue. Deadlines are an interval timer whose SIGALRM the waker takes the same
- * way. A stop costs one waitpid, as it would without any of this.
+ * exits at once: waitpid(-1) returns that child, which is no tracee (wakers.c keeps their
+ * pids), and the main thread looks at the queue. Deadlines are an interval timer whose SIGALRM
+ * the waker takes the same way. A stop costs one waitpid, as it would without any of this.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "target/events.h"
+#include "target/wakers.h"
 #include "util/util.h"
 
 static sigset_t blocked; /* heaptrace's signals, blocked in every thread */
@@ -33,8 +35,7 @@ static struct sigaction orig_chld;
 static int queue[QUEUE_SIZE];
 static atomic_uint queue_head, queue_tail;
 
-#define WAKERS_MAX 64u
-static atomic_int waker_pids[WAKERS_MAX]; /* children started to end a waitpid, not reaped */
+static struct wakers wakers; /* children started to end a waitpid, not reaped */
 
 /*
  * Synchronous faults stay unblocked: a blocked fault signal is forced on the thread anyway
@@ -42,38 +43,36 @@ static atomic_int waker_pids[WAKERS_MAX]; /* children started to end a waitpid, 
  */
 static const int fault_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT };
 
-/* End a waitpid of the main thread: a child of heaptrace that exits at once. */
-static void wake_main(void)
+static int waker_child(void *arg)
 {
-	pid_t pid;
-
-	for (unsigned i = 0; i < WAKERS_MAX; i++) {
-		int old = atomic_load(&waker_pids[i]);
-
-		/* a slot is free again once its child is reaped: the main thread may reap it
-		 * before its pid was noted here, and not know it for a waker */
-		if (old && !(kill(old, 0) && errno == ESRCH))
-			continue;
-		pid = vfork(); /* the child shares heaptrace's memory until its _exit */
-		if (pid == 0)
-			_exit(0);
-		if (pid > 0)
-			atomic_store(&waker_pids[i], pid);
-		return;
-	}
-	/* 64 wake-ups not taken yet: the main thread has enough of them to look at the queue */
+	(void)arg;
+	return 0;
 }
 
-/* True, once, for a child wake_main started. */
-static bool is_waker(pid_t pid)
+/*
+ * A child of heaptrace that exits at once. The kernel stores its pid in the slot before it
+ * runs, so the main thread knows it for a waker however soon it reaps it. CLONE_VFORK: this
+ * thread waits here until the child has exited, so the child may run on a stack in this frame.
+ */
+static pid_t start_waker(atomic_int *slot, void *arg)
 {
-	for (unsigned i = 0; i < WAKERS_MAX; i++) {
-		int expected = pid;
+	_Alignas(16) char stack[16384];
+	pid_t pid;
 
-		if (atomic_compare_exchange_strong(&waker_pids[i], &expected, 0))
-			return true;
-	}
-	return false;
+	(void)arg;
+	_Static_assert(sizeof(*slot) == sizeof(pid_t), "the kernel stores a pid_t");
+	pid = clone(waker_child, stack + sizeof(stack),
+		    CLONE_VM | CLONE_VFORK | CLONE_PARENT_SETTID | SIGCHLD, NULL, (pid_t *)slot);
+	return pid < 0 ? -errno : pid;
+}
+
+/*
+ * End a waitpid of the main thread. With every slot taken, the main thread has enough
+ * wake-ups not taken yet to look at the queue.
+ */
+static void wake_main(void)
+{
+	wakers_start(&wakers, start_waker, NULL);
 }
 
 static void *waker(void *arg)
@@ -222,7 +221,8 @@ static pid_t wait_for(pid_t pid, int *status, int flags)
 /* True, once, if what waitpid returned is the end of a child wake_main started. */
 static bool waker_ended(pid_t pid, int status)
 {
-	return pid > 0 && (WIFEXITED(status) || WIFSIGNALED(status)) && is_waker(pid);
+	return pid > 0 && (WIFEXITED(status) || WIFSIGNALED(status)) &&
+	       wakers_reaped(&wakers, pid);
 }
 
 int events_next(struct event *ev, uint64_t deadline_ns, bool poll)
