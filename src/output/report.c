@@ -66,6 +66,19 @@ bool report_keeps_block(const struct table *t, const struct block *blk,
 	       (!ri->keep || ri->keep(ri->keep_ctx, blk));
 }
 
+/* The filters of report_write, for blockview_build. */
+struct keep_args {
+	const struct report_opts *o;
+	const struct report_info *ri;
+};
+
+static bool keeps_block(void *ctx, const struct table *t, const struct block *blk)
+{
+	const struct keep_args *k = ctx;
+
+	return report_keeps_block(t, blk, k->o, k->ri);
+}
+
 /* Return the sorted list of backtraces to report (caller frees) and its length in *n. */
 static struct entry *select_bts(const struct table *t, const struct report_opts *o,
 				const struct report_info *ri, uint32_t *n)
@@ -835,9 +848,10 @@ int report_write(FILE *f, const struct table *t, const struct report_opts *o,
 	uint32_t n;
 	struct entry *e = select_bts(t, o, ri, &n);
 	struct blockview bv;
+	struct keep_args keep = { o, ri };
 
 	if (o->blocks)
-		blockview_build(&bv, t, o, ri);
+		blockview_build(&bv, t, keeps_block, &keep);
 	switch (o->format) {
 	case FMT_JSON:
 		write_json(f, t, o, ri, e, n, o->blocks ? &bv : NULL);
