@@ -1064,7 +1064,7 @@ int main(int argc, char **argv)
 	} else {
 		o.out = stderr;
 	}
-	if (record && (ret = record_open(record))) {
+	if (record && (ret = record_open(record, o.depth))) {
 		pr_err("cannot open --record %s: %s", record, strerror(-ret));
 		if (o.out != stderr)
 			fclose(o.out);
@@ -1073,7 +1073,7 @@ int main(int argc, char **argv)
 	}
 	if (trace_calls) {
 		calltrace_init(&trace, o.out, o.report.format == FMT_JSON);
-		record_trace_calls(&trace);
+		record_trace_calls(&calltrace_record_calls, &trace);
 	}
 	if (o.path)
 		hints_launch(o.path);

@@ -55,23 +55,47 @@ struct proc;
  * neither. */
 extern bool record_on;
 
-/* --trace-calls: every process's events go to ct too, as they are accounted (calltrace.h). */
-struct calltrace;
-void record_trace_calls(struct calltrace *ct);
+/*
+ * --trace-calls: every process's calls, as they are accounted and logged (calltrace.h prints
+ * them; the command installs it, as this layer is below the writers). ns: since the process
+ * started; hook: the allocation function (hooks.h), -1 if unknown.
+ */
+struct record_calls {
+	void (*alloc)(void *ctx, int pid, uint32_t tid, uint64_t ns, int hook, uint64_t size,
+		      uint64_t ptr);
+	void (*free)(void *ctx, int pid, uint32_t tid, uint64_t ns, uint64_t ptr);
+	void (*take)(void *ctx, int pid, uint32_t tid, uint64_t ptr);
+	void (*put_back)(void *ctx, int pid, uint32_t tid, uint64_t ns);
+	void (*release)(void *ctx, int pid, uint32_t tid, uint64_t ns, bool known);
+	void (*flush)(void *ctx); /* before a report: print what is held back */
+};
+void record_trace_calls(const struct record_calls *calls, void *ctx);
 
 /* Print what ct holds back (a realloc waiting for its new block): before a report. */
 void record_trace_flush(void);
 
-/* Start the log at path ("-": standard output). Return 0 or -errno (nothing was started). */
-int record_open(const char *path);
+/* Start the log at path ("-": standard output); depth: --depth, for the S record. Return 0 or
+ * -errno (nothing was started). */
+int record_open(const char *path, unsigned depth);
 
 /* child was forked from parent and is traced too (-f): it is in the log from here on, if the
  * parent is. */
 void record_fork(const struct proc *child, const struct proc *parent);
 
-/* The final figures of p were reported (report_info's end of run): end its log there. */
-struct report_info;
-void record_end(struct proc *p, const struct report_info *ri);
+/* What an E record says: the process at its final report (report.h: report_record_end). */
+struct record_ending {
+	uint64_t now_ns;
+	bool exited;
+	int exit_status;
+	bool has_statm;
+	uint64_t statm_vss, statm_rss, statm_shared;
+	const char *command;
+	const char *const *allocators; /* the allocators traced, or NULL */
+	unsigned nallocators;
+};
+
+/* The final figures of p were reported: end its log there. */
+void record_end(struct proc *p, const struct record_ending *end);
 
 /* Flush, end the stream and stop the writer. Return 0, or -errno from a write that failed. */
 int record_close(void);

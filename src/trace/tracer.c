@@ -124,7 +124,7 @@ void tracer_report(struct proc *p, int sort)
 	ret = ro.format == FMT_HTML ? html_write(session.opts->out, &p->table, &ri, NULL) :
 				      report_write(session.opts->out, &p->table, &ro, &ri);
 	if (p->exited || p->detached) { /* its final figures: the log ends with them */
-		record_end(p, &ri);
+		report_record_end(p, &ri);
 		hints_python(p);
 	}
 	calls_unpark(p);
