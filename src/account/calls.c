@@ -62,8 +62,7 @@ static void drop_frame(struct thread *t)
 
 	if (f->took_old) {
 		table_put_back(&t->p->table, &f->old);
-		if (!hook_table[f->call.id].heap)
-			record_put_back(t->p, t->tid);
+		record_put_back(t->p, t->tid, hook_table[f->call.id].heap);
 	}
 	if (f->logged && !f->stubbed && t->p->retlog.inflight)
 		t->p->retlog.inflight--;
@@ -95,12 +94,10 @@ static bool inside(const struct thread *t, unsigned heap)
 	return false;
 }
 
-/* Release the block of key (table.h) by thread t, of a hook of heap: true if it was live. The
- * event log (record.h) holds the malloc heap only. */
-static bool release(struct thread *t, unsigned heap, uint64_t key, uint64_t ns)
+/* Release the block of key (table.h, its heap in it) by thread t: true if it was live. */
+static bool release(struct thread *t, uint64_t key, uint64_t ns)
 {
-	if (!heap)
-		record_free(t->p, t->tid, key, ns);
+	record_free(t->p, t->tid, key, ns);
 	table_thread_free(&t->p->table, t->tid, key);
 	return table_free(&t->p->table, key);
 }
@@ -119,8 +116,7 @@ static void take_old(struct thread *t, struct frame *f, uint64_t ns)
 		return;
 	table_thread_free(&t->p->table, t->tid, key);
 	f->took_old = table_take(&t->p->table, key, &f->old);
-	if (!d->heap)
-		record_take(t->p, t->tid, f->old.ptr, ns);
+	record_take(t->p, t->tid, f->old.ptr, ns);
 }
 
 /* True for a mapping call (--mmap), whose effect is a range (hook_map_effect). */
@@ -139,12 +135,15 @@ static void account_map(struct thread *t, const struct frame *f, uint64_t retval
 
 	hook_map_effect(&f->call, retval, arch->word_size, arch->map_anonymous, &e);
 	released = table_release_range(tb, HEAP_MMAP, e.release_lo, e.release_hi);
+	if (released)
+		record_range(t->p, t->tid, HEAP_MMAP, e.release_lo, e.release_hi, f->entry_ns);
 	if (e.allocated && (released || !e.only_if_released)) {
 		uint32_t bt = table_intern(tb, f->pcs, f->npcs);
 		uint64_t key = table_key(HEAP_MMAP, e.allocated);
 
 		table_alloc(tb, key, e.size, bt, f->entry_ns);
 		table_thread_alloc(tb, t->tid, key);
+		record_alloc(t->p, t->tid, key, e.size, bt, f->entry_ns);
 	}
 }
 
@@ -171,15 +170,13 @@ static void account(struct thread *t, const struct frame *f, uint64_t retval)
 	if (hook_table[f->call.id].kind == HK_REALLOC || hook_table[f->call.id].kind == HK_RESIZE) {
 		if (e.freed) {
 			table_heap_release(tb, heap, f->took_old);
-			if (!heap)
-				record_release(t->p, t->tid, f->took_old, f->entry_ns);
+			record_release(t->p, t->tid, heap, f->took_old, f->entry_ns);
 		} else if (f->took_old) {
 			table_put_back(tb, &f->old);
-			if (!heap)
-				record_put_back(t->p, t->tid);
+			record_put_back(t->p, t->tid, heap);
 		}
 	} else if (e.freed) {
-		release(t, heap, table_key(heap, e.freed), f->entry_ns);
+		release(t, table_key(heap, e.freed), f->entry_ns);
 	}
 	if (e.allocated) {
 		uint32_t bt = table_intern(tb, f->pcs, f->npcs);
@@ -187,8 +184,7 @@ static void account(struct thread *t, const struct frame *f, uint64_t retval)
 
 		table_alloc(tb, key, e.size, bt, f->entry_ns);
 		table_thread_alloc(tb, t->tid, key);
-		if (!heap)
-			record_alloc(t->p, t->tid, key, e.size, bt, f->entry_ns);
+		record_alloc(t->p, t->tid, key, e.size, bt, f->entry_ns);
 	}
 }
 
@@ -372,7 +368,7 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 	if (d->kind == HK_FREE) {
 		uint64_t ptr = entry_arg(t, regs, (unsigned)d->ptr);
 
-		if (!release(t, d->heap, table_key(d->heap, ptr), now_ns()) && ptr && log_level >= 2) {
+		if (!release(t, table_key(d->heap, ptr), now_ns()) && ptr && log_level >= 2) {
 			uint64_t caller = 0;
 
 			return_address(t, regs, sp, &caller);
@@ -436,8 +432,7 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 			t->nframes--;
 			if (f->took_old) {
 				table_put_back(&p->table, &f->old);
-				if (!d->heap)
-					record_put_back(p, t->tid);
+				record_put_back(p, t->tid, d->heap);
 			}
 			return false;
 		}
@@ -471,7 +466,7 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 	if (d->kind == HK_FREE) {
 		uint64_t ptr = r->args[d->ptr];
 
-		if (!release(t, d->heap, table_key(d->heap, ptr), r->ns) && ptr)
+		if (!release(t, table_key(d->heap, ptr), r->ns) && ptr)
 			pr_dbg(2, "thread %d: %s(%#llx) of a block never seen", t->tid, d->name,
 			       (unsigned long long)ptr);
 		/* operator delete calls free: its return is recorded so that free is nested */

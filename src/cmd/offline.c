@@ -98,6 +98,7 @@ struct replay {
 	struct replay **procs;
 	size_t nprocs, cur; /* cur: the process the records are of now (W) */
 	struct replay *root; /* the one with procs */
+	char *heap_names[HEAP_MAX]; /* in the root: by number (H records), [0] "malloc" */
 	uint64_t end_seq; /* 1 + how many processes ended before this one, 0 if it did not */
 	uint64_t nended; /* in the root */
 	/* in the root: the pid of the process --pid chose (0: none, the first process is
@@ -410,10 +411,51 @@ static void park_held(struct replay *rp)
 	}
 }
 
+/* A heap's number: one a table keeps, besides malloc's. */
+static bool get_heap(struct reader *r, uint64_t *heap)
+{
+	if (!get_u(r, heap))
+		return false;
+	if (*heap >= HEAP_MAX || *heap >= TABLE_HEAPS)
+		return corrupt(r, "a heap number out of range");
+	return true;
+}
+
+/* H: the name of a heap besides malloc's (version 3). */
+static bool read_heap(struct reader *r, struct replay *rp)
+{
+	char name[RECORD_MAX_STRING + 1];
+	uint64_t heap;
+
+	if (!get_heap(r, &heap) || !get_bytes(r, name, sizeof(name), NULL))
+		return false;
+	if (heap == HEAP_MALLOC)
+		return corrupt(r, "a name for the malloc heap");
+	free(rp->root->heap_names[heap]);
+	rp->root->heap_names[heap] = xstrdup(name);
+	/* the mapping calls' names, for frame 0 as the live report names it (--mmap) */
+	if (heap == HEAP_MMAP)
+		hook_enable_mmap();
+	return true;
+}
+
+/* U: a range of a heap's addresses released (version 3), as table_release_range did. The
+ * heaptrack file and the lifetimes see no such release (a piece of a block may stay). */
+static bool read_range(struct reader *r, struct replay *rp)
+{
+	uint64_t tid, heap, lo, hi;
+
+	if (!get_time(r, rp) || !get_u(r, &tid) || !get_heap(r, &heap) || !get_u(r, &lo) ||
+	    !get_u(r, &hi))
+		return false;
+	table_release_range(&rp->t, (unsigned)heap, lo, hi);
+	return true;
+}
+
 /* T, P and R: a realloc's old block, moved as the tracer moved it (calls.c). */
 static bool read_realloc(struct reader *r, struct replay *rp, uint8_t type)
 {
-	uint64_t tid, arg = 0;
+	uint64_t tid, arg = 0, heap = HEAP_MALLOC;
 	struct held *h;
 	struct block blk;
 
@@ -434,13 +476,20 @@ static bool read_realloc(struct reader *r, struct replay *rp, uint8_t type)
 		}
 		rp->held[rp->nheld++] =
 			(struct held){ tid, blk, rp->lt ? lifetime_remove(rp->lt, arg) : 0 };
-		if (rp->ct)
+		if (rp->ct && !table_key_heap(arg))
 			calltrace_take(rp->ct, rp->pid, (uint32_t)tid, arg);
 		return true;
+	}
+	if (type == 'R') { /* known, and from version 3 the heap above it */
+		heap = arg >> 1;
+		arg &= 1;
+		if (heap >= HEAP_MAX || heap >= TABLE_HEAPS)
+			return corrupt(r, "a heap number out of range");
 	}
 	if (type == 'P' || arg) {
 		if (!h)
 			return corrupt(r, "a realloc's end without its start");
+		heap = table_key_heap(h->blk.ptr);
 		if (type == 'P' && table_put_back(&rp->t, &h->blk) && rp->lt)
 			lifetime_put(rp->lt, h->blk.ptr, h->id);
 		else if (type == 'R' && rp->htk)
@@ -449,10 +498,12 @@ static bool read_realloc(struct reader *r, struct replay *rp, uint8_t type)
 		drop_held(rp, h);
 	}
 	if (type == 'R')
-		table_count_release(&rp->t, arg != 0);
-	if (rp->ct && type == 'P')
+		table_heap_release(&rp->t, (unsigned)heap, arg != 0);
+	if (!rp->ct || heap) /* --calls prints the malloc heap's, as --trace-calls */
+		return true;
+	if (type == 'P')
 		calltrace_put_back(rp->ct, rp->pid, (uint32_t)tid, rp->now_ns - rp->start_ns);
-	else if (rp->ct)
+	else
 		calltrace_release(rp->ct, rp->pid, (uint32_t)tid, rp->now_ns - rp->start_ns,
 				  arg != 0);
 	return true;
@@ -643,7 +694,7 @@ static bool read_record(struct reader *r, struct replay *rp, uint8_t type)
 		table_thread_alloc(&rp->t, (uint32_t)tid, ptr);
 		if (rp->lt)
 			lifetime_add(rp->lt, ptr);
-		if (rp->ct)
+		if (rp->ct && !table_key_heap(ptr))
 			calltrace_alloc(rp->ct, rp->pid, (uint32_t)tid, rp->now_ns - rp->start_ns,
 					bt_hook(rp, (uint32_t)bt), size, ptr);
 		if (rp->at == AT_PEAK && rp->t.sum.peak_live_bytes >= rp->at_peak) {
@@ -669,7 +720,7 @@ static bool read_record(struct reader *r, struct replay *rp, uint8_t type)
 		table_free(&rp->t, ptr);
 		if (rp->lt)
 			lifetime_remove(rp->lt, ptr);
-		if (rp->ct)
+		if (rp->ct && !table_key_heap(ptr))
 			calltrace_free(rp->ct, rp->pid, (uint32_t)tid, rp->now_ns - rp->start_ns,
 				       ptr);
 		return true;
@@ -677,6 +728,14 @@ static bool read_record(struct reader *r, struct replay *rp, uint8_t type)
 	case 'P':
 	case 'R':
 		return read_realloc(r, rp, type);
+	case 'H':
+		if (r->version < 3)
+			return corrupt(r, "an unknown record type");
+		return read_heap(r, rp);
+	case 'U':
+		if (r->version < 3)
+			return corrupt(r, "an unknown record type");
+		return read_range(r, rp);
 	case 'E':
 		if (!read_end(r, rp))
 			return false;
@@ -919,7 +978,8 @@ static void resolve_named(void *ctx, uint64_t pc, unsigned index, struct sym_fra
 
 	resolve_frame(ctx, pc, index, out);
 	for (unsigned i = 0; !index && i < rp->nhookpcs; i++) {
-		if (rp->hookpcs[i].pc == pc) {
+		/* a custom hook of the run is no hook here: its symbol names it */
+		if (rp->hookpcs[i].pc == pc && hook_table[rp->hookpcs[i].hook].name) {
 			int h = rp->hookpcs[i].hook;
 			char sym[64];
 			const char *cxx = sym_demangled(res->sym,
@@ -974,6 +1034,7 @@ static struct replay *replay_file(const struct offline_opts *o, enum offline_at 
 	rp->procs[0] = rp;
 	rp->nprocs = 1;
 	rp->root = rp;
+	rp->heap_names[HEAP_MALLOC] = xstrdup("malloc");
 	rp->sel_pid = o->pid;
 	rp->at = at;
 	rp->at_ns = at_ns;
@@ -1009,6 +1070,8 @@ static void replay_free(struct replay *rp)
 	free(rp->held);
 	for (unsigned i = 0; i < rp->nallocators; i++)
 		free(rp->allocators[i]);
+	for (unsigned h = 0; h < HEAP_MAX; h++)
+		free(rp->heap_names[h]);
 	free(rp);
 }
 
@@ -1287,6 +1350,7 @@ static int report_proc(const struct offline_opts *o, struct side *sd, struct rep
 		.keep_ctx = &sd->lt,
 		.allocators = rp->has_allocators ? (const char *const *)rp->allocators : NULL,
 		.nallocators = rp->nallocators,
+		.heap_names = (const char *const *)rp->root->heap_names,
 	};
 
 	if (html)

@@ -18,6 +18,7 @@
 
 #define PR_DOMAIN "record"
 #include "eventlog/record.h"
+#include "heap/hooks.h"
 #include "symbols/symbols.h"
 #include "target/process.h"
 #include "util/log.h"
@@ -247,6 +248,19 @@ int record_open(const char *path, unsigned depth)
 	return 0;
 }
 
+/* H records: the heaps besides malloc's, named once for the whole log. */
+static void put_heaps(void)
+{
+	for (unsigned h = HEAP_MALLOC + 1; h < HEAP_MAX; h++) {
+		if (!hook_heap_name(h))
+			continue;
+		room();
+		rec.buf[rec.len++] = 'H';
+		put_u(h);
+		put_str(hook_heap_name(h));
+	}
+}
+
 static void put_start(const struct proc *p)
 {
 	room();
@@ -260,6 +274,7 @@ static void put_start(const struct proc *p)
 	put_u(rec.depth);
 	put_str(p && p->command ? p->command : "?");
 	rec.last_ns = p ? p->start_ns : 0;
+	put_heaps();
 }
 
 static void put_modules(struct recproc *rp, const struct proc *p)
@@ -417,7 +432,8 @@ void record_alloc_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t size, u
 {
 	struct recproc *rp;
 
-	if (trace && ptr)
+	/* --trace-calls prints the malloc heap's calls, as it did before the log had others */
+	if (trace && ptr && !table_key_heap(ptr))
 		trace->alloc(trace_ctx, p->pid, (uint32_t)tid, since_start(p, ns), bt_hook(p, bt),
 			     size, ptr);
 	if (rec.fd < 0 || !ptr || !(rp = follow(p)))
@@ -458,7 +474,7 @@ void record_seeded(struct proc *p)
 
 void record_free_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns)
 {
-	if (trace)
+	if (trace && !table_key_heap(ptr))
 		trace->free(trace_ctx, p->pid, (uint32_t)tid, since_start(p, ns), ptr);
 	if (rec.fd < 0 || !follow(p))
 		return;
@@ -469,16 +485,24 @@ void record_free_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns)
 	put_u(ptr);
 }
 
-void record_realloc_slow(struct proc *p, pid_t tid, char what, uint64_t arg, uint64_t ns)
+/* A realloc's step (record_realloc_slow's what and arg) to --trace-calls. */
+static void trace_realloc(struct proc *p, pid_t tid, char what, uint64_t arg, uint64_t ns)
+{
+	if (what == 'T')
+		trace->take(trace_ctx, p->pid, (uint32_t)tid, arg);
+	else if (what == 'P')
+		trace->put_back(trace_ctx, p->pid, (uint32_t)tid, since_start(p, ns));
+	else
+		trace->release(trace_ctx, p->pid, (uint32_t)tid, since_start(p, ns), arg != 0);
+}
+
+void record_realloc_slow(struct proc *p, pid_t tid, char what, unsigned heap, uint64_t arg,
+			 uint64_t ns)
 {
 	if (what == 'P') /* a failed call: its time is not in the log */
 		ns = now_ns();
-	if (trace && what == 'T')
-		trace->take(trace_ctx, p->pid, (uint32_t)tid, arg);
-	else if (trace && what == 'P')
-		trace->put_back(trace_ctx, p->pid, (uint32_t)tid, since_start(p, ns));
-	else if (trace)
-		trace->release(trace_ctx, p->pid, (uint32_t)tid, since_start(p, ns), arg != 0);
+	if (trace && !heap)
+		trace_realloc(p, tid, what, arg, ns);
 	if (rec.fd < 0 || !follow(p))
 		return;
 	room();
@@ -486,8 +510,24 @@ void record_realloc_slow(struct proc *p, pid_t tid, char what, uint64_t arg, uin
 	if (what != 'P')
 		put_time(ns);
 	put_u((uint64_t)tid);
-	if (what != 'P')
+	if (what == 'R') /* a malloc heap's R is as version 2 wrote it */
+		put_u(arg | (uint64_t)heap << 1);
+	else if (what != 'P')
 		put_u(arg);
+}
+
+void record_range_slow(struct proc *p, pid_t tid, unsigned heap, uint64_t lo, uint64_t hi,
+		       uint64_t ns)
+{
+	if (rec.fd < 0 || !follow(p))
+		return;
+	room();
+	rec.buf[rec.len++] = 'U';
+	put_time(ns);
+	put_u((uint64_t)tid);
+	put_u(heap);
+	put_u(lo);
+	put_u(hi);
 }
 
 static void put_end(struct recproc *rp, const struct proc *p, const struct record_ending *end)

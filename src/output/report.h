@@ -59,6 +59,8 @@ struct report_info {
 	void (*extra_json)(FILE *f, void *ctx);
 	void (*extra_text)(FILE *f, void *ctx);
 	void *extra_ctx;
+	/* the heaps' names by number (HEAP_MAX of them: a log's), NULL: hooks.h's, this run's */
+	const char *const *heap_names;
 	/* a filter of blocks besides the options' (report --only-leaked at a moment), or NULL */
 	bool (*keep)(void *ctx, const struct block *blk);
 	void *keep_ctx;
