@@ -93,7 +93,7 @@ int record_open(const char *path, unsigned depth);
  * parent is. */
 void record_fork(const struct proc *child, const struct proc *parent);
 
-/* What an E record says: the process at its final report (report.h: report_record_end). */
+/* What an E record says: the process at its final report (tracer.c fills it from the report). */
 struct record_ending {
 	uint64_t now_ns;
 	bool exited;

@@ -7,7 +7,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "eventlog/record.h"
 #include "heap/table.h"
 #include "inventory/inventory.h"
 #include "symbols/symbols.h"
@@ -82,18 +81,5 @@ void report_json_place(FILE *f, const struct sym_frame *sf);
  * Return 0 or -errno from the stream. */
 int report_write(FILE *f, const struct table *t, const struct report_opts *o,
 		 const struct report_info *ri);
-
-/* The final report ri of p ends p's event log (record.h): its E record says what ri does. */
-static inline void report_record_end(struct proc *p, const struct report_info *ri)
-{
-	const struct record_ending end = {
-		.now_ns = ri->now_ns, .exited = ri->exited, .exit_status = ri->exit_status,
-		.has_statm = ri->has_statm, .statm_vss = ri->statm_vss, .statm_rss = ri->statm_rss,
-		.statm_shared = ri->statm_shared, .command = ri->command,
-		.allocators = ri->allocators, .nallocators = ri->nallocators,
-	};
-
-	record_end(p, &end);
-}
 
 #endif

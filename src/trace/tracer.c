@@ -44,6 +44,19 @@ struct session session = { .launched_status = -1 };
 static bool report_failed;
 static const char *report_kind; /* the reports being written now; NULL: the final ones */
 
+/* The final report ri of p ends p's event log: its E record says what ri does. */
+static void log_end(struct proc *p, const struct report_info *ri)
+{
+	const struct record_ending end = {
+		.now_ns = ri->now_ns, .exited = ri->exited, .exit_status = ri->exit_status,
+		.has_statm = ri->has_statm, .statm_vss = ri->statm_vss, .statm_rss = ri->statm_rss,
+		.statm_shared = ri->statm_shared, .command = ri->command,
+		.allocators = ri->allocators, .nallocators = ri->nallocators,
+	};
+
+	record_end(p, &end);
+}
+
 void tracer_resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_frame *out)
 {
 	struct tracer_resolver *rc = ctx;
@@ -124,7 +137,7 @@ void tracer_report(struct proc *p, int sort)
 	ret = ro.format == FMT_HTML ? html_write(session.opts->out, &p->table, &ri, NULL) :
 				      report_write(session.opts->out, &p->table, &ro, &ri);
 	if (p->exited || p->detached) { /* its final figures: the log ends with them */
-		report_record_end(p, &ri);
+		log_end(p, &ri);
 		hints_python(p);
 	}
 	calls_unpark(p);
