@@ -125,8 +125,9 @@ static bool read_module(struct logread *r, struct replay *rp)
 	size_t idlen;
 	struct module *m;
 
-	if (!logread_u(r, &start) || !logread_u(r, &end) || !logread_u(r, &base) || !logread_u(r, &known) ||
-	    !logread_u(r, &bias) || !logread_bytes(r, id, sizeof(id), &idlen) ||
+	if (!logread_u(r, &start) || !logread_u(r, &end) || !logread_u(r, &base) ||
+	    !logread_u(r, &known) || !logread_u(r, &bias) ||
+	    !logread_bytes(r, id, sizeof(id), &idlen) ||
 	    !logread_bytes(r, path, sizeof(path), NULL))
 		return false;
 	if (rp->mods.n == rp->mods.cap) {
@@ -160,7 +161,8 @@ static bool read_backtrace(struct logread *r, struct replay *rp)
 	if (!logread_u(r, &hook) || !logread_u(r, &depth))
 		return false;
 	if (hook > HOOK_COUNT)
-		return logread_corrupt(r, "a backtrace names no allocation function heaptrace knows");
+		return logread_corrupt(r,
+			"a backtrace names no allocation function heaptrace knows");
 	if (!depth || depth > RECORD_MAX_DEPTH)
 		return logread_corrupt(r, "a backtrace of no frames or more than 256");
 	for (uint64_t d = 0; d < depth; d++) {
@@ -211,8 +213,9 @@ static bool read_start(struct logread *r, struct replay *rp)
 {
 	uint64_t pid, start, word, machine, depth;
 
-	if (!logread_u(r, &pid) || !logread_u(r, &start) || !logread_u(r, &word) || !logread_u(r, &machine) ||
-	    !logread_u(r, &depth) || !logread_bytes(r, rp->command, sizeof(rp->command), NULL))
+	if (!logread_u(r, &pid) || !logread_u(r, &start) || !logread_u(r, &word) ||
+	    !logread_u(r, &machine) || !logread_u(r, &depth) ||
+	    !logread_bytes(r, rp->command, sizeof(rp->command), NULL))
 		return false;
 	rp->depth = depth <= RECORD_MAX_DEPTH ? (unsigned)depth : 0;
 	if (pid > INT32_MAX)
@@ -252,8 +255,9 @@ static bool read_end(struct logread *r, struct replay *rp)
 	int64_t status;
 
 	if (!get_time(r, rp) || !logread_u(r, &exited) || !logread_s(r, &status) ||
-	    !logread_u(r, &has_statm) || !logread_u(r, &rp->statm[0]) || !logread_u(r, &rp->statm[1]) ||
-	    !logread_u(r, &rp->statm[2]) || !logread_bytes(r, rp->command, sizeof(rp->command), NULL))
+	    !logread_u(r, &has_statm) || !logread_u(r, &rp->statm[0]) ||
+	    !logread_u(r, &rp->statm[1]) || !logread_u(r, &rp->statm[2]) ||
+	    !logread_bytes(r, rp->command, sizeof(rp->command), NULL))
 		return false;
 	rp->exited = exited != 0;
 	rp->exit_status = (int)status;
@@ -558,11 +562,12 @@ static bool read_record(struct logread *r, struct replay *rp, uint8_t type)
 	case 'B':
 		return read_backtrace(r, rp);
 	case 'A':
-		if (!get_time(r, rp) || !logread_u(r, &tid) || !logread_u(r, &bt) || !logread_u(r, &size) ||
-		    !logread_u(r, &ptr))
+		if (!get_time(r, rp) || !logread_u(r, &tid) || !logread_u(r, &bt) ||
+		    !logread_u(r, &size) || !logread_u(r, &ptr))
 			return false;
 		if (bt >= rp->t.nbts)
-			return logread_corrupt(r, "an allocation from a backtrace not written before");
+			return logread_corrupt(r,
+				"an allocation from a backtrace not written before");
 		if (rp->htk)
 			htk_events(rp, ptr, true, size, (uint32_t)bt);
 		table_alloc(&rp->t, ptr, size, (uint32_t)bt, rp->now_ns);
@@ -578,7 +583,8 @@ static bool read_record(struct logread *r, struct replay *rp, uint8_t type)
 		}
 		return true;
 	case 'I':
-		if (!get_time(r, rp) || !logread_u(r, &bt) || !logread_u(r, &size) || !logread_u(r, &ptr))
+		if (!get_time(r, rp) || !logread_u(r, &bt) || !logread_u(r, &size) ||
+		    !logread_u(r, &ptr))
 			return false;
 		if (bt >= rp->t.nbts)
 			return logread_corrupt(r, "a block from a backtrace not written before");
