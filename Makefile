@@ -134,7 +134,7 @@ PURE        := src/util/util.c src/util/log.c src/util/maps.c src/heap/table.c s
 	       src/unwind/frames.c \
 	       src/inventory/inventory.c src/inventory/invglibc.c src/inventory/invmusl.c \
 	       src/patch/seccomp.c src/output/report.c src/output/blockview.c
-UNIT_ARCHES := $(wildcard arch/*/arch.c) arch/x86_64/decoder.c
+UNIT_ARCHES := $(wildcard arch/*/arch.c) arch/x86_64/decoder.c arch/arm/thumb.c
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRCS))
 UNIT_DEPS   := $(wildcard src/*/*.h arch/*.h arch/*/*.h) tests/unit/unittest.h $(FLAGS_FILE)

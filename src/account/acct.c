@@ -31,8 +31,7 @@ static void put_back(struct thread *t, struct frame *f)
 	if (!f->took_old)
 		return;
 	table_put_back(&t->p->table, &f->old);
-	if (!hook_table[f->call.id].heap)
-		record_put_back(t->p, t->tid);
+	record_put_back(t->p, t->tid, hook_table[f->call.id].heap);
 }
 
 void acct_drop_frame(struct thread *t)
@@ -72,12 +71,10 @@ static bool inside(const struct thread *t, unsigned heap)
 	return false;
 }
 
-/* Release the block of key (table.h) by thread t, of a hook of heap: true if it was live. The
- * event log (record.h) holds the malloc heap only. */
-static bool release(struct thread *t, unsigned heap, uint64_t key, uint64_t ns)
+/* Release the block of key (table.h, its heap in it) by thread t: true if it was live. */
+static bool release(struct thread *t, uint64_t key, uint64_t ns)
 {
-	if (!heap)
-		record_free(t->p, t->tid, key, ns);
+	record_free(t->p, t->tid, key, ns);
 	table_thread_free(&t->p->table, t->tid, key);
 	return table_free(&t->p->table, key);
 }
@@ -96,8 +93,7 @@ static void take_old(struct thread *t, struct frame *f, uint64_t ns)
 		return;
 	table_thread_free(&t->p->table, t->tid, key);
 	f->took_old = table_take(&t->p->table, key, &f->old);
-	if (!d->heap)
-		record_take(t->p, t->tid, f->old.ptr, ns);
+	record_take(t->p, t->tid, f->old.ptr, ns);
 }
 
 /* True for a mapping call (--mmap), whose effect is a range (hook_map_effect). */
@@ -116,12 +112,15 @@ static void account_map(struct thread *t, const struct frame *f, uint64_t retval
 
 	hook_map_effect(&f->call, retval, arch->word_size, arch->map_anonymous, &e);
 	released = table_release_range(tb, HEAP_MMAP, e.release_lo, e.release_hi);
+	if (released)
+		record_range(t->p, t->tid, HEAP_MMAP, e.release_lo, e.release_hi, f->entry_ns);
 	if (e.allocated && (released || !e.only_if_released)) {
 		uint32_t bt = table_intern(tb, f->pcs, f->npcs);
 		uint64_t key = table_key(HEAP_MMAP, e.allocated);
 
 		table_alloc(tb, key, e.size, bt, f->entry_ns);
 		table_thread_alloc(tb, t->tid, key);
+		record_alloc(t->p, t->tid, key, e.size, bt, f->entry_ns);
 	}
 }
 
@@ -158,13 +157,12 @@ static void account(const struct acct *a, struct thread *t, struct frame *f, uin
 	if (d->kind == HK_REALLOC || d->kind == HK_RESIZE) {
 		if (e.freed) {
 			table_heap_release(tb, d->heap, f->took_old);
-			if (!d->heap)
-				record_release(t->p, t->tid, f->took_old, f->entry_ns);
+			record_release(t->p, t->tid, d->heap, f->took_old, f->entry_ns);
 		} else {
 			put_back(t, f);
 		}
 	} else if (e.freed) {
-		release(t, d->heap, table_key(d->heap, e.freed), f->entry_ns);
+		release(t, table_key(d->heap, e.freed), f->entry_ns);
 	}
 	if (e.allocated) {
 		uint32_t bt = table_intern(tb, f->pcs, f->npcs);
@@ -172,8 +170,7 @@ static void account(const struct acct *a, struct thread *t, struct frame *f, uin
 
 		table_alloc(tb, key, e.size, bt, f->entry_ns);
 		table_thread_alloc(tb, t->tid, key);
-		if (!d->heap)
-			record_alloc(t->p, t->tid, key, e.size, bt, f->entry_ns);
+		record_alloc(t->p, t->tid, key, e.size, bt, f->entry_ns);
 	}
 }
 
@@ -200,7 +197,7 @@ static bool enter_free(struct thread *t, const struct acct_entry *e, const struc
 {
 	uint64_t ptr = e->arg(e->ctx, (unsigned)d->ptr);
 
-	if (!release(t, d->heap, table_key(d->heap, ptr), e->ns) && ptr && log_level >= 2) {
+	if (!release(t, table_key(d->heap, ptr), e->ns) && ptr && log_level >= 2) {
 		if (caller_of(e, ret, tail, got))
 			*ret = 0;
 		pr_dbg(1, "thread %d: %s(%#llx) of a block never seen, from %#llx", t->tid,

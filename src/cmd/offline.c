@@ -29,32 +29,12 @@
 #include "cmd/offline.h"
 #include "util/progress.h"
 #include "output/pprof.h"
+#include "eventlog/logread.h"
 #include "eventlog/record.h"
 #include "symbols/symbols.h"
 #include "heap/table.h"
 #include "heap/timeline.h"
 #include "util/util.h"
-
-#define IN_SIZE (64u << 10)
-
-/* reader states; RD_STOPPED: at the moment asked for (offline_opts.at) */
-enum { RD_OK, RD_EOF, RD_TRUNCATED, RD_CORRUPT, RD_STOPPED };
-
-struct reader {
-	const char *name;
-	int fd;
-	ZSTD_DCtx *z;
-	uint8_t *in, *out;
-	ZSTD_inBuffer ib;
-	size_t out_cap, pos, len;
-	size_t zret; /* last ZSTD_decompressStream result: 0 at the end of a frame */
-	uint64_t consumed; /* decompressed bytes taken */
-	int state;
-	const char *why;
-	struct progress pg; /* bytes of the file read, of its size */
-	uint64_t nread;
-	uint32_t version; /* the log's format version */
-};
 
 /* The recorded process as the log says it. */
 struct replay {
@@ -98,6 +78,7 @@ struct replay {
 	struct replay **procs;
 	size_t nprocs, cur; /* cur: the process the records are of now (W) */
 	struct replay *root; /* the one with procs */
+	char *heap_names[HEAP_MAX]; /* in the root: by number (H records), [0] "malloc" */
 	uint64_t end_seq; /* 1 + how many processes ended before this one, 0 if it did not */
 	uint64_t nended; /* in the root */
 	/* in the root: the pid of the process --pid chose (0: none, the first process is
@@ -111,120 +92,15 @@ struct replay {
 	struct calltrace *sel_ct;
 };
 
-static bool fill(struct reader *r)
-{
-	while (r->pos == r->len) {
-		ZSTD_outBuffer ob = { r->out, r->out_cap, 0 };
-
-		if (r->ib.pos == r->ib.size) {
-			ssize_t n = read(r->fd, r->in, IN_SIZE);
-
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				r->state = r->zret ? RD_TRUNCATED : RD_EOF;
-				if (n < 0)
-					r->why = strerror(errno);
-				return false;
-			}
-			r->ib = (ZSTD_inBuffer){ r->in, (size_t)n, 0 };
-			r->nread += n;
-			progress_update(&r->pg, r->nread);
-		}
-		r->zret = ZSTD_decompressStream(r->z, &ob, &r->ib);
-		if (ZSTD_isError(r->zret)) {
-			r->state = RD_CORRUPT;
-			r->why = ZSTD_getErrorName(r->zret);
-			return false;
-		}
-		r->pos = 0;
-		r->len = ob.pos;
-	}
-	return true;
-}
-
-/* The next byte; false at the end of the data (r->state says why). */
-static inline bool get_byte(struct reader *r, uint8_t *b)
-{
-	if (r->pos == r->len && !fill(r))
-		return false;
-	*b = r->out[r->pos++];
-	r->consumed++;
-	return true;
-}
-
-/* Inside a record the data may not end. */
-static bool need(struct reader *r, bool ok)
-{
-	if (!ok && r->state == RD_EOF)
-		r->state = RD_TRUNCATED;
-	return ok;
-}
-
-static bool corrupt(struct reader *r, const char *why)
-{
-	r->state = RD_CORRUPT;
-	r->why = why;
-	return false;
-}
-
-static bool get_u(struct reader *r, uint64_t *v)
-{
-	uint8_t b;
-
-	*v = 0;
-	for (unsigned shift = 0; shift < 70; shift += 7) {
-		if (!need(r, get_byte(r, &b)))
-			return false;
-		if (shift == 63 && b > 1)
-			break;
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return true;
-	}
-	return corrupt(r, "a number longer than 64 bits");
-}
-
-static bool get_s(struct reader *r, int64_t *v)
-{
-	uint64_t u;
-
-	if (!get_u(r, &u))
-		return false;
-	*v = (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
-	return true;
-}
-
-/* A string or byte array of at most cap - 1 bytes, NUL-terminated; its length in *len. */
-static bool get_bytes(struct reader *r, char *buf, size_t cap, size_t *len)
-{
-	uint64_t n;
-	uint8_t b;
-
-	if (!get_u(r, &n))
-		return false;
-	if (n >= cap)
-		return corrupt(r, "a string longer than the format allows");
-	for (uint64_t i = 0; i < n; i++) {
-		if (!need(r, get_byte(r, &b)))
-			return false;
-		buf[i] = (char)b;
-	}
-	buf[n] = '\0';
-	if (len)
-		*len = n;
-	return true;
-}
-
-static bool get_time(struct reader *r, struct replay *rp)
+static bool get_time(struct logread *r, struct replay *rp)
 {
 	int64_t dt;
 
-	if (!get_s(r, &dt))
+	if (!logread_s(r, &dt))
 		return false;
 	if (rp->at == AT_TIME && rp->now_ns + (uint64_t)dt - rp->start_ns > rp->at_ns) {
 		rp->now_ns = rp->start_ns + rp->at_ns;
-		r->state = RD_STOPPED;
+		r->state = LOGREAD_STOPPED;
 		return false;
 	}
 	rp->now_ns += (uint64_t)dt;
@@ -242,16 +118,17 @@ static void replay_forget(struct replay *rp)
 	modlist_clear(&rp->mods);
 }
 
-static bool read_module(struct reader *r, struct replay *rp)
+static bool read_module(struct logread *r, struct replay *rp)
 {
 	uint64_t start, end, base, known, bias;
 	char id[65], path[RECORD_MAX_STRING + 1];
 	size_t idlen;
 	struct module *m;
 
-	if (!get_u(r, &start) || !get_u(r, &end) || !get_u(r, &base) || !get_u(r, &known) ||
-	    !get_u(r, &bias) || !get_bytes(r, id, sizeof(id), &idlen) ||
-	    !get_bytes(r, path, sizeof(path), NULL))
+	if (!logread_u(r, &start) || !logread_u(r, &end) || !logread_u(r, &base) ||
+	    !logread_u(r, &known) || !logread_u(r, &bias) ||
+	    !logread_bytes(r, id, sizeof(id), &idlen) ||
+	    !logread_bytes(r, path, sizeof(path), NULL))
 		return false;
 	if (rp->mods.n == rp->mods.cap) {
 		rp->mods.cap = rp->mods.cap ? rp->mods.cap * 2 : 16;
@@ -276,30 +153,31 @@ static bool read_module(struct reader *r, struct replay *rp)
 	return true;
 }
 
-static bool read_backtrace(struct reader *r, struct replay *rp)
+static bool read_backtrace(struct logread *r, struct replay *rp)
 {
 	uint64_t hook, depth, pcs[RECORD_MAX_DEPTH], pc = 0;
 	uint32_t bt;
 
-	if (!get_u(r, &hook) || !get_u(r, &depth))
+	if (!logread_u(r, &hook) || !logread_u(r, &depth))
 		return false;
 	if (hook > HOOK_COUNT)
-		return corrupt(r, "a backtrace names no allocation function heaptrace knows");
+		return logread_corrupt(r,
+			"a backtrace names no allocation function heaptrace knows");
 	if (!depth || depth > RECORD_MAX_DEPTH)
-		return corrupt(r, "a backtrace of no frames or more than 256");
+		return logread_corrupt(r, "a backtrace of no frames or more than 256");
 	for (uint64_t d = 0; d < depth; d++) {
 		int64_t delta;
 
-		if (!get_s(r, &delta))
+		if (!logread_s(r, &delta))
 			return false;
 		pc += (uint64_t)delta;
 		pcs[d] = pc;
 	}
 	if (rp->t.nbts == UINT32_MAX - 1)
-		return corrupt(r, "too many backtraces");
+		return logread_corrupt(r, "too many backtraces");
 	bt = table_intern(&rp->t, pcs, (uint32_t)depth);
 	if (bt != rp->t.nbts - 1)
-		return corrupt(r, "a backtrace written twice");
+		return logread_corrupt(r, "a backtrace written twice");
 	for (unsigned i = 0; hook && i <= rp->nhookpcs && i < ARRAY_SIZE(rp->hookpcs); i++) {
 		if (i == rp->nhookpcs) {
 			rp->hookpcs[rp->nhookpcs].pc = pcs[0];
@@ -331,16 +209,17 @@ static void choose_root(struct replay *rp)
 	rp->ct = NULL;
 }
 
-static bool read_start(struct reader *r, struct replay *rp)
+static bool read_start(struct logread *r, struct replay *rp)
 {
 	uint64_t pid, start, word, machine, depth;
 
-	if (!get_u(r, &pid) || !get_u(r, &start) || !get_u(r, &word) || !get_u(r, &machine) ||
-	    !get_u(r, &depth) || !get_bytes(r, rp->command, sizeof(rp->command), NULL))
+	if (!logread_u(r, &pid) || !logread_u(r, &start) || !logread_u(r, &word) ||
+	    !logread_u(r, &machine) || !logread_u(r, &depth) ||
+	    !logread_bytes(r, rp->command, sizeof(rp->command), NULL))
 		return false;
 	rp->depth = depth <= RECORD_MAX_DEPTH ? (unsigned)depth : 0;
 	if (pid > INT32_MAX)
-		return corrupt(r, "a process id out of range");
+		return logread_corrupt(r, "a process id out of range");
 	rp->pid = (int)pid;
 	if (rp == rp->root && rp->sel_pid)
 		choose_root(rp);
@@ -351,17 +230,17 @@ static bool read_start(struct reader *r, struct replay *rp)
 }
 
 /* E's list of the allocators traced (version 2). */
-static bool read_allocators(struct reader *r, struct replay *rp)
+static bool read_allocators(struct logread *r, struct replay *rp)
 {
 	char name[RECORD_MAX_STRING + 1];
 	uint64_t n;
 
-	if (!get_u(r, &n))
+	if (!logread_u(r, &n))
 		return false;
 	if (n > RECORD_MAX_ALLOCATORS)
-		return corrupt(r, "more allocators than a log holds");
+		return logread_corrupt(r, "more allocators than a log holds");
 	for (uint64_t i = 0; i < n; i++) {
-		if (!get_bytes(r, name, sizeof(name), NULL))
+		if (!logread_bytes(r, name, sizeof(name), NULL))
 			return false;
 		if (rp->nallocators < RECORD_MAX_ALLOCATORS)
 			rp->allocators[rp->nallocators++] = xstrdup(name);
@@ -370,14 +249,15 @@ static bool read_allocators(struct reader *r, struct replay *rp)
 	return true;
 }
 
-static bool read_end(struct reader *r, struct replay *rp)
+static bool read_end(struct logread *r, struct replay *rp)
 {
 	uint64_t exited, has_statm;
 	int64_t status;
 
-	if (!get_time(r, rp) || !get_u(r, &exited) || !get_s(r, &status) ||
-	    !get_u(r, &has_statm) || !get_u(r, &rp->statm[0]) || !get_u(r, &rp->statm[1]) ||
-	    !get_u(r, &rp->statm[2]) || !get_bytes(r, rp->command, sizeof(rp->command), NULL))
+	if (!get_time(r, rp) || !logread_u(r, &exited) || !logread_s(r, &status) ||
+	    !logread_u(r, &has_statm) || !logread_u(r, &rp->statm[0]) ||
+	    !logread_u(r, &rp->statm[1]) || !logread_u(r, &rp->statm[2]) ||
+	    !logread_bytes(r, rp->command, sizeof(rp->command), NULL))
 		return false;
 	rp->exited = exited != 0;
 	rp->exit_status = (int)status;
@@ -410,37 +290,85 @@ static void park_held(struct replay *rp)
 	}
 }
 
-/* T, P and R: a realloc's old block, moved as the tracer moved it (calls.c). */
-static bool read_realloc(struct reader *r, struct replay *rp, uint8_t type)
+/* A heap's number: one a table keeps, besides malloc's. */
+static bool get_heap(struct logread *r, uint64_t *heap)
 {
-	uint64_t tid, arg = 0;
+	if (!logread_u(r, heap))
+		return false;
+	if (*heap >= HEAP_MAX || *heap >= TABLE_HEAPS)
+		return logread_corrupt(r, "a heap number out of range");
+	return true;
+}
+
+/* H: the name of a heap besides malloc's (version 3). */
+static bool read_heap(struct logread *r, struct replay *rp)
+{
+	char name[RECORD_MAX_STRING + 1];
+	uint64_t heap;
+
+	if (!get_heap(r, &heap) || !logread_bytes(r, name, sizeof(name), NULL))
+		return false;
+	if (heap == HEAP_MALLOC)
+		return logread_corrupt(r, "a name for the malloc heap");
+	free(rp->root->heap_names[heap]);
+	rp->root->heap_names[heap] = xstrdup(name);
+	/* the mapping calls' names, for frame 0 as the live report names it (--mmap) */
+	if (heap == HEAP_MMAP)
+		hook_enable_mmap();
+	return true;
+}
+
+/* U: a range of a heap's addresses released (version 3), as table_release_range did. The
+ * heaptrack file and the lifetimes see no such release (a piece of a block may stay). */
+static bool read_range(struct logread *r, struct replay *rp)
+{
+	uint64_t tid, heap, lo, hi;
+
+	if (!get_time(r, rp) || !logread_u(r, &tid) || !get_heap(r, &heap) || !logread_u(r, &lo) ||
+	    !logread_u(r, &hi))
+		return false;
+	table_release_range(&rp->t, (unsigned)heap, lo, hi);
+	return true;
+}
+
+/* T, P and R: a realloc's old block, moved as the tracer moved it (calls.c). */
+static bool read_realloc(struct logread *r, struct replay *rp, uint8_t type)
+{
+	uint64_t tid, arg = 0, heap = HEAP_MALLOC;
 	struct held *h;
 	struct block blk;
 
 	if (type != 'P' && !get_time(r, rp))
 		return false;
-	if (!get_u(r, &tid) || (type != 'P' && !get_u(r, &arg)))
+	if (!logread_u(r, &tid) || (type != 'P' && !logread_u(r, &arg)))
 		return false;
 	h = held_by(rp, tid);
 	if (type == 'T') {
 		if (h)
-			return corrupt(r, "a thread in two reallocs at once");
+			return logread_corrupt(r, "a thread in two reallocs at once");
 		table_thread_free(&rp->t, (uint32_t)tid, arg);
 		if (!table_take(&rp->t, arg, &blk))
-			return corrupt(r, "a realloc of a block that is not live");
+			return logread_corrupt(r, "a realloc of a block that is not live");
 		if (rp->nheld == rp->held_cap) {
 			rp->held_cap = rp->held_cap ? rp->held_cap * 2 : 16;
 			rp->held = xrealloc(rp->held, rp->held_cap * sizeof(*rp->held));
 		}
 		rp->held[rp->nheld++] =
 			(struct held){ tid, blk, rp->lt ? lifetime_remove(rp->lt, arg) : 0 };
-		if (rp->ct)
+		if (rp->ct && !table_key_heap(arg))
 			calltrace_take(rp->ct, rp->pid, (uint32_t)tid, arg);
 		return true;
 	}
+	if (type == 'R') { /* known, and from version 3 the heap above it */
+		heap = arg >> 1;
+		arg &= 1;
+		if (heap >= HEAP_MAX || heap >= TABLE_HEAPS)
+			return logread_corrupt(r, "a heap number out of range");
+	}
 	if (type == 'P' || arg) {
 		if (!h)
-			return corrupt(r, "a realloc's end without its start");
+			return logread_corrupt(r, "a realloc's end without its start");
+		heap = table_key_heap(h->blk.ptr);
 		if (type == 'P' && table_put_back(&rp->t, &h->blk) && rp->lt)
 			lifetime_put(rp->lt, h->blk.ptr, h->id);
 		else if (type == 'R' && rp->htk)
@@ -449,10 +377,12 @@ static bool read_realloc(struct reader *r, struct replay *rp, uint8_t type)
 		drop_held(rp, h);
 	}
 	if (type == 'R')
-		table_count_release(&rp->t, arg != 0);
-	if (rp->ct && type == 'P')
+		table_heap_release(&rp->t, (unsigned)heap, arg != 0);
+	if (!rp->ct || heap) /* --calls prints the malloc heap's, as --trace-calls */
+		return true;
+	if (type == 'P')
 		calltrace_put_back(rp->ct, rp->pid, (uint32_t)tid, rp->now_ns - rp->start_ns);
-	else if (rp->ct)
+	else
 		calltrace_release(rp->ct, rp->pid, (uint32_t)tid, rp->now_ns - rp->start_ns,
 				  arg != 0);
 	return true;
@@ -526,26 +456,26 @@ static void take_chosen(struct replay *root, struct replay *c)
 
 /* N: a process forked from procs[parent] (-f), with copies of its heap, modules and
  * backtraces; its times go on from the parent's. */
-static bool read_fork(struct reader *r, struct replay *root, struct replay *cur)
+static bool read_fork(struct logread *r, struct replay *root, struct replay *cur)
 {
 	uint64_t parent, pid, start;
 	struct replay *pp, *c;
 
-	if (!get_u(r, &parent) || !get_u(r, &pid) || !get_u(r, &start))
+	if (!logread_u(r, &parent) || !logread_u(r, &pid) || !logread_u(r, &start))
 		return false;
 	if (parent >= root->nprocs)
-		return corrupt(r, "a fork of a process not in the log");
+		return logread_corrupt(r, "a fork of a process not in the log");
 	if (pid > INT32_MAX)
-		return corrupt(r, "a process id out of range");
+		return logread_corrupt(r, "a process id out of range");
 	if (root->nprocs >= 4096)
-		return corrupt(r, "more than 4096 processes");
+		return logread_corrupt(r, "more than 4096 processes");
 	pp = root->procs[parent];
 	c = xcalloc(1, sizeof(*c));
 	table_init(&c->t);
 	timeline_init(&c->tl);
 	root->procs = xrealloc(root->procs, (root->nprocs + 1) * sizeof(*root->procs));
 	root->procs[root->nprocs++] = c;
-	if (!get_bytes(r, c->command, sizeof(c->command), NULL))
+	if (!logread_bytes(r, c->command, sizeof(c->command), NULL))
 		return false;
 	c->depth = pp->depth;
 	table_destroy(&c->t);
@@ -579,22 +509,22 @@ static bool read_fork(struct reader *r, struct replay *root, struct replay *cur)
 }
 
 /* One record of process rp; false at the end of the data or on an error (r->state). */
-static bool read_record(struct reader *r, struct replay *rp, uint8_t type);
+static bool read_record(struct logread *r, struct replay *rp, uint8_t type);
 
 /* One record of any process; false at the end of the data or on an error (r->state). */
-static bool read_any(struct reader *r, struct replay *root)
+static bool read_any(struct logread *r, struct replay *root)
 {
 	struct replay *rp = root->procs[root->cur];
 	uint64_t idx;
 	uint8_t type;
 
-	if (!get_byte(r, &type))
+	if (!logread_byte(r, &type))
 		return false;
 	if (type == 'W') {
-		if (!get_u(r, &idx))
+		if (!logread_u(r, &idx))
 			return false;
 		if (idx >= root->nprocs)
-			return corrupt(r, "records of a process not in the log");
+			return logread_corrupt(r, "records of a process not in the log");
 		root->procs[idx]->now_ns = rp->now_ns; /* one clock */
 		root->cur = (size_t)idx;
 		return true;
@@ -604,25 +534,25 @@ static bool read_any(struct reader *r, struct replay *root)
 	return read_record(r, rp, type);
 }
 
-static bool read_record(struct reader *r, struct replay *rp, uint8_t type)
+static bool read_record(struct logread *r, struct replay *rp, uint8_t type)
 {
 	uint64_t tid, bt, size, ptr;
 
 	if (rp->ended)
-		return corrupt(r, "data after the end record");
+		return logread_corrupt(r, "data after the end record");
 	if (!rp->started && type != 'S')
-		return corrupt(r, "no start record");
+		return logread_corrupt(r, "no start record");
 	switch (type) {
 	case 'S':
 		if (rp->started)
-			return corrupt(r, "a second start record");
+			return logread_corrupt(r, "a second start record");
 		return read_start(r, rp);
 	case 'X':
 		if (rp->htk)
 			htk_exec(rp);
 		replay_forget(rp);
-		if (!get_u(r, &rp->start_ns) ||
-		    !get_bytes(r, rp->command, sizeof(rp->command), NULL))
+		if (!logread_u(r, &rp->start_ns) ||
+		    !logread_bytes(r, rp->command, sizeof(rp->command), NULL))
 			return false;
 		/* the new program's timeline starts at its start */
 		timeline_init(&rp->tl);
@@ -632,36 +562,38 @@ static bool read_record(struct reader *r, struct replay *rp, uint8_t type)
 	case 'B':
 		return read_backtrace(r, rp);
 	case 'A':
-		if (!get_time(r, rp) || !get_u(r, &tid) || !get_u(r, &bt) || !get_u(r, &size) ||
-		    !get_u(r, &ptr))
+		if (!get_time(r, rp) || !logread_u(r, &tid) || !logread_u(r, &bt) ||
+		    !logread_u(r, &size) || !logread_u(r, &ptr))
 			return false;
 		if (bt >= rp->t.nbts)
-			return corrupt(r, "an allocation from a backtrace not written before");
+			return logread_corrupt(r,
+				"an allocation from a backtrace not written before");
 		if (rp->htk)
 			htk_events(rp, ptr, true, size, (uint32_t)bt);
 		table_alloc(&rp->t, ptr, size, (uint32_t)bt, rp->now_ns);
 		table_thread_alloc(&rp->t, (uint32_t)tid, ptr);
 		if (rp->lt)
 			lifetime_add(rp->lt, ptr);
-		if (rp->ct)
+		if (rp->ct && !table_key_heap(ptr))
 			calltrace_alloc(rp->ct, rp->pid, (uint32_t)tid, rp->now_ns - rp->start_ns,
 					bt_hook(rp, (uint32_t)bt), size, ptr);
 		if (rp->at == AT_PEAK && rp->t.sum.peak_live_bytes >= rp->at_peak) {
-			r->state = RD_STOPPED;
+			r->state = LOGREAD_STOPPED;
 			return false;
 		}
 		return true;
 	case 'I':
-		if (!get_time(r, rp) || !get_u(r, &bt) || !get_u(r, &size) || !get_u(r, &ptr))
+		if (!get_time(r, rp) || !logread_u(r, &bt) || !logread_u(r, &size) ||
+		    !logread_u(r, &ptr))
 			return false;
 		if (bt >= rp->t.nbts)
-			return corrupt(r, "a block from a backtrace not written before");
+			return logread_corrupt(r, "a block from a backtrace not written before");
 		table_seed(&rp->t, ptr, size, (uint32_t)bt, rp->now_ns);
 		if (rp->lt)
 			lifetime_add(rp->lt, ptr);
 		return true;
 	case 'F':
-		if (!get_time(r, rp) || !get_u(r, &tid) || !get_u(r, &ptr))
+		if (!get_time(r, rp) || !logread_u(r, &tid) || !logread_u(r, &ptr))
 			return false;
 		table_thread_free(&rp->t, (uint32_t)tid, ptr);
 		if (rp->htk)
@@ -669,7 +601,7 @@ static bool read_record(struct reader *r, struct replay *rp, uint8_t type)
 		table_free(&rp->t, ptr);
 		if (rp->lt)
 			lifetime_remove(rp->lt, ptr);
-		if (rp->ct)
+		if (rp->ct && !table_key_heap(ptr))
 			calltrace_free(rp->ct, rp->pid, (uint32_t)tid, rp->now_ns - rp->start_ns,
 				       ptr);
 		return true;
@@ -677,6 +609,14 @@ static bool read_record(struct reader *r, struct replay *rp, uint8_t type)
 	case 'P':
 	case 'R':
 		return read_realloc(r, rp, type);
+	case 'H':
+		if (r->version < 3)
+			return logread_corrupt(r, "an unknown record type");
+		return read_heap(r, rp);
+	case 'U':
+		if (r->version < 3)
+			return logread_corrupt(r, "an unknown record type");
+		return read_range(r, rp);
 	case 'E':
 		if (!read_end(r, rp))
 			return false;
@@ -684,12 +624,12 @@ static bool read_record(struct reader *r, struct replay *rp, uint8_t type)
 		park_held(rp);
 		return true;
 	default:
-		return corrupt(r, "an unknown record type");
+		return logread_corrupt(r, "an unknown record type");
 	}
 }
 
 /* One record, and the heap's place in the timeline after it. */
-static bool replay_record(struct reader *r, struct replay *root)
+static bool replay_record(struct logread *r, struct replay *root)
 {
 	struct replay *rp = root->procs[root->cur];
 	uint64_t bytes = rp->t.sum.live_bytes, blocks = rp->t.sum.live_blocks;
@@ -717,53 +657,15 @@ static bool all_ended(const struct replay *root)
 	return true;
 }
 
-/* Check the header. Return 0 or -EINVAL (said). */
-static int read_header(struct reader *r)
-{
-	uint8_t h[RECORD_HEADER_SIZE];
-	size_t got = 0;
-	uint32_t version;
-
-	while (got < sizeof(h)) {
-		ssize_t n = read(r->fd, h + got, sizeof(h) - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			pr_err("%s: %s", r->name, strerror(errno));
-			return -errno;
-		}
-		if (!n)
-			break;
-		got += n;
-	}
-	if (got < 8 || memcmp(h, RECORD_MAGIC, 8)) {
-		pr_err("%s: not a heaptrace log (written by heaptrace --record)", r->name);
-		return -EINVAL;
-	}
-	if (got < sizeof(h)) {
-		pr_err("%s: truncated log (its header is cut short)", r->name);
-		return -EINVAL;
-	}
-	version = h[8] | h[9] << 8 | h[10] << 16 | (uint32_t)h[11] << 24;
-	if (version > RECORD_VERSION || !version) {
-		pr_err("%s: log format version %u; this heaptrace reads version %u and older",
-		       r->name, version, RECORD_VERSION);
-		return -EINVAL;
-	}
-	r->version = version;
-	return 0;
-}
-
 /* Replay the whole log into rp. Return 0 or -errno (said). */
-static int replay_log(struct reader *r, struct replay *rp)
+static int replay_log(struct logread *r, struct replay *rp)
 {
-	int ret = read_header(r);
+	int ret = logread_header(r);
 
 	if (ret)
 		return ret;
 	r->z = ZSTD_createDCtx();
-	r->in = xmalloc(IN_SIZE);
+	r->in = xmalloc(LOGREAD_IN_SIZE);
 	r->out_cap = ZSTD_DStreamOutSize();
 	r->out = xmalloc(r->out_cap);
 	r->zret = 1; /* no frame yet */
@@ -776,10 +678,10 @@ static int replay_log(struct reader *r, struct replay *rp)
 	while (replay_record(r, rp))
 		;
 	progress_end(&r->pg);
-	if (r->state == RD_EOF && !all_ended(rp))
-		r->state = RD_TRUNCATED;
+	if (r->state == LOGREAD_EOF && !all_ended(rp))
+		r->state = LOGREAD_TRUNCATED;
 	switch (r->state) {
-	case RD_STOPPED:
+	case LOGREAD_STOPPED:
 		for (size_t i = 0; i < rp->nprocs; i++) {
 			struct replay *p = rp->procs[i];
 
@@ -791,9 +693,9 @@ static int replay_log(struct reader *r, struct replay *rp)
 				p->now_ns = rp->procs[rp->cur]->now_ns;
 		}
 		/* fall through */
-	case RD_EOF:
+	case LOGREAD_EOF:
 		return 0;
-	case RD_TRUNCATED:
+	case LOGREAD_TRUNCATED:
 		if (r->why) {
 			pr_err("%s: %s", r->name, r->why);
 			return -EIO;
@@ -919,7 +821,8 @@ static void resolve_named(void *ctx, uint64_t pc, unsigned index, struct sym_fra
 
 	resolve_frame(ctx, pc, index, out);
 	for (unsigned i = 0; !index && i < rp->nhookpcs; i++) {
-		if (rp->hookpcs[i].pc == pc) {
+		/* a custom hook of the run is no hook here: its symbol names it */
+		if (rp->hookpcs[i].pc == pc && hook_table[rp->hookpcs[i].hook].name) {
 			int h = rp->hookpcs[i].hook;
 			char sym[64];
 			const char *cxx = sym_demangled(res->sym,
@@ -948,7 +851,7 @@ static struct replay *replay_file(const struct offline_opts *o, enum offline_at 
 				  uint64_t at_ns, uint64_t at_peak, struct htk *htk,
 				  struct lifetime *lt, struct calltrace *ct)
 {
-	struct reader r = { .name = o->path, .fd = -1 };
+	struct logread r = { .name = o->path, .fd = -1 };
 	struct replay *rp;
 	struct stat st;
 
@@ -974,6 +877,7 @@ static struct replay *replay_file(const struct offline_opts *o, enum offline_at 
 	rp->procs[0] = rp;
 	rp->nprocs = 1;
 	rp->root = rp;
+	rp->heap_names[HEAP_MALLOC] = xstrdup("malloc");
 	rp->sel_pid = o->pid;
 	rp->at = at;
 	rp->at_ns = at_ns;
@@ -1009,6 +913,8 @@ static void replay_free(struct replay *rp)
 	free(rp->held);
 	for (unsigned i = 0; i < rp->nallocators; i++)
 		free(rp->allocators[i]);
+	for (unsigned h = 0; h < HEAP_MAX; h++)
+		free(rp->heap_names[h]);
 	free(rp);
 }
 
@@ -1287,6 +1193,7 @@ static int report_proc(const struct offline_opts *o, struct side *sd, struct rep
 		.keep_ctx = &sd->lt,
 		.allocators = rp->has_allocators ? (const char *const *)rp->allocators : NULL,
 		.nallocators = rp->nallocators,
+		.heap_names = (const char *const *)rp->root->heap_names,
 	};
 
 	if (html)

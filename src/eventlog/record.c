@@ -17,13 +17,11 @@
 #include <zstd.h>
 
 #define PR_DOMAIN "record"
-#include "output/calltrace.h"
-#include "util/log.h"
-#include "target/process.h"
 #include "eventlog/record.h"
-#include "output/report.h"
-#include "trace/session.h"
+#include "heap/hooks.h"
 #include "symbols/symbols.h"
+#include "target/process.h"
+#include "util/log.h"
 #include "util/util.h"
 
 #define CHUNK_SIZE (64u << 10)
@@ -32,7 +30,8 @@
 #define FLUSH_SECS 1 /* a quiet program's events still leave within about a second */
 
 bool record_on;
-static struct calltrace *trace; /* --trace-calls */
+static const struct record_calls *trace; /* --trace-calls */
+static void *trace_ctx;
 
 static struct recorder {
 	int fd;
@@ -60,6 +59,7 @@ static struct recorder {
 	} *procs;
 	size_t nprocs, cur; /* cur: the process the records are of now */
 	uint64_t last_ns;
+	unsigned depth; /* --depth, for S records */
 } rec = { .fd = -1 };
 
 static int write_all(int fd, const void *data, size_t len)
@@ -208,7 +208,7 @@ static void put_time(uint64_t ns)
 	rec.last_ns = ns;
 }
 
-int record_open(const char *path)
+int record_open(const char *path, unsigned depth)
 {
 	uint8_t head[RECORD_HEADER_SIZE] = RECORD_MAGIC;
 	sigset_t all, old;
@@ -243,8 +243,22 @@ int record_open(const char *path)
 		rec.fd = -1;
 		return ret;
 	}
+	rec.depth = depth;
 	record_on = true;
 	return 0;
+}
+
+/* H records: the heaps besides malloc's, named once for the whole log. */
+static void put_heaps(void)
+{
+	for (unsigned h = HEAP_MALLOC + 1; h < HEAP_MAX; h++) {
+		if (!hook_heap_name(h))
+			continue;
+		room();
+		rec.buf[rec.len++] = 'H';
+		put_u(h);
+		put_str(hook_heap_name(h));
+	}
 }
 
 static void put_start(const struct proc *p)
@@ -257,9 +271,10 @@ static void put_start(const struct proc *p)
 	put_u(arch->elf_machine);
 	/* --depth (0 in older logs): informative, the B records carry their own, and report
 	 * marks the backtraces it may have cut */
-	put_u(session.opts ? session.opts->depth : 0);
+	put_u(rec.depth);
 	put_str(p && p->command ? p->command : "?");
 	rec.last_ns = p ? p->start_ns : 0;
+	put_heaps();
 }
 
 static void put_modules(struct recproc *rp, const struct proc *p)
@@ -307,16 +322,17 @@ static void put_backtraces(struct recproc *rp, const struct proc *p, uint32_t up
 	}
 }
 
-void record_trace_calls(struct calltrace *ct)
+void record_trace_calls(const struct record_calls *calls, void *ctx)
 {
-	trace = ct;
+	trace = calls;
+	trace_ctx = ctx;
 	record_on = true;
 }
 
 void record_trace_flush(void)
 {
 	if (trace)
-		calltrace_flush(trace);
+		trace->flush(trace_ctx);
 }
 
 /* The allocation function frame 0 of p's backtrace bt is (hooks.h), -1 if none. */
@@ -414,11 +430,12 @@ void record_fork(const struct proc *child, const struct proc *parent)
 void record_alloc_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t size, uint32_t bt,
 		       uint64_t ns)
 {
-	if (trace && ptr)
-		calltrace_alloc(trace, p->pid, (uint32_t)tid, since_start(p, ns), bt_hook(p, bt),
-				size, ptr);
 	struct recproc *rp;
 
+	/* --trace-calls prints the malloc heap's calls, as it did before the log had others */
+	if (trace && ptr && !table_key_heap(ptr))
+		trace->alloc(trace_ctx, p->pid, (uint32_t)tid, since_start(p, ns), bt_hook(p, bt),
+			     size, ptr);
 	if (rec.fd < 0 || !ptr || !(rp = follow(p)))
 		return;
 	if (bt >= rp->nbts || p->mods.n > rp->nmods)
@@ -457,8 +474,8 @@ void record_seeded(struct proc *p)
 
 void record_free_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns)
 {
-	if (trace)
-		calltrace_free(trace, p->pid, (uint32_t)tid, since_start(p, ns), ptr);
+	if (trace && !table_key_heap(ptr))
+		trace->free(trace_ctx, p->pid, (uint32_t)tid, since_start(p, ns), ptr);
 	if (rec.fd < 0 || !follow(p))
 		return;
 	room();
@@ -468,16 +485,24 @@ void record_free_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns)
 	put_u(ptr);
 }
 
-void record_realloc_slow(struct proc *p, pid_t tid, char what, uint64_t arg, uint64_t ns)
+/* A realloc's step (record_realloc_slow's what and arg) to --trace-calls. */
+static void trace_realloc(struct proc *p, pid_t tid, char what, uint64_t arg, uint64_t ns)
+{
+	if (what == 'T')
+		trace->take(trace_ctx, p->pid, (uint32_t)tid, arg);
+	else if (what == 'P')
+		trace->put_back(trace_ctx, p->pid, (uint32_t)tid, since_start(p, ns));
+	else
+		trace->release(trace_ctx, p->pid, (uint32_t)tid, since_start(p, ns), arg != 0);
+}
+
+void record_realloc_slow(struct proc *p, pid_t tid, char what, unsigned heap, uint64_t arg,
+			 uint64_t ns)
 {
 	if (what == 'P') /* a failed call: its time is not in the log */
 		ns = now_ns();
-	if (trace && what == 'T')
-		calltrace_take(trace, p->pid, (uint32_t)tid, arg);
-	else if (trace && what == 'P')
-		calltrace_put_back(trace, p->pid, (uint32_t)tid, since_start(p, ns));
-	else if (trace)
-		calltrace_release(trace, p->pid, (uint32_t)tid, since_start(p, ns), arg != 0);
+	if (trace && !heap)
+		trace_realloc(p, tid, what, arg, ns);
 	if (rec.fd < 0 || !follow(p))
 		return;
 	room();
@@ -485,11 +510,27 @@ void record_realloc_slow(struct proc *p, pid_t tid, char what, uint64_t arg, uin
 	if (what != 'P')
 		put_time(ns);
 	put_u((uint64_t)tid);
-	if (what != 'P')
+	if (what == 'R') /* a malloc heap's R is as version 2 wrote it */
+		put_u(arg | (uint64_t)heap << 1);
+	else if (what != 'P')
 		put_u(arg);
 }
 
-static void put_end(struct recproc *rp, const struct proc *p, const struct report_info *ri)
+void record_range_slow(struct proc *p, pid_t tid, unsigned heap, uint64_t lo, uint64_t hi,
+		       uint64_t ns)
+{
+	if (rec.fd < 0 || !follow(p))
+		return;
+	room();
+	rec.buf[rec.len++] = 'U';
+	put_time(ns);
+	put_u((uint64_t)tid);
+	put_u(heap);
+	put_u(lo);
+	put_u(hi);
+}
+
+static void put_end(struct recproc *rp, const struct proc *p, const struct record_ending *end)
 {
 	unsigned n;
 
@@ -497,31 +538,31 @@ static void put_end(struct recproc *rp, const struct proc *p, const struct repor
 		put_modules(rp, p); /* libraries loaded after the last new backtrace */
 	room();
 	rec.buf[rec.len++] = 'E';
-	put_time(ri ? ri->now_ns : rec.last_ns);
-	put_u(ri && ri->exited);
-	put_s(ri ? ri->exit_status : 0);
-	put_u(ri && ri->has_statm);
-	put_u(ri ? ri->statm_vss : 0);
-	put_u(ri ? ri->statm_rss : 0);
-	put_u(ri ? ri->statm_shared : 0);
-	put_str(ri ? ri->command : "?");
-	n = ri && ri->allocators ? ri->nallocators : 0;
+	put_time(end ? end->now_ns : rec.last_ns);
+	put_u(end && end->exited);
+	put_s(end ? end->exit_status : 0);
+	put_u(end && end->has_statm);
+	put_u(end ? end->statm_vss : 0);
+	put_u(end ? end->statm_rss : 0);
+	put_u(end ? end->statm_shared : 0);
+	put_str(end ? end->command : "?");
+	n = end && end->allocators ? end->nallocators : 0;
 	n = n < RECORD_MAX_ALLOCATORS ? n : RECORD_MAX_ALLOCATORS;
 	put_u(n);
 	for (unsigned i = 0; i < n; i++) /* 16 names of at most 255 bytes: MAX_RECORD holds them */
-		put_bytes(ri->allocators[i], strnlen(ri->allocators[i], 255));
+		put_bytes(end->allocators[i], strnlen(end->allocators[i], 255));
 	if (rp)
 		rp->ended = true;
 }
 
-void record_end(struct proc *p, const struct report_info *ri)
+void record_end(struct proc *p, const struct record_ending *end)
 {
 	struct recproc *rp;
 
 	record_trace_flush();
 	if (rec.fd < 0 || !(rp = follow(p)))
 		return;
-	put_end(rp, p, ri);
+	put_end(rp, p, end);
 }
 
 int record_close(void)

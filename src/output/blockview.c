@@ -18,8 +18,8 @@ static int by_bt_time(const void *a, const void *b)
 	return x->ptr < y->ptr ? -1 : x->ptr > y->ptr;
 }
 
-void blockview_build(struct blockview *bv, const struct table *t, const struct report_opts *o,
-		     const struct report_info *ri)
+void blockview_build(struct blockview *bv, const struct table *t, blockview_keep_fn keep,
+		     void *ctx)
 {
 	uint64_t n = 0;
 
@@ -28,7 +28,7 @@ void blockview_build(struct blockview *bv, const struct table *t, const struct r
 	for (uint64_t s = 0; s < t->blocks_cap; s++) {
 		const struct block *blk = &t->blocks[s];
 
-		if (blk->ptr && n < t->nblocks && report_keeps_block(t, blk, o, ri))
+		if (blk->ptr && n < t->nblocks && keep(ctx, t, blk))
 			bv->v[n++] = blk;
 	}
 	qsort(bv->v, n, sizeof(*bv->v), by_bt_time);

@@ -6,17 +6,21 @@
  * --blocks: each live block (address, size, age) under its backtrace, as memleak -a lists
  * them. The blocks that pass the report's filters, grouped by backtrace, oldest first.
  */
+#include <stdbool.h>
 #include <stdio.h>
 
-#include "output/report.h"
+#include "heap/table.h"
 
 struct blockview {
 	const struct block **v; /* sorted by backtrace, time, address */
 	uint64_t *first; /* v[first[bt] .. first[bt + 1]) are backtrace bt's */
 };
 
-void blockview_build(struct blockview *bv, const struct table *t, const struct report_opts *o,
-		     const struct report_info *ri);
+/* Which blocks to list (report.c passes its filters, so this file needs none of report.h). */
+typedef bool (*blockview_keep_fn)(void *ctx, const struct table *t, const struct block *blk);
+
+void blockview_build(struct blockview *bv, const struct table *t, blockview_keep_fn keep,
+		     void *ctx);
 void blockview_free(struct blockview *bv);
 
 /* Backtrace bt's blocks, one line each ("   block 0x55d0c1e2a2a0 100 bytes, age 1.234 ms"). */

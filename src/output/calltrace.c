@@ -174,3 +174,43 @@ void calltrace_release(struct calltrace *ct, int pid, uint32_t tid, uint64_t ns,
 	ct->pending = true;
 	ct->pend = (struct calltrace_pend){ pid, tid, ns, old, had };
 }
+
+static void rc_alloc(void *ctx, int pid, uint32_t tid, uint64_t ns, int hook, uint64_t size,
+		     uint64_t ptr)
+{
+	calltrace_alloc(ctx, pid, tid, ns, hook, size, ptr);
+}
+
+static void rc_free(void *ctx, int pid, uint32_t tid, uint64_t ns, uint64_t ptr)
+{
+	calltrace_free(ctx, pid, tid, ns, ptr);
+}
+
+static void rc_take(void *ctx, int pid, uint32_t tid, uint64_t ptr)
+{
+	calltrace_take(ctx, pid, tid, ptr);
+}
+
+static void rc_put_back(void *ctx, int pid, uint32_t tid, uint64_t ns)
+{
+	calltrace_put_back(ctx, pid, tid, ns);
+}
+
+static void rc_release(void *ctx, int pid, uint32_t tid, uint64_t ns, bool known)
+{
+	calltrace_release(ctx, pid, tid, ns, known);
+}
+
+static void rc_flush(void *ctx)
+{
+	calltrace_flush(ctx);
+}
+
+const struct record_calls calltrace_record_calls = {
+	.alloc = rc_alloc,
+	.free = rc_free,
+	.take = rc_take,
+	.put_back = rc_put_back,
+	.release = rc_release,
+	.flush = rc_flush,
+};

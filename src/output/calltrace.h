@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "eventlog/record.h"
+
 struct calltrace {
 	FILE *f;
 	bool json;
@@ -57,5 +59,8 @@ void calltrace_release(struct calltrace *ct, int pid, uint32_t tid, uint64_t ns,
 
 /* Print a realloc still waiting for its new block (there is none: realloc(p, 0)). */
 void calltrace_flush(struct calltrace *ct);
+
+/* The functions above as --trace-calls' callbacks (record_trace_calls), ctx a calltrace. */
+extern const struct record_calls calltrace_record_calls;
 
 #endif

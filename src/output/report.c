@@ -66,6 +66,19 @@ bool report_keeps_block(const struct table *t, const struct block *blk,
 	       (!ri->keep || ri->keep(ri->keep_ctx, blk));
 }
 
+/* The filters of report_write, for blockview_build. */
+struct keep_args {
+	const struct report_opts *o;
+	const struct report_info *ri;
+};
+
+static bool keeps_block(void *ctx, const struct table *t, const struct block *blk)
+{
+	const struct keep_args *k = ctx;
+
+	return report_keeps_block(t, blk, k->o, k->ri);
+}
+
 /* Return the sorted list of backtraces to report (caller frees) and its length in *n. */
 static struct entry *select_bts(const struct table *t, const struct report_opts *o,
 				const struct report_info *ri, uint32_t *n)
@@ -404,36 +417,44 @@ static void text_header(FILE *f, const struct report_info *ri)
 	fprintf(f, "), %.3f s after start: %s\n", ri->elapsed_ns / 1e9, ri->kind);
 }
 
+/* The name of heap h (hooks.h), NULL if there is none. */
+static const char *heap_name(const struct report_info *ri, unsigned h)
+{
+	if (!ri->heap_names)
+		return hook_heap_name(h);
+	return h < HEAP_MAX ? ri->heap_names[h] : NULL;
+}
+
 /* The custom heaps (hooks.h), one line each: their blocks are not in the figures above. */
-static void text_heaps(FILE *f, const struct table *t)
+static void text_heaps(FILE *f, const struct table *t, const struct report_info *ri)
 {
 	char b1[32], b2[32];
 
 	for (unsigned h = 1; h < HEAP_MAX && h < TABLE_HEAPS; h++) {
 		const struct table_summary *s = &t->heap_sum[h];
 
-		if (!hook_heap_name(h))
+		if (!heap_name(ri, h))
 			continue;
 		fprintf(f, "[heaptrace] heap %s: %" PRIu64 " blocks, %s live; peak %" PRIu64
-			   " blocks, %s\n", hook_heap_name(h), s->live_blocks,
+			   " blocks, %s\n", heap_name(ri, h), s->live_blocks,
 			fmt_size(b1, sizeof(b1), s->live_bytes), s->peak_live_blocks,
 			fmt_size(b2, sizeof(b2), s->peak_live_bytes));
 	}
 }
 
 /* "heaps" in the summary: the custom heaps' figures, by name (none: no "heaps"). */
-static void json_heaps(FILE *f, const struct table *t)
+static void json_heaps(FILE *f, const struct table *t, const struct report_info *ri)
 {
 	bool first = true;
 
 	for (unsigned h = 1; h < HEAP_MAX && h < TABLE_HEAPS; h++) {
 		const struct table_summary *s = &t->heap_sum[h];
 
-		if (!hook_heap_name(h))
+		if (!heap_name(ri, h))
 			continue;
 		fputs(first ? ",\"heaps\":{" : ",", f);
 		first = false;
-		report_json_str(f, hook_heap_name(h));
+		report_json_str(f, heap_name(ri, h));
 		fprintf(f,
 			":{\"alloc_calls\":%" PRIu64 ",\"free_calls\":%" PRIu64
 			",\"unknown_frees\":%" PRIu64 ",\"live_blocks\":%" PRIu64
@@ -488,7 +509,7 @@ static void write_text(FILE *f, const struct table *t, const struct report_opts 
 			fmt_size(b2, sizeof(b2), b->peak_size),
 			fmt_age(b3, sizeof(b3), since(ri->now_ns, b->first_ns)));
 		if (b->heap)
-			fprintf(f, " [heap: %s]", hook_heap_name(b->heap));
+			fprintf(f, " [heap: %s]", heap_name(ri, b->heap));
 		fputc('\n', f);
 		text_frames(f, t, b, ri, o);
 		if (bv)
@@ -509,7 +530,7 @@ static void write_text(FILE *f, const struct table *t, const struct report_opts 
 			fmt_size(b1, sizeof(b1), ri->statm_vss),
 			fmt_size(b2, sizeof(b2), ri->statm_rss),
 			fmt_size(b3, sizeof(b3), ri->statm_shared));
-	text_heaps(f, t);
+	text_heaps(f, t, ri);
 	if (ri->allocators) {
 		fputs("[heaptrace] allocators traced         :", f);
 		for (unsigned i = 0; i < ri->nallocators; i++)
@@ -783,7 +804,7 @@ static void write_json(FILE *f, const struct table *t, const struct report_opts 
 		live_bts(t), t->nbts, ri->elapsed_ns);
 	if (ri->inv)
 		fprintf(f, ",\"freed_from_before_attach\":%" PRIu64, s->freed_from_before_attach);
-	json_heaps(f, t);
+	json_heaps(f, t, ri);
 	if (ri->allocators) {
 		fputs(",\"allocators\":[", f);
 		for (unsigned i = 0; i < ri->nallocators; i++) {
@@ -814,7 +835,7 @@ static void write_json(FILE *f, const struct table *t, const struct report_opts 
 		json_frames(f, t, b, ri);
 		json_bt_end(f, t, b, o, ri);
 		fputs(",\"heap\":", f);
-		report_json_str(f, hook_heap_name(b->heap));
+		report_json_str(f, heap_name(ri, b->heap));
 		if (bv)
 			blockview_json(f, bv, t, e[i].bt, ri->now_ns);
 		fputc('}', f);
@@ -835,9 +856,10 @@ int report_write(FILE *f, const struct table *t, const struct report_opts *o,
 	uint32_t n;
 	struct entry *e = select_bts(t, o, ri, &n);
 	struct blockview bv;
+	struct keep_args keep = { o, ri };
 
 	if (o->blocks)
-		blockview_build(&bv, t, o, ri);
+		blockview_build(&bv, t, keeps_block, &keep);
 	switch (o->format) {
 	case FMT_JSON:
 		write_json(f, t, o, ri, e, n, o->blocks ? &bv : NULL);

@@ -7,8 +7,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "inventory/inventory.h"
 #include "heap/table.h"
+#include "inventory/inventory.h"
+#include "symbols/symbols.h"
 
 enum report_format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_HTML /* html.h writes it */ };
 enum report_sort { SORT_SIZE, SORT_COUNT, SORT_PEAK_SIZE, SORT_PEAK_COUNT, SORT_AGE };
@@ -30,27 +31,6 @@ struct report_opts {
 	 * blocks, the temporary allocations of each backtrace (count and bytes) */
 	bool only_leaked, temporary;
 	bool blocks; /* list each live block (address, size, age) under its backtrace */
-};
-
-/* A function inlined at a frame's pc, and where in it the pc (or the next inlined call) is. */
-struct sym_inline {
-	const char *function;
-	const char *file; /* base name */
-	int line; /* -1 when unknown */
-};
-
-/* One symbolised frame. NULL / 0 / -1 fields are unknown. Strings stay owned by the resolver. */
-struct sym_frame {
-	const char *function;
-	uint64_t offset; /* pc - start of function (valid when function != NULL) */
-	const char *module;
-	const char *file; /* base name of the source file */
-	int line; /* -1 when unknown */
-	/* the calls inlined at pc, innermost first: inlined[0] holds pc, each is called from the
-	 * next, and the last from function at file:line (which is then that call's line) */
-	unsigned ninlined;
-	const struct sym_inline *inlined;
-	uint64_t module_offset; /* pc - where module is mapped (valid when module != NULL) */
 };
 
 /* Symbolise pcs[index] of a backtrace (index 0 is the allocation function's entry;
@@ -78,6 +58,8 @@ struct report_info {
 	void (*extra_json)(FILE *f, void *ctx);
 	void (*extra_text)(FILE *f, void *ctx);
 	void *extra_ctx;
+	/* the heaps' names by number (HEAP_MAX of them: a log's), NULL: hooks.h's, this run's */
+	const char *const *heap_names;
 	/* a filter of blocks besides the options' (report --only-leaked at a moment), or NULL */
 	bool (*keep)(void *ctx, const struct block *blk);
 	void *keep_ctx;

@@ -9,7 +9,7 @@
  */
 #include <elfutils/libdwfl.h>
 
-#include "output/report.h"
+#include "symbols/symframe.h"
 
 /* Keep str (heap memory) as long as the caller's symbols; return it. */
 typedef char *(*inlines_keep_fn)(void *ctx, char *str);

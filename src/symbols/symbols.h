@@ -11,8 +11,8 @@
 #include <sys/types.h>
 
 #include "heap/hooks.h"
+#include "symbols/symframe.h"
 #include "util/maps.h"
-#include "output/report.h"
 
 struct elf_info {
 	int type; /* ET_EXEC, ET_DYN */

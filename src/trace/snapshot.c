@@ -84,6 +84,19 @@ static void fill_info(struct proc *p, struct report_info *ri, const char **alloc
 	ri->nallocators = image_allocators(p, allocators, IMAGE_MAX_ALLOCATORS);
 }
 
+/* The final report ri of p ends p's event log: its E record says what ri does. */
+static void log_end(struct proc *p, const struct report_info *ri)
+{
+	const struct record_ending end = {
+		.now_ns = ri->now_ns, .exited = ri->exited, .exit_status = ri->exit_status,
+		.has_statm = ri->has_statm, .statm_vss = ri->statm_vss, .statm_rss = ri->statm_rss,
+		.statm_shared = ri->statm_shared, .command = ri->command,
+		.allocators = ri->allocators, .nallocators = ri->nallocators,
+	};
+
+	record_end(p, &end);
+}
+
 /* Write p's report; at its end, its final figures go to the log. Return 0 or -errno. */
 static int write_report(struct proc *p, const struct report_opts *ro, struct report_info *ri)
 {
@@ -94,7 +107,7 @@ static int write_report(struct proc *p, const struct report_opts *ro, struct rep
 	ret = ro->format == FMT_HTML ? html_write(session.opts->out, &p->table, ri, NULL) :
 				       report_write(session.opts->out, &p->table, ro, ri);
 	if (p->exited || p->detached) { /* its final figures: the log ends with them */
-		record_end(p, ri);
+		log_end(p, ri);
 		hints_python(p);
 	}
 	calls_unpark(p);

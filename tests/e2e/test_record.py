@@ -105,6 +105,33 @@ def test_record_exec():
     same_json(r, r.report, offline(r, log, "--format=json"))
 
 
+# The other heaps: the program's own allocator (tests/targets/pool.c, as test_custom.py traces
+# it) and anonymous mappings (tests/targets/mapper.c, as test_mmap.py does).
+OTHER_HEAPS = {  # kind: (target, options, the heap's name)
+    "alloc": ("pool", ["--alloc=pool_alloc:2", "--alloc=pool_calloc:3:2",
+                       "--realloc=pool_realloc:2:3", "--free=pool_free:2"], "pool_alloc"),
+    "mmap": ("mapper", ["--mmap"], "mmap"),
+}
+
+
+@variants(*sorted(OTHER_HEAPS))
+def test_record_other_heaps(kind):
+    """--alloc and --mmap: the log carries their heaps too, so heaptrace report gives the live
+    report (summary.heaps, every backtrace with its heap), in json and in text."""
+    name, opts, heap = OTHER_HEAPS[kind]
+    r, log = recorded(name, "O0", opts=opts)
+    expect_rc(r, 0)
+    off = same_json(r, r.report, offline(r, log, "--format=json"))
+    if heap not in (off["summary"].get("heaps") or {}):
+        raise Fail("no heap %s in the offline report" % heap, json.dumps(off)[:2000])
+    r, log = recorded(name, "O0", fmt="text", opts=opts)
+    expect_rc(r, 0)
+    text = offline(r, log)
+    if not r.out or text != r.out:
+        raise Fail("the offline text report differs from the live one",
+                   "live:\n%s\noffline:\n%s" % (r.out, text))
+
+
 def test_record_sysroot():
     """The program moved away after the run (as on a board): without --sysroot its frames keep
     their module but no name; with the sysroot holding it, every frame is the live one."""
@@ -173,7 +200,7 @@ def test_record_bad_logs():
         ("header-only", data[:16], ["truncated"]),
         ("short-header", data[:10], ["truncated"]),
         ("magic", b"NOTALOG!" + data[8:], ["not a heaptrace log"]),
-        ("newer", data[:8] + bytes([3, 0, 0, 0]) + data[12:], ["version 3"]),
+        ("newer", data[:8] + bytes([4, 0, 0, 0]) + data[12:], ["version 4"]),
         ("random", os.urandom(4096), ["not a heaptrace log"]),
         ("random-body", data[:16] + os.urandom(4096), ["corrupt"]),
         ("empty", b"", ["not a heaptrace log"]),
@@ -190,6 +217,17 @@ def test_record_bad_logs():
         one_error_line(p, 2, words)
     one_error_line(report(os.path.join(scratch("nolog"), "missing")), 2, ["No such file"])
     one_error_line(report(scratch("dirlog")), 2, ["directory"])
+
+
+def test_record_older_version():
+    """A log of the malloc heap alone is what version 2 wrote: marked version 2, it still
+    reads, with the same figures."""
+    r, log = recorded("leaks", "O0")
+    expect_rc(r, 0)
+    with open(log, "rb") as f:
+        data = f.read()
+    old = bad_log("version2", data[:8] + bytes([2, 0, 0, 0]) + data[12:])
+    same_json(r, r.report, offline(r, old, "--format=json"))
 
 
 def test_record_usage():

@@ -27,9 +27,16 @@ void record_free_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns)
 	(void)p, (void)tid, (void)ptr, (void)ns;
 }
 
-void record_realloc_slow(struct proc *p, pid_t tid, char what, uint64_t arg, uint64_t ns)
+void record_realloc_slow(struct proc *p, pid_t tid, char what, unsigned heap, uint64_t arg,
+			 uint64_t ns)
 {
-	(void)p, (void)tid, (void)what, (void)arg, (void)ns;
+	(void)p, (void)tid, (void)what, (void)heap, (void)arg, (void)ns;
+}
+
+void record_range_slow(struct proc *p, pid_t tid, unsigned heap, uint64_t lo, uint64_t hi,
+		       uint64_t ns)
+{
+	(void)p, (void)tid, (void)heap, (void)lo, (void)hi, (void)ns;
 }
 
 /* The process's memory: posix_memalign's *memptr, and every string 6 bytes long. */
