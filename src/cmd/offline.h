@@ -3,9 +3,10 @@
 #define HEAPTRACE_OFFLINE_H
 
 /*
- * `heaptrace report FILE`: read a --record log (record.h), replay its events into a table as
- * the live tracer did (the same table.c rules, so the same figures), symbolise by build-id and
- * write the report.
+ * The commands that read a --record log (record.h): `heaptrace report FILE` (cmd/report.c)
+ * and `heaptrace diff A B` (cmd/diff.c). Both replay its events into a table as the live
+ * tracer did (cmd/replay.c: the same table.c rules, so the same figures), symbolise by
+ * build-id (cmd/side.c) and write the report.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -36,7 +37,7 @@ struct offline_opts {
 		  * but heaptrack, pprof, massif and diff take one and refuse a log of several */
 	struct report_opts report;
 	FILE *out;
-	struct html_series *series; /* inside offline.c: follows the replay (html.h) */
+	struct html_series *series; /* inside cmd/: follows the replay (html.h) */
 };
 
 /* Write the report. Return 0, -EINVAL for a log that is not one this heaptrace reads (said in

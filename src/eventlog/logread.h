@@ -6,7 +6,7 @@
  * The decoder of a --record log (format in record.h): its header, the zstd stream and the
  * numbers and strings records are made of. It trusts nothing: a number longer than 64 bits,
  * a string longer than the format allows or data that ends inside a record set state and why
- * for the caller to say in one line. What the records mean is the replay's (cmd/offline.c).
+ * for the caller to say in one line. What the records mean is the replay's (cmd/replay.c).
  */
 #include <stdbool.h>
 #include <stddef.h>

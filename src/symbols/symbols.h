@@ -105,7 +105,7 @@ struct Dwfl_Module *sym_module(struct symbolizer *s, uint64_t at);
 /* C++ name demangled (kept as long as s), or NULL if it is none. */
 const char *sym_demangled(struct symbolizer *s, const char *name);
 
-/* A symbolizer for a recorded process (offline.c): module i is read from files[i] (NULL: not
+/* A symbolizer for a recorded process (cmd/side.c): module i is read from files[i] (NULL: not
  * found), its path kept as its name; debug_path is libdwfl's search path for separate debug
  * files ("" parts and /usr/lib/debug as in its default; NULL: the default). */
 struct symbolizer *sym_open_files(const struct modlist *ml, char *const *files,
