@@ -17,7 +17,7 @@
  * a SIGTRAP handler, or in a thread that blocks it): heaptrace sees that at the stop and puts
  * the guard and the thread's mask back.
  *
- * The handler is C compiled into heaptrace (src/guardcode.c, section ht_guard) and copied
+ * The handler is C compiled into heaptrace (src/patch/guardcode.c, section ht_guard) and copied
  * whole into a page of its own in the process: it runs there only on the architecture it was
  * built for, which is the only one heaptrace traces. Its table fills the writable page before
  * it (after the logging ring's page: breakpoint.h); the code finds it from its own address.

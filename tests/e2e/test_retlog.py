@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""Returns logged without a stop (src/retlog.c): the same reports as with a stop at every return
+"""Returns logged without a stop (src/target/retlog.c): the same reports as with a stop at every return
 (HEAPTRACE_NO_LOGTRAMP=1 turns the logging trampoline off), and blocks dated from their call even
 when heaptrace reads the return much later. tests/xarch runs check_logged on every architecture."""
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""Entry stubs (--mode=stubs, src/stubs.c): traced calls cost the program no ptrace stop, the
-ring they are recorded in may fill (the program then waits for heaptrace, never stops), and an
+"""Entry stubs (--mode=stubs: src/patch/stubs.c, the ring read by src/account/ring.c): traced
+calls cost the program no ptrace stop, the ring they are recorded in may fill (the program then waits for heaptrace, never stops), and an
 entry that cannot be patched keeps its breakpoint, with the same exact counts. The whole suite
 runs in both modes (tests/run.py --modes); these tests look at what only stubs change, and
 at what a late reading of the ring must not change: the times of the calls."""
@@ -113,7 +113,7 @@ def test_stops_after_earlier_records(opt):
     """mixedstops: 8 threads (more than this machine's CPUs) each make 5,000 malloc/free pairs
     through stubs and 5,000 posix_memalign/free pairs, posix_memalign on a breakpoint (a stop at
     its entry and at its return). A thread preempted while its stub writes a record must not let
-    another thread's stop be taken before the calls that thread recorded earlier (src/held.c):
+    another thread's stop be taken before the calls that thread recorded earlier (src/trace/held.c):
     counts exact against the program's own and a 1-iteration run (but for the frees at each
     thread's exit of the chunks its cache holds, unknown to heaptrace, which the aligned blocks
     make more numerous than in that run: 36 per thread here, 5 after 1 iteration)."""
@@ -130,7 +130,7 @@ def test_stops_after_earlier_records(opt):
 # tests/targets/freetimes.c: FREED_N early_block blocks of FREED_SIZE, all freed, then a quiet
 # phase between its "freed" and "woke" stamps, then one mark_block of MARK_SIZE.
 FREED_N, FREED_SIZE, MARK_SIZE = 4, 65536, 1234
-# every record read at least 1 s after it was written (src/stubs.c: slow_reader), more than
+# every record read at least 1 s after it was written (src/account/ring.c: slow_reader), more than
 # freetimes' quiet phase: a free dated when it was read would come after mark_block's malloc
 LATE_READER = {"HEAPTRACE_TEST_SLOW_READER": "1000"}
 

@@ -2,7 +2,7 @@
 """Backtraces that leave the program: deep (tests/targets/deep.c) with few levels, traced with a
 depth that goes on below main, where the chain crosses into the C library
 (__libc_start_main) and back. heaptrace answers libunwind's look-ups of each module's unwind
-tables itself (src/procinfo.c: every module's kept, arm's exidx-only C library searched
+tables itself (src/unwind/procinfo.c: every module's kept, arm's exidx-only C library searched
 directly), so these frames are the ones that path finds."""
 
 from helpers import (OPTS, check_summary, fn_name, heaptrace, expect_rc, summary_record, target,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Functions whose first bytes may or may not be replaced by a branch (src/entrycheck.c), as a
+/* Functions whose first bytes may or may not be replaced by a branch (src/patch/entrycheck.c), as a
  * shared library the test reads the symbols of. Never called. */
 #if defined(__x86_64__)
 __asm__(".text\n"

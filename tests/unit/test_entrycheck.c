@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The patch-safety rule of the entry stubs (src/entrycheck.c) and x86_64's decoder behind it
+ * The patch-safety rule of the entry stubs (src/patch/entrycheck.c) and x86_64's decoder behind it
  * (arch/x86_64/decoder.c). On any host: instructions of every x86-64 map with their known
  * lengths, branch targets and RIP-relative addresses, and what must be refused. On x86_64: a
  * fixture's loop into the first bytes, jump through a register and pointer into them are each
