@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Entry stubs (--mode=stubs: src/patch/stubs.c, the ring read by src/account/ring.c): traced
-calls cost the program no ptrace stop, the ring they are recorded in may fill (the program then waits for heaptrace, never stops), and an
-entry that cannot be patched keeps its breakpoint, with the same exact counts. The whole suite
-runs in both modes (tests/run.py --modes); these tests look at what only stubs change, and
-at what a late reading of the ring must not change: the times of the calls."""
+calls cost the program no ptrace stop, the ring they are recorded in may fill (the program then
+waits for heaptrace, never stops), and an entry that cannot be patched keeps its breakpoint, with
+the same exact counts. The whole suite runs in both modes (tests/run.py --modes); these tests
+look at what only stubs change, and at what a late reading of the ring must not change: the
+times of the calls."""
 
 import json
 import os
