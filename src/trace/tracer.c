@@ -276,6 +276,9 @@ int tracer_run(const struct tracer_opts *o)
 	status = session.start_failed || o->pid ? 0 : wait_launched();
 	if (view)
 		view->finish();
+	/* every process was freed (end_tracing, give_up): nothing reads the accounting now */
+	calls_free(session.acct);
+	session.acct = NULL;
 	if (session.start_failed || session.report_failed)
 		return EXIT_START;
 	return status < 0 ? 0 : status;
