@@ -27,7 +27,11 @@ with their program, as heaptrace runs a single-threaded program by default. Then
              then heaptrace report --format=json (wall clock, peak RSS) on the log of a churn-fp
              run of 10,000,000 events (5,000,000 iterations)
 
---only=record runs that section alone (after building the workloads).
+  margin     every tool's cost per call as the slope between a small and a large run of each
+             workload (margin.py), in wall clock and in CPU of the whole process tree, for
+             heaptrace in both entry modes and heaptrack, the untraced slope beside
+
+--only=record or --only=margin runs that section alone (after building the workloads).
 
 each interleaved in its own group, and a table of the goals. Timings are printed, never checked: the exit status is 0 unless
 something failed to run.
@@ -46,6 +50,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+import margin
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -582,6 +588,13 @@ def recording(heaptrace, churn, events, env, runs, failed, goals):
         goals.append((f"5 report of a {n}-event log", f"{res['report'].wall:.2f} s", "-", None))
 
 
+def print_goals(goals):
+    print(f"\ngoals: measured in this run, never checked ({load()} at the end)")
+    print_rows(["goal", "measured", "goal", "met"],
+               [[g, m, t, "-" if ok is None else "yes" if ok else "no"]
+                for g, m, t, ok in goals], "  ", left=4)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build", help="build directory (default: build)")
@@ -589,7 +602,7 @@ def main():
     ap.add_argument("--runs", type=int, help="runs per cell (default 3, 1 with --quick)")
     ap.add_argument("--scale", type=float, help="work factor (default 1, 0.1 with --quick)")
     ap.add_argument("--heaptrace", default=str(ROOT / "heaptrace"), help="the tracer to measure")
-    ap.add_argument("--only", choices=["record"], help="run this section only")
+    ap.add_argument("--only", choices=["record", "margin"], help="run this section only")
     args = ap.parse_args()
     runs = args.runs or (1 if args.quick else 3)
     scale = args.scale or (0.1 if args.quick else 1.0)
@@ -622,6 +635,14 @@ def main():
     pin = [taskset, "-c", str(max(os.sched_getaffinity(0)))] if taskset else []
     if pin:
         print(f"pinned:    ltrace and the floor run under {' '.join(pin)} (with their program)")
+    if args.only == "margin":
+        goals = []
+        margin.section(bins, scale, heaptrace, heaptrack, env, runs, log, failed, goals,
+                       print_rows)
+        print_goals(goals)
+        for f in failed:
+            print(f"FAILED: {f}")
+        return 1 if failed else 0
     if args.only == "record":
         goals = []
         if heaptrace:
@@ -692,11 +713,9 @@ def main():
         churn_nofp = [bins["churn-nofp"], str(max(1, int(50000 * scale)))]
         affinity(heaptrace, churn_nofp, env, runs, failed, goals)
         recording(heaptrace, bins["churn-fp"], int(10000000 * scale), env, runs, failed, goals)
+    margin.section(bins, scale, heaptrace, heaptrack, env, runs, log, failed, goals, print_rows)
 
-    print(f"\ngoals: measured in this run, never checked ({load()} at the end)")
-    print_rows(["goal", "measured", "goal", "met"],
-               [[g, m, t, "-" if ok is None else "yes" if ok else "no"]
-                for g, m, t, ok in goals], "  ", left=4)
+    print_goals(goals)
     for f in failed:
         print(f"FAILED: {f}")
     return 1 if failed else 0
