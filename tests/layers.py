@@ -8,7 +8,7 @@ heaptrace's sources sit in folders, each a layer that may include only itself an
 before it (README: "Layout"):
 
     util -> arch -> heap -> symbols -> target -> unwind -> inventory -> patch -> eventlog ->
-    account -> output -> trace -> ui -> cmd
+    account -> output -> trace -> ui -> serve -> cmd
 
 A module is a .c file and the .h of the same name beside it; a module depends on another when
 its .c or .h includes the other's header. Prints one line per include that goes the wrong way,
@@ -21,7 +21,7 @@ import re
 import sys
 
 ORDER = ["util", "arch", "heap", "symbols", "target", "unwind", "inventory", "patch", "eventlog",
-         "account", "output", "trace", "ui", "cmd"]
+         "account", "output", "trace", "ui", "serve", "cmd"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # Generated at build time (Makefile: protoc-c), not part of the tree.
 GENERATED = {"profile.pb-c.h"}

@@ -346,6 +346,11 @@ uint64_t ring_unread_until(const struct proc *p)
 	return head != s->rd.tail ? head : 0;
 }
 
+uint64_t ring_waiting(const struct proc *p)
+{
+	return stubs_active(p) ? stubs_head(p->stubs) - p->stubs->rd.tail : 0;
+}
+
 bool ring_read_to(const struct proc *p, uint64_t pos)
 {
 	return !stubs_active(p) || p->stubs->rd.tail >= pos;

@@ -27,6 +27,10 @@ uint64_t ring_unread_until(const struct proc *p);
 /* True if p's records before position pos are all read (or p has no stubs any more). */
 bool ring_read_to(const struct proc *p, uint64_t pos);
 
+/* Bytes of records p's entry stubs wrote (or are writing) that are not read yet; 0 without
+ * stubs. */
+uint64_t ring_waiting(const struct proc *p);
+
 /* Records read, times a stub found the ring full, and the most bytes of records heaptrace
  * found waiting at once (how far it fell behind), over every ring so far, for -v. */
 void ring_stats(uint64_t *records, uint64_t *waits, uint64_t *backlog);

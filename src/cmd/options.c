@@ -16,7 +16,7 @@
 
 /* One table: struct option, the short-option string and --help all come from it. */
 const struct opt_desc opt_table[] = {
-	{ "pid", 'p', "PID", "attach to a running process and all its threads" },
+	{ "pid", 'p', "PID[,PID...]", "attach to running processes and all their threads" },
 	{ "duration", OPT_DURATION, "SECS", "stop tracing after SECS (fractions allowed)" },
 	{ "depth", 'd', "N", "backtrace depth kept per allocation (default " "%d" ")" },
 	{ "sort", 's', "KEY", "size (default), count, peak-size, peak-count, age" },
@@ -27,6 +27,8 @@ const struct opt_desc opt_table[] = {
 	{ "follow-fork", 'f', NULL, "also trace children made by fork, vfork and clone" },
 	{ "interval", OPT_INTERVAL, "SECS", "print the report every SECS while tracing" },
 	{ "live", OPT_LIVE, NULL, "a top-like view of the heap every --interval (default 1 s)" },
+	{ "serve", OPT_SERVE, "ADDR", "serve pprof profiles and Prometheus metrics over HTTP at "
+				      "ADDR (IP:PORT, PORT or a unix socket path)" },
 	{ "count", OPT_COUNT, "N", "at most N periodic reports" },
 	{ "older", OPT_OLDER, "MS", "report only allocations at least MS milliseconds old" },
 	{ "min-size", OPT_MIN_SIZE, "N", "report only allocations of at least N bytes" },

@@ -20,6 +20,7 @@
 #include "heap/hooks.h"
 #include "output/calltrace.h"
 #include "patch/stubs.h"
+#include "serve/server.h"
 #include "symbols/symbols.h"
 #include "trace/hints.h"
 #include "trace/tracer.h"
@@ -27,13 +28,50 @@
 #include "util/log.h"
 #include "util/util.h"
 
+#define RUN_MAX_PIDS 64
+
 /* What the command line asks of a trace. */
 struct run_args {
 	struct tracer_opts o;
 	const char *outfile, *core, *exe, *record;
 	bool trace_calls; /* --trace-calls */
 	bool customs; /* --alloc, --realloc, --free or --mmap */
+	pid_t pids[RUN_MAX_PIDS]; /* -p PID,PID... */
 };
+
+/* -p PID[,PID...] (again: more of them); a pid given twice counts once. Return 0 or the usage
+ * error's exit status. */
+static int parse_pids(const char *arg, struct run_args *a)
+{
+	char buf[32];
+
+	for (const char *s = arg;;) {
+		const char *comma = strchr(s, ',');
+		size_t len = comma ? (size_t)(comma - s) : strlen(s);
+		uint64_t v;
+		unsigned i;
+
+		if (len >= sizeof(buf))
+			len = sizeof(buf) - 1;
+		memcpy(buf, s, len);
+		buf[len] = '\0';
+		if (!opt_parse_u64(buf, &v) || !v || v > INT32_MAX)
+			return opt_usage_error("invalid process id '%s'", buf);
+		for (i = 0; i < a->o.npids && a->pids[i] != (pid_t)v; i++)
+			;
+		if (i == a->o.npids) {
+			if (a->o.npids == RUN_MAX_PIDS)
+				return opt_usage_error("%s", "at most 64 processes with -p");
+			a->pids[a->o.npids++] = (pid_t)v;
+		}
+		if (!comma)
+			break;
+		s = comma + 1;
+	}
+	a->o.pids = a->pids;
+	a->o.pid = a->pids[0];
+	return 0;
+}
 
 /* One tracing option c (its value in optarg): 0, -1 if c is none, or the usage error's exit
  * status. */
@@ -45,9 +83,11 @@ static int trace_option(int c, struct run_args *a)
 
 	switch (c) {
 	case 'p':
-		if (!opt_parse_u64(optarg, &v) || !v || v > INT32_MAX)
-			return opt_usage_error("invalid process id '%s'", optarg);
-		a->o.pid = (pid_t)v;
+		return parse_pids(optarg, a);
+	case OPT_SERVE:
+		if (serve_parse(optarg, why, sizeof(why)))
+			return opt_usage_error("%s", why);
+		a->o.serve = &serve_view;
 		return 0;
 	case OPT_DURATION:
 		if (!opt_parse_secs(optarg, &a->o.duration))
@@ -200,6 +240,8 @@ static int check_options(int argc, struct run_args *a)
 		a->o.pin = false;
 	if (a->o.count && !a->o.interval)
 		return opt_usage_error("%s", "--count needs --interval");
+	if (a->o.serve && a->core)
+		return opt_usage_error("%s", "--serve serves a traced run, not a core file");
 	if (a->o.live && (a->o.count || a->core))
 		return opt_usage_error("%s", a->o.count ? "--count limits periodic reports, not --live" :
 						   "--live watches a running program, not a core file");

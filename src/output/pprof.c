@@ -325,7 +325,8 @@ int pprof_write(FILE *f, const struct table *t, const struct pprof_info *pi)
 		p.n_comment = 1;
 		p.comment = &comment;
 	}
-	p.default_sample_type = types[3]->type;
+	p.time_nanos = (int64_t)pi->time_ns;
+	p.default_sample_type = pi->default_type ? str_id(&b, pi->default_type) : types[3]->type;
 	p.n_string_table = b.strings.n; /* last: every string is in by now */
 	p.string_table = (char **)b.strings.v;
 	len = perftools__profiles__profile__get_packed_size(&p);

@@ -32,6 +32,8 @@ struct pprof_info {
 	void *resolve_ctx;
 	uint64_t duration_ns;
 	const char *comment; /* the command line, or NULL */
+	uint64_t time_ns; /* when it was taken (ns since the epoch), 0: not said */
+	const char *default_type; /* the sample type shown first; NULL: inuse_space */
 };
 
 /* Whether this heaptrace was built with libprotobuf-c and zlib (pprof output). */

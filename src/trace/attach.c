@@ -149,6 +149,11 @@ static int attach_stop(pid_t pid, struct proc **pp, struct thread **main_tp)
 		t = proc_thread_find(tid);
 		if (!t)
 			continue;
+		if (t->p && t->p != p) {
+			/* -p PID,PID...: a process attached before this one runs traced */
+			dispatch(tid, status);
+			continue;
+		}
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			dispatch_exit(t, status);
 			if (!procs)

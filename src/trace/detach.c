@@ -128,6 +128,17 @@ void detach_all(void)
 	}
 }
 
+void detach_untouched_pid(pid_t pid)
+{
+	for (struct proc *p = procs; p; p = p->next) {
+		if (p->pid != pid)
+			continue;
+		proc_for_each_thread(p, detach_cb, NULL);
+		lifecycle_free(p);
+		return;
+	}
+}
+
 void detach_untouched(void)
 {
 	while (procs) {

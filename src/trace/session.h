@@ -24,8 +24,8 @@ struct acct;
 struct tracer_opts;
 
 /*
- * A view the tracer's loop drives while it traces (--live: ui/live.c's live_view). The trace
- * layer calls it and knows nothing else of it.
+ * A view the tracer's loop drives while it traces (--live: ui/live.c's live_view; --serve:
+ * serve/server.c's serve_view). The trace layer calls it and knows nothing else of it.
  */
 struct tracer_view {
 	/* Before launching or attaching. Return 0 or -errno (said). */
@@ -46,7 +46,9 @@ struct tracer_view {
 struct tracer_opts {
 	char *const *argv; /* program to launch (argv[0] resolved to a path in path) */
 	const char *path;
-	pid_t pid; /* attach to this process instead */
+	pid_t pid; /* attach to this process instead (pids[0]) */
+	const pid_t *pids; /* with -p PID,PID...: every process to attach to, pid first */
+	unsigned npids;
 	unsigned depth; /* frames kept per backtrace */
 	unsigned sample; /* unwind every sample-th allocation; the others keep frames 0 and 1 */
 	bool follow_fork;
@@ -61,6 +63,8 @@ struct tracer_opts {
 	unsigned count; /* periodic reports at most; 0 = unlimited */
 	/* --live: the terminal view (ui/live.h) instead of periodic reports; NULL: none */
 	const struct tracer_view *live;
+	/* --serve: the HTTP endpoint (serve/server.h); NULL: none */
+	const struct tracer_view *serve;
 	struct report_opts report;
 	FILE *out;
 };

@@ -167,6 +167,8 @@ static int loop(uint64_t deadline)
 			until = next_report;
 		if (o->live && o->live->step(now, &until))
 			return 0; /* q: let go, as at the end of --duration */
+		if (o->serve)
+			o->serve->step(now, &until); /* never asks to let go */
 		if (held_any() && held_release(false, dispatch))
 			continue;
 		ret = next_event(&ev, until);
@@ -204,20 +206,57 @@ static int wait_launched(void)
 	       WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 0;
 }
 
+/* Attach to every process of -p. One that cannot be traced is said and let go, and the others
+ * are traced (as strace -p does). Return 0, or the last -errno when none could be. */
+static int attach_all(const struct tracer_opts *o)
+{
+	unsigned traced = 0;
+	int ret = 0;
+
+	for (unsigned i = 0; i < (o->npids ? o->npids : 1); i++) {
+		pid_t pid = o->npids ? o->pids[i] : o->pid;
+		int err = attach_process(pid);
+
+		if (!err) {
+			traced++;
+			continue;
+		}
+		ret = err;
+		detach_untouched_pid(pid);
+		if (o->npids > 1)
+			pr_warn("process %d is not traced; the others are", pid);
+	}
+	return traced ? 0 : ret;
+}
+
+/* The views (--serve, --live) that are on, in the order they are prepared. */
+static unsigned views(const struct tracer_opts *o, const struct tracer_view *v[2])
+{
+	unsigned n = 0;
+
+	if (o->serve) /* first: a bad address stops the run before the terminal is taken */
+		v[n++] = o->serve;
+	if (o->live)
+		v[n++] = o->live;
+	return n;
+}
+
 /* Set up the run and launch or attach. Return 0, or -errno after printing why (nothing is
  * traced then). */
 static int start(const struct tracer_opts *o)
 {
-	int ret;
+	const struct tracer_view *v[2];
+	int ret = 0;
 
 	session.opts = o;
 	image_init(&(struct image_opts){ o->mode == MODE_STUBS, o->stack_copy });
 	inject_init(!o->pid);
 	session.acct = calls_new(o->depth, o->sample);
 	cpu_init();
-	ret = o->live ? o->live->prepare(o) : 0;
+	for (unsigned i = 0, n = views(o, v); i < n && !ret; i++)
+		ret = v[i]->prepare(o);
 	if (!ret)
-		ret = o->pid ? attach_process(o->pid) : launch_program();
+		ret = o->pid ? attach_all(o) : launch_program();
 	if (ret)
 		detach_untouched();
 	return ret;
@@ -253,29 +292,30 @@ static void end_tracing(int sig)
 
 int tracer_run(const struct tracer_opts *o)
 {
-	const struct tracer_view *view = o->live;
+	const struct tracer_view *v[2];
+	unsigned nviews = views(o, v);
 	uint64_t deadline = 0;
 	int sig, status;
 
 	if (start(o)) {
-		if (view)
-			view->finish();
+		for (unsigned i = 0; i < nviews; i++)
+			v[i]->finish();
 		return EXIT_START;
 	}
-	if (view)
-		view->begin(o->pid ? o->pid : session.launched_pid);
+	for (unsigned i = 0; i < nviews; i++)
+		v[i]->begin(o->pid ? o->pid : session.launched_pid);
 	if (o->duration > 0)
 		deadline = now_ns() + secs_ns(o->duration);
 	sig = loop(deadline);
-	if (view)
-		view->end(); /* the terminal back before anything else is said */
+	for (unsigned i = 0; i < nviews; i++)
+		v[i]->end(); /* the terminal back before anything else is said */
 	if (session.start_failed)
 		give_up();
 	else
 		end_tracing(sig);
 	status = session.start_failed || o->pid ? 0 : wait_launched();
-	if (view)
-		view->finish();
+	for (unsigned i = 0; i < nviews; i++)
+		v[i]->finish();
 	/* every process was freed (end_tracing, give_up): nothing reads the accounting now */
 	calls_free(session.acct);
 	session.acct = NULL;
