@@ -71,8 +71,11 @@ if [ "$1" = --tests ]; then
 	command -v npm >/dev/null 2>&1 || need="$need npm"
 	# the terminal --live's tests drive (tests/e2e/test_live.py)
 	command -v tmux >/dev/null 2>&1 || need="$need tmux"
-	# the pprof test builds Google's pprof from Debian's Go sources, offline (GOPATH mode)
+	# the pprof test builds Google's pprof from Debian's Go sources, offline (GOPATH mode);
+	# the --serve tests fetch heaptrace's endpoint with Go's own "go tool pprof"
 	command -v go >/dev/null 2>&1 || need="$need golang-go"
+	# the --serve tests start Prometheus to scrape heaptrace's /metrics (tests/e2e/test_serve.py)
+	command -v prometheus >/dev/null 2>&1 || need="$need prometheus"
 	gocode=/usr/share/gocode/src/github.com
 	[ -d $gocode/google/pprof ] || need="$need golang-github-google-pprof-dev"
 	[ -d $gocode/chzyer/readline ] || need="$need golang-github-chzyer-readline-dev"

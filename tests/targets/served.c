@@ -17,7 +17,8 @@
 
 #define KEEP 8192
 
-static void *kept_a[KEEP], *kept_b[KEEP], *kept_c[KEEP];
+/* volatile: stores the compiler cannot drop, so no allocation is optimised away */
+static void *volatile kept_a[KEEP], *volatile kept_b[KEEP], *volatile kept_c[KEEP];
 static unsigned na, nb, nc;
 
 __attribute__((noipa)) void site_a(unsigned n)
