@@ -313,8 +313,9 @@ check-cross:
 	$(PYTHON) tests/xarch/xarch.py --arches "$(ARCHES)"
 
 bench: deps-tests
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all targets
 	$(PYTHON) tests/bench/bench.py --build $(BUILD)
+	$(PYTHON) tests/bench/serve_memory.py --build $(BUILD)
 
 # The cost of a traced call in each architecture's guest of check-cross, against the same calls
 # untraced and a bare ptrace stop there (tests/xarch/xarch.py --bench; prints, checks nothing).
