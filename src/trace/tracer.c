@@ -210,12 +210,12 @@ static int wait_launched(void)
  * are traced (as strace -p does). Return 0, or the last -errno when none could be. */
 static int attach_all(const struct tracer_opts *o)
 {
-	unsigned traced = 0;
+	unsigned n = o->npids ? o->npids : 1, traced = 0;
 	int ret = 0;
 
-	for (unsigned i = 0; i < (o->npids ? o->npids : 1); i++) {
+	for (unsigned i = 0; i < n; i++) {
 		pid_t pid = o->npids ? o->pids[i] : o->pid;
-		int err = attach_process(pid);
+		int err = attach_process(pid); /* a failure is said there */
 
 		if (!err) {
 			traced++;
@@ -223,9 +223,10 @@ static int attach_all(const struct tracer_opts *o)
 		}
 		ret = err;
 		detach_untouched_pid(pid);
-		if (o->npids > 1)
-			pr_warn("process %d is not traced; the others are", pid);
 	}
+	if (traced && traced < n)
+		pr_warn("%u of the %u processes of -p traced, the others let go (said above)",
+			traced, n);
 	return traced ? 0 : ret;
 }
 

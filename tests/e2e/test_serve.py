@@ -678,3 +678,43 @@ def test_unix_socket():
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
+
+
+def test_one_of_several_pids_gone():
+    """-p LIVE,GONE: the process that is gone is said, the other traced and served; heaptrace
+    exits 0 after SIGINT. -p GONE,GONE: exit status 2."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    t = Target()
+    s = None
+    try:
+        t.cmd("a 0")
+        s = Served("serve-pid-gone", opts=["--no-inventory"], pids=[t.pid, gone.pid])
+        status, body = s.get("/metrics")
+        if status != 200 or b"heaptrace_processes 1\n" not in body:
+            s.fail("/metrics with one of two processes traced: %d" % status, body.decode())
+        t.cmd("a 3")
+        cum, _, text = pprof_top(s.url + "debug/pprof/heap", "inuse_space", s.dir)
+        if cum.get("site_a") != 3 * SITE_A:
+            s.fail("the traced process's profile gives site_a %s bytes" % cum.get("site_a"),
+                   text)
+        os.kill(s.pid, signal.SIGINT)
+        if s.finish(quit_target=False) != 0:
+            s.fail("heaptrace did not exit 0")
+        err = "".join(s.err)
+        if "no such process: %d" % gone.pid not in err or "1 of the 2 processes" not in err:
+            s.fail("the process gone is not said")
+        if t.stop() != 0:
+            raise Fail("the traced process did not run on")
+    finally:
+        if s:
+            s.kill()
+        if t.p.poll() is None:
+            t.p.kill()
+    gone2 = subprocess.Popen(["true"])
+    gone2.wait()
+    p = helpers.run([helpers.HEAPTRACE, "-p", "%d,%d" % (gone.pid, gone2.pid)])
+    lines = [x for x in p.stderr.splitlines() if x.strip()]
+    if p.rc != 2 or len(lines) != 2 or not all("no such process" in x for x in lines):
+        raise Fail("-p GONE,GONE: exit status %s, expected 2 and a line each" % p.rc,
+                   p.describe())
