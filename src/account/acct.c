@@ -75,7 +75,7 @@ static bool inside(const struct thread *t, unsigned heap)
 static bool release(struct thread *t, uint64_t key, uint64_t ns)
 {
 	record_free(t->p, t->tid, key, ns);
-	table_thread_free(&t->p->table, t->tid, key);
+	table_note_free(&t->p->table, key);
 	return table_free(&t->p->table, key);
 }
 
@@ -91,7 +91,7 @@ static void take_old(struct thread *t, struct frame *f, uint64_t ns)
 	key = table_key(d->heap, f->call.args[d->ptr]);
 	if (!key || !table_find(&t->p->table, key))
 		return;
-	table_thread_free(&t->p->table, t->tid, key);
+	table_note_free(&t->p->table, key);
 	f->took_old = table_take(&t->p->table, key, &f->old);
 	record_take(t->p, t->tid, f->old.ptr, ns);
 }
@@ -119,7 +119,7 @@ static void account_map(struct thread *t, const struct frame *f, uint64_t retval
 		uint64_t key = table_key(HEAP_MMAP, e.allocated);
 
 		table_alloc(tb, key, e.size, bt, f->entry_ns);
-		table_thread_alloc(tb, t->tid, key);
+		table_note_alloc(tb, key);
 		record_alloc(t->p, t->tid, key, e.size, bt, f->entry_ns);
 	}
 }
@@ -169,7 +169,7 @@ static void account(const struct acct *a, struct thread *t, struct frame *f, uin
 		uint64_t key = table_key(d->heap, e.allocated);
 
 		table_alloc(tb, key, e.size, bt, f->entry_ns);
-		table_thread_alloc(tb, t->tid, key);
+		table_note_alloc(tb, key);
 		record_alloc(t->p, t->tid, key, e.size, bt, f->entry_ns);
 	}
 }

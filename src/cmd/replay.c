@@ -281,7 +281,7 @@ static bool read_realloc(struct logread *r, struct replay *rp, uint8_t type)
 	if (type == 'T') {
 		if (h)
 			return logread_corrupt(r, "a thread in two reallocs at once");
-		table_thread_free(&rp->t, (uint32_t)tid, arg);
+		table_note_free(&rp->t, arg);
 		if (!table_take(&rp->t, arg, &blk))
 			return logread_corrupt(r, "a realloc of a block that is not live");
 		if (rp->nheld == rp->held_cap) {
@@ -504,7 +504,7 @@ static bool read_record(struct logread *r, struct replay *rp, uint8_t type)
 		if (rp->htk)
 			htk_events(rp, ptr, true, size, (uint32_t)bt);
 		table_alloc(&rp->t, ptr, size, (uint32_t)bt, rp->now_ns);
-		table_thread_alloc(&rp->t, (uint32_t)tid, ptr);
+		table_note_alloc(&rp->t, ptr);
 		if (rp->lt)
 			lifetime_add(rp->lt, ptr);
 		if (rp->ct && !table_key_heap(ptr))
@@ -528,7 +528,7 @@ static bool read_record(struct logread *r, struct replay *rp, uint8_t type)
 	case 'F':
 		if (!get_time(r, rp) || !logread_u(r, &tid) || !logread_u(r, &ptr))
 			return false;
-		table_thread_free(&rp->t, (uint32_t)tid, ptr);
+		table_note_free(&rp->t, ptr);
 		if (rp->htk)
 			htk_events(rp, ptr, false, 0, 0);
 		table_free(&rp->t, ptr);

@@ -18,6 +18,7 @@
 void table_init(struct table *t)
 {
 	memset(t, 0, sizeof(*t));
+	t->last_bt = TABLE_NO_LAST;
 }
 
 void table_destroy(struct table *t)
@@ -26,7 +27,6 @@ void table_destroy(struct table *t)
 	free(t->bt_slots);
 	free(t->pcs);
 	free(t->blocks);
-	free(t->threads);
 	table_init(t);
 }
 
@@ -38,8 +38,6 @@ void table_copy(struct table *dst, const struct table *src)
 	dst->bt_slots = NULL;
 	dst->pcs = NULL;
 	dst->blocks = NULL;
-	dst->threads = NULL; /* a new process, new threads */
-	dst->nthreads = dst->threads_cap = 0;
 	if (src->bts_cap) {
 		dst->bts = xmalloc(src->bts_cap * sizeof(*src->bts));
 		memcpy(dst->bts, src->bts, src->nbts * sizeof(*src->bts));
@@ -416,56 +414,37 @@ unsigned table_release_range(struct table *t, unsigned heap, uint64_t lo, uint64
 	return n;
 }
 
-/* The slot of thread tid (its empty slot if new). The map must have capacity. */
-static struct table_thread *thread_slot(struct table *t, uint32_t tid)
+/* Do a and b end in the same call chain? heaptrack names an allocation by its size and the
+ * chain above the allocation function (pcs[1] on), so two backtraces that differ only in
+ * frame 0 are one to it. */
+static bool same_chain(const struct table *t, uint32_t a, uint32_t b)
 {
-	uint32_t mask = t->threads_cap - 1, s = (uint32_t)hash64(tid) & mask;
+	const struct bt *x = &t->bts[a], *y = &t->bts[b];
 
-	while (t->threads[s].tid && t->threads[s].tid != tid)
-		s = (s + 1) & mask;
-	return &t->threads[s];
+	return a == b || (x->depth == y->depth &&
+			  !memcmp(table_bt_pcs(t, x) + 1, table_bt_pcs(t, y) + 1,
+				  (x->depth - 1) * sizeof(uint64_t)));
 }
 
-void table_thread_alloc(struct table *t, uint32_t tid, uint64_t ptr)
+void table_note_alloc(struct table *t, uint64_t ptr)
 {
-	struct table_thread *th;
+	const struct block *blk = table_find(t, ptr);
 
-	if (!tid)
-		return;
-	if ((t->nthreads + 1) * 4 > t->threads_cap * 3) {
-		struct table_thread *old = t->threads;
-		uint32_t old_cap = t->threads_cap;
-
-		t->threads_cap = old_cap ? old_cap * 2 : 16;
-		t->threads = xcalloc(t->threads_cap, sizeof(*t->threads));
-		for (uint32_t i = 0; i < old_cap; i++)
-			if (old[i].tid)
-				*thread_slot(t, old[i].tid) = old[i];
-		free(old);
-	}
-	th = thread_slot(t, tid);
-	if (!th->tid) {
-		th->tid = tid;
-		t->nthreads++;
-	}
-	th->last = ptr;
+	t->last_bt = blk ? blk->bt : TABLE_NO_LAST;
+	t->last_size = blk ? blk->size : 0;
 }
 
-void table_thread_free(struct table *t, uint32_t tid, uint64_t ptr)
+void table_note_free(struct table *t, uint64_t ptr)
 {
-	struct table_thread *th;
-	const struct block *blk;
+	const struct block *blk = ptr ? table_find(t, ptr) : NULL;
 
-	if (!tid || !ptr || !t->threads_cap)
-		return;
-	th = thread_slot(t, tid);
-	if (th->tid != tid || th->last != ptr)
-		return;
-	th->last = 0;
-	blk = table_find(t, ptr);
-	if (blk) {
+	if (!blk)
+		return; /* heaptrack's file has no record of an unknown free */
+	if (t->last_bt != TABLE_NO_LAST && blk->size == t->last_size &&
+	    same_chain(t, blk->bt, t->last_bt)) {
 		t->bts[blk->bt].temporary++;
 		t->bts[blk->bt].temporary_size += blk->size;
 		table_heap_sum(t, table_key_heap(ptr))->temporary++;
 	}
+	t->last_bt = TABLE_NO_LAST;
 }

@@ -20,7 +20,7 @@ struct bt {
 	uint64_t size, peak_size; /* live bytes now, and their highest value */
 	uint64_t total_count, total_size; /* every allocation ever made from here */
 	uint64_t first_ns; /* time of the first allocation */
-	uint64_t temporary; /* blocks freed by their thread before its next allocation */
+	uint64_t temporary; /* temporary allocations: heaptrack's rule, see table_note_free */
 	uint64_t temporary_size; /* their bytes */
 	/* count and size when the whole heap peaked, if changed since (snap_epoch ==
 	 * table.peak_epoch); else they are count and size: read them with table_bt_at_peak */
@@ -46,12 +46,6 @@ struct table_summary {
 	uint64_t temporary; /* see struct bt */
 	uint64_t peak_ns; /* when live_bytes first reached peak_live_bytes */
 	uint64_t peak_at_blocks; /* live_blocks then */
-};
-
-/* The last allocation of one thread, for the temporary rule. tid 0 marks an empty slot. */
-struct table_thread {
-	uint32_t tid;
-	uint64_t last;
 };
 
 /* pcs[0] of the backtraces of blocks that were live before the attach (table_seed); pcs[1] is
@@ -92,9 +86,13 @@ struct table {
 	uint64_t base_ns; /* time of the first allocation: blocks keep their age from it */
 	uint32_t epoch; /* table_reset()s so far: a backtrace index is of one epoch only */
 	uint32_t peak_epoch; /* new maxima of live_bytes so far */
-	struct table_thread *threads;
-	uint32_t nthreads, threads_cap; /* power of two */
+	/* the last allocation's backtrace and size, for the temporary rule; TABLE_NO_LAST: a
+	 * free came since */
+	uint32_t last_bt;
+	uint64_t last_size;
 };
+
+#define TABLE_NO_LAST UINT32_MAX
 
 void table_init(struct table *t);
 void table_destroy(struct table *t);
@@ -154,12 +152,14 @@ void table_heap_release(struct table *t, unsigned heap, bool known);
 unsigned table_release_range(struct table *t, unsigned heap, uint64_t lo, uint64_t hi);
 
 /*
- * Temporary allocations, heaptrack's rule: a block freed by the thread that made it before
- * that thread allocated again. table_thread_alloc after the thread's allocation of ptr;
- * table_thread_free before ptr leaves the table (table_free, table_take) by thread tid.
+ * Temporary allocations, as heaptrack counts them (its accumulatedtracedata.cpp), so that
+ * heaptrack_print on heaptrace's heaptrack file gives heaptrace's figure: a free of a block
+ * whose size and call chain (pcs[1] on) are those of the last allocation made, in any thread,
+ * with no free of a known block in between. table_note_alloc right after ptr's allocation;
+ * table_note_free before ptr leaves the table (table_free, table_take).
  */
-void table_thread_alloc(struct table *t, uint32_t tid, uint64_t ptr);
-void table_thread_free(struct table *t, uint32_t tid, uint64_t ptr);
+void table_note_alloc(struct table *t, uint64_t ptr);
+void table_note_free(struct table *t, uint64_t ptr);
 
 /* Look up a live block; NULL if none. */
 const struct block *table_find(const struct table *t, uint64_t ptr);

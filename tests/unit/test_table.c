@@ -459,31 +459,50 @@ TEST_CASE(peak_snapshot)
 TEST_CASE(temporary_rule)
 {
 	struct table t;
-	uint32_t a;
+	uint32_t a, b;
 
 	table_init(&t);
 	a = table_intern(&t, PCS_A, 3);
-	/* freed before the thread's next allocation: temporary */
+	b = table_intern(&t, PCS_B, 3);
+	/* freed right after its allocation: temporary */
 	table_alloc(&t, 0x100, 8, a, 1);
-	table_thread_alloc(&t, 7, 0x100);
-	table_thread_free(&t, 7, 0x100);
+	table_note_alloc(&t, 0x100);
+	table_note_free(&t, 0x100);
 	table_free(&t, 0x100);
-	/* another allocation of the thread in between: not temporary */
+	/* heaptrack's rule: another block of the same size and chain as the last allocation
+	 * counts too, whichever thread made them */
 	table_alloc(&t, 0x200, 8, a, 2);
-	table_thread_alloc(&t, 7, 0x200);
+	table_note_alloc(&t, 0x200);
 	table_alloc(&t, 0x300, 8, a, 3);
-	table_thread_alloc(&t, 7, 0x300);
-	table_thread_free(&t, 7, 0x200);
+	table_note_alloc(&t, 0x300);
+	table_note_free(&t, 0x200);
 	table_free(&t, 0x200);
-	/* freed by another thread: not temporary; other threads' allocations do not matter */
-	table_alloc(&t, 0x400, 8, a, 4);
-	table_thread_alloc(&t, 8, 0x400);
-	table_thread_free(&t, 7, 0x400);
-	table_free(&t, 0x400);
-	table_thread_free(&t, 7, 0x300); /* 7's last allocation, after 8 allocated */
+	/* a free came since the last allocation: not temporary */
+	table_note_free(&t, 0x300);
 	table_free(&t, 0x300);
-	CHECK_EQ(t.sum.temporary, 2);
+	/* another size, or another chain: not temporary */
+	table_alloc(&t, 0x400, 8, a, 4);
+	table_note_alloc(&t, 0x400);
+	table_alloc(&t, 0x500, 16, a, 5);
+	table_note_alloc(&t, 0x500);
+	table_note_free(&t, 0x400);
+	table_free(&t, 0x400);
+	table_alloc(&t, 0x600, 8, a, 6);
+	table_note_alloc(&t, 0x600);
+	table_alloc(&t, 0x700, 8, b, 7);
+	table_note_alloc(&t, 0x700);
+	table_note_free(&t, 0x600);
+	table_free(&t, 0x600);
+	/* an unknown free changes nothing: the next free still follows the allocation */
+	table_alloc(&t, 0x800, 8, b, 8);
+	table_note_alloc(&t, 0x800);
+	table_note_free(&t, 0x999);
+	table_free(&t, 0x999);
+	table_note_free(&t, 0x800);
+	table_free(&t, 0x800);
+	CHECK_EQ(t.sum.temporary, 3);
 	CHECK_EQ(t.bts[a].temporary, 2);
+	CHECK_EQ(t.bts[b].temporary, 1);
 	table_destroy(&t);
 }
 
