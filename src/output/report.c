@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "output/blockview.h"
+#include "output/labels.h"
 #include "unwind/frames.h"
 #include "heap/hooks.h"
 #include "output/report.h"
@@ -133,23 +134,10 @@ static struct entry *select_bts(const struct table *t, const struct report_opts 
 	return e;
 }
 
-/* Frame idx of backtrace b. The blocks found at the attach have no call site: their two
- * frames name the group ("[before attach]") and its size class. */
 static void resolve(const struct report_info *ri, const struct table *t, const struct bt *b,
 		    unsigned idx, struct sym_frame *sf)
 {
-	static char cls[48];
-	uint64_t pc = table_bt_pcs(t, b)[idx];
-
-	*sf = (struct sym_frame){ .line = -1 };
-	if (table_bt_before_attach(t, b)) {
-		snprintf(cls, sizeof(cls), "[blocks of up to %" PRIu64 " bytes]",
-			 table_bt_pcs(t, b)[1]);
-		sf->function = idx ? cls : "[before attach]";
-		return;
-	}
-	if (ri->resolve)
-		ri->resolve(ri->resolve_ctx, frames_addr(pc), idx, sf);
+	report_frame(ri, t, b, idx, sf);
 }
 
 /* Was b cut at --depth? It was if it has that many frames and its last is neither where
@@ -193,8 +181,8 @@ static void comm_of(const char *command, char *buf, size_t len)
 	snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), base);
 }
 
-/* v in decimal units, as classic heaptrace: unit[0] below 1000, then unit[1..3] with three
- * decimals; the thresholds keep "1000.000 MB" from appearing. */
+/* A time in decimal units, as classic heaptrace: unit[0] below 1000, then unit[1..3] with
+ * three decimals; the thresholds keep "1000.000 ms" from appearing. */
 static const char *fmt_scaled(char *buf, size_t len, uint64_t v, const char *const unit[4])
 {
 	if (v < 1000)
@@ -208,11 +196,24 @@ static const char *fmt_scaled(char *buf, size_t len, uint64_t v, const char *con
 	return buf;
 }
 
+/* n bytes in binary units (the README's convention): B below 1 KiB, then KiB, MiB, GiB with
+ * three decimals. */
 static const char *fmt_size(char *buf, size_t len, uint64_t n)
 {
-	static const char *const unit[4] = { "bytes", "KB", "MB", "GB" };
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };
+	double v = n / 1024.0;
+	unsigned u = 0;
 
-	return fmt_scaled(buf, len, n, unit);
+	if (n < 1024) {
+		snprintf(buf, len, "%" PRIu64 " B", n);
+		return buf;
+	}
+	while (v >= 1024 && u + 1 < ARRAY_SIZE(unit)) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, "%.3f %s", v, unit[u]);
+	return buf;
 }
 
 static const char *fmt_age(char *buf, size_t len, uint64_t ns)
@@ -302,11 +303,13 @@ static void write_stopped(FILE *f, const struct table *t, const struct report_in
 	}
 }
 
-static void text_frames(FILE *f, const struct table *t, const struct bt *b,
+/* b's frames, one a line; return whether one of them is marked [guess]. */
+static bool text_frames(FILE *f, const struct table *t, const struct bt *b,
 			const struct report_info *ri, const struct report_opts *o)
 {
 	const uint64_t *pcs = table_bt_pcs(t, b);
 	char buf[32];
+	bool guessed = false;
 
 	for (uint32_t d = 0; d < b->depth; d++) {
 		struct sym_frame sf;
@@ -344,10 +347,34 @@ static void text_frames(FILE *f, const struct table *t, const struct bt *b,
 		}
 		if (o->show_how && d && !table_bt_before_attach(t, b))
 			fprintf(f, " [%s]", frames_how_name(frames_how_of(pcs[d])));
+		else if (report_frame_guessed(t, b, d) && (guessed = true))
+			fputs(" [guess]", f);
 		fputc('\n', f);
 	}
 	if (truncated(t, b, o, ri))
 		fprintf(f, "%2u [%14s] [...] (cut at --depth=%u)\n", b->depth, "", o->depth_limit);
+	return guessed;
+}
+
+/* " [by: LABEL]" of a backtrace's header line (labels.h). */
+static void text_label(FILE *f, const struct table *t, const struct bt *b,
+		       const struct report_info *ri)
+{
+	char buf[512];
+
+	report_label(ri, t, b, buf, sizeof(buf));
+	fputs(" [by: ", f);
+	text_name(f, buf);
+	fputc(']', f);
+}
+
+/* The legend of [guess], once in a report that has one. */
+static void text_guess_note(FILE *f, bool guessed)
+{
+	if (guessed)
+		fputs("[heaptrace] note: frames marked [guess] (and labels marked '?') were found by "
+		      "scanning the stack where unwinding failed: they may be stale return "
+		      "addresses, not callers\n", f);
 }
 
 /* The backtraces live when the heap peaked, largest first; their number in *n (caller frees). */
@@ -377,31 +404,37 @@ static uint64_t peak_elapsed(const struct table *t, const struct report_info *ri
 	return ri->elapsed_ns > ago ? ri->elapsed_ns - ago : 0;
 }
 
-/* A heap that peaked this high counts as notable even when nothing is live at the end. */
-#define REPORT_NOTABLE_PEAK 1000000
+/* A heap that peaked this high counts as notable even when nothing is live at the end: its
+ * report shows the heap at its peak. */
+#define REPORT_NOTABLE_PEAK (1024 * 1024)
 
-/* The heap at its peak, under its own heading, when it was at least twice the heap now. */
-static void text_peak(FILE *f, const struct table *t, const struct report_opts *o,
+/* The heap at its peak, under its own heading, when it was at least twice the heap now.
+ * Return whether a frame is marked [guess]. */
+static bool text_peak(FILE *f, const struct table *t, const struct report_opts *o,
 		      const struct report_info *ri)
 {
 	const struct table_summary *s = &t->sum;
 	char b1[32], b2[32];
 	uint32_t n;
 	struct entry *e;
+	bool guessed = false;
 
 	if (!s->peak_live_bytes || s->peak_live_bytes < 2 * s->live_bytes)
-		return;
+		return false;
 	e = peak_bts(t, &n);
 	fprintf(f, "\n=== heap at its peak: %s in %" PRIu64 " blocks, %s after the start ===\n\n",
 		fmt_size(b1, sizeof(b1), s->peak_live_bytes), s->peak_at_blocks,
 		fmt_age(b2, sizeof(b2), peak_elapsed(t, ri)));
 	for (uint32_t i = 0; i < n && (!o->top || i < o->top); i++) {
-		fprintf(f, "=== peak #%u === [count: %" PRIu64 "] [size: %s]\n", i + 1, e[i].count,
+		fprintf(f, "=== peak #%u === [count: %" PRIu64 "] [size: %s]", i + 1, e[i].count,
 			fmt_size(b1, sizeof(b1), e[i].size));
-		text_frames(f, t, &t->bts[e[i].bt], ri, o);
+		text_label(f, t, &t->bts[e[i].bt], ri);
+		fputc('\n', f);
+		guessed |= text_frames(f, t, &t->bts[e[i].bt], ri, o);
 		fputc('\n', f);
 	}
 	free(e);
+	return guessed;
 }
 
 /* "[heaptrace] report for pid 1234 (prog), 3.214 s after start: final" */
@@ -468,63 +501,52 @@ static void json_heaps(FILE *f, const struct table *t, const struct report_info 
 		fputc('}', f);
 }
 
-static void write_text(FILE *f, const struct table *t, const struct report_opts *o,
-		       const struct report_info *ri, const struct entry *e, uint32_t n,
-		       const struct blockview *bv)
+/* One backtrace of the text report (entry e, number i + 1); return whether a frame is marked
+ * [guess]. */
+static bool text_bt(FILE *f, const struct table *t, const struct report_opts *o,
+		    const struct report_info *ri, const struct entry *e, uint32_t i,
+		    const struct blockview *bv)
 {
+	const struct bt *b = &t->bts[e->bt];
 	char b1[32], b2[32], b3[32];
-	bool notable = n || t->sum.peak_live_bytes >= REPORT_NOTABLE_PEAK;
+	bool guessed;
 
-	if (notable || ri->inv)
-		text_header(f, ri);
-	if (ri->inv)
-		text_inventory(f, t, ri->inv);
-	if (!n) {
-		/* like classic heaptrace: a clean heap prints nothing, unless it was once large */
-		if (t->sum.peak_live_bytes >= REPORT_NOTABLE_PEAK)
-			fprintf(f, "[heaptrace] nothing is live; the heap peaked at %s in %" PRIu64
-				   " blocks, %s after the start (the JSON report's peak, or "
-				   "heaptrace report --at=peak on a --record log, shows where)\n",
-				fmt_size(b1, sizeof(b1), t->sum.peak_live_bytes),
-				t->sum.peak_at_blocks,
-				fmt_age(b2, sizeof(b2), peak_elapsed(t, ri)));
-		return;
-	}
-	if (o->top && n > o->top)
-		n = o->top;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct bt *b = &t->bts[e[i].bt];
-
-		if (o->temporary) {
-			fprintf(f, "=== backtrace #%u === [temporary: %" PRIu64 " of %" PRIu64
-				   " calls] [size: %s]\n", i + 1, e[i].count, b->total_count,
-				fmt_size(b1, sizeof(b1), e[i].size));
-			text_frames(f, t, b, ri, o);
-			fputc('\n', f);
-			continue;
-		}
+	if (o->temporary) {
+		fprintf(f, "=== backtrace #%u === [temporary: %" PRIu64 " of %" PRIu64
+			   " calls] [size: %s]", i + 1, e->count, b->total_count,
+			fmt_size(b1, sizeof(b1), e->size));
+	} else {
 		fprintf(f, "=== backtrace #%u === [count/peak: %" PRIu64 "/%" PRIu64 "] ", i + 1,
-			e[i].count, b->peak_count);
-		fprintf(f, "[size/peak: %s/%s] [age: %s]", fmt_size(b1, sizeof(b1), e[i].size),
+			e->count, b->peak_count);
+		fprintf(f, "[size/peak: %s/%s] [age: %s]", fmt_size(b1, sizeof(b1), e->size),
 			fmt_size(b2, sizeof(b2), b->peak_size),
 			fmt_age(b3, sizeof(b3), since(ri->now_ns, b->first_ns)));
 		if (b->heap)
 			fprintf(f, " [heap: %s]", heap_name(ri, b->heap));
-		fputc('\n', f);
-		text_frames(f, t, b, ri, o);
-		if (bv)
-			blockview_text(f, bv, t, e[i].bt, ri->now_ns);
-		fputc('\n', f);
 	}
-	write_stopped(f, t, ri, e, n);
+	text_label(f, t, b, ri);
+	fputc('\n', f);
+	guessed = text_frames(f, t, b, ri, o);
+	if (bv && !o->temporary)
+		blockview_text(f, bv, t, e->bt, ri->now_ns);
+	fputc('\n', f);
+	return guessed;
+}
+
+static void text_summary(FILE *f, const struct table *t, const struct report_info *ri)
+{
+	char b1[32], b2[32], b3[32];
+
 	fprintf(f, "[heaptrace] heap traced num of backtrace : %" PRIu64 "\n", live_bts(t));
 	fprintf(f, "[heaptrace] heap traced allocation size  : %s\n",
 		fmt_size(b1, sizeof(b1), t->sum.live_bytes));
 	fprintf(f, "[heaptrace] calls (alloc/free/unknown)   : %" PRIu64 " / %" PRIu64 " / %" PRIu64
 		   "\n", t->sum.alloc_calls, t->sum.free_calls, t->sum.unknown_frees);
-	fprintf(f, "[heaptrace] peak (size/blocks/time)      : %s / %" PRIu64 " / %s\n",
+	fprintf(f, "[heaptrace] peak (size/blocks then/time) : %s / %" PRIu64 " / %s\n",
 		fmt_size(b1, sizeof(b1), t->sum.peak_live_bytes), t->sum.peak_at_blocks,
 		fmt_age(b2, sizeof(b2), peak_elapsed(t, ri)));
+	fprintf(f, "[heaptrace] most live blocks at any time : %" PRIu64 "\n",
+		t->sum.peak_live_blocks);
 	if (ri->has_statm)
 		fprintf(f, "[heaptrace] statm info (VSS/RSS/shared)  : %s / %s / %s\n",
 			fmt_size(b1, sizeof(b1), ri->statm_vss),
@@ -537,7 +559,32 @@ static void write_text(FILE *f, const struct table *t, const struct report_opts 
 			fprintf(f, "%s %s", i ? "," : "", ri->allocators[i]);
 		fputs(ri->nallocators ? "\n" : " none\n", f);
 	}
-	text_peak(f, t, o, ri);
+}
+
+static void write_text(FILE *f, const struct table *t, const struct report_opts *o,
+		       const struct report_info *ri, const struct entry *e, uint32_t n,
+		       const struct blockview *bv)
+{
+	bool notable = n || t->sum.peak_live_bytes >= REPORT_NOTABLE_PEAK, guessed = false;
+
+	if (notable || ri->inv)
+		text_header(f, ri);
+	if (ri->inv)
+		text_inventory(f, t, ri->inv);
+	/* like classic heaptrace: a clean heap prints nothing, unless it was once large; then
+	 * its peak below says where the memory went */
+	if (!notable)
+		return;
+	if (o->top && n > o->top)
+		n = o->top;
+	for (uint32_t i = 0; i < n; i++)
+		guessed |= text_bt(f, t, o, ri, &e[i], i, bv);
+	write_stopped(f, t, ri, e, n);
+	if (!t->sum.live_blocks)
+		fputs("[heaptrace] nothing is live at the end: the heap at its peak follows\n", f);
+	text_summary(f, t, ri);
+	guessed |= text_peak(f, t, o, ri);
+	text_guess_note(f, guessed);
 }
 
 /*

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Backtraces' labels and the frame hints' figures (labels.h). */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/labels.h"
+#include "symbols/wrappers.h"
+#include "unwind/frames.h"
+#include "util/util.h"
+
+void report_frame(const struct report_info *ri, const struct table *t, const struct bt *b,
+		  unsigned idx, struct sym_frame *sf)
+{
+	static char cls[48];
+	uint64_t pc = table_bt_pcs(t, b)[idx];
+
+	*sf = (struct sym_frame){ .line = -1 };
+	if (table_bt_before_attach(t, b)) {
+		snprintf(cls, sizeof(cls), "[blocks of up to %" PRIu64 " bytes]",
+			 table_bt_pcs(t, b)[1]);
+		sf->function = idx ? cls : "[before attach]";
+		return;
+	}
+	if (ri->resolve)
+		ri->resolve(ri->resolve_ctx, frames_addr(pc), idx, sf);
+}
+
+bool report_frame_guessed(const struct table *t, const struct bt *b, unsigned idx)
+{
+	return idx && !table_bt_before_attach(t, b) &&
+	       frames_how_of(table_bt_pcs(t, b)[idx]) == FRAMES_SCAN;
+}
+
+/* The label frame of b: its index and name (NULL: none after frame 0 is named and no
+ * allocator), *sf that frame's. */
+static unsigned label_frame(const struct report_info *ri, const struct table *t,
+			    const struct bt *b, struct sym_frame *sf, const char **name,
+			    const char **file, int *line)
+{
+	for (unsigned d = 1; d < b->depth; d++) {
+		report_frame(ri, t, b, d, sf);
+		*name = wrap_frame_name(sf, file, line);
+		if (*name)
+			return d;
+	}
+	*name = NULL;
+	return b->depth;
+}
+
+unsigned report_label(const struct report_info *ri, const struct table *t, const struct bt *b,
+		      char *buf, size_t len)
+{
+	struct sym_frame sf;
+	const char *name, *file;
+	int line;
+	unsigned d = label_frame(ri, t, b, &sf, &name, &file, &line);
+
+	if (name) {
+		const char *mark = report_frame_guessed(t, b, d) ? "?" : "";
+
+		if (file && line > 0)
+			snprintf(buf, len, "%s%s (%s:%d)", mark, name, file, line);
+		else
+			snprintf(buf, len, "%s%s", mark, name);
+		return d;
+	}
+	for (d = 1; d < b->depth; d++) {
+		report_frame(ri, t, b, d, &sf);
+		if (sf.module && !sf.function) {
+			snprintf(buf, len, "%s%s +0x%" PRIx64,
+				 report_frame_guessed(t, b, d) ? "?" : "", sf.module,
+				 sf.module_offset);
+			return d;
+		}
+	}
+	report_frame(ri, t, b, 0, &sf);
+	snprintf(buf, len, "%s", sf.function ? sf.function : "??");
+	return 0;
+}
+
+/* Backtraces of table ctx by bytes allocated in all, most first. */
+static int by_total(const void *a, const void *b, void *ctx)
+{
+	const struct table *t = ctx;
+	uint64_t x = t->bts[*(const uint32_t *)a].total_size;
+	uint64_t y = t->bts[*(const uint32_t *)b].total_size;
+
+	return x > y ? -1 : x < y;
+}
+
+void report_frame_stats(const struct report_info *ri, const struct table *t,
+			unsigned depth_limit, unsigned max, struct report_frame_stats *st)
+{
+	uint32_t *order = xmalloc((t->nbts ? t->nbts : 1) * sizeof(*order)), n = 0;
+
+	memset(st, 0, sizeof(*st));
+	for (uint32_t i = 0; i < t->nbts; i++)
+		if (!table_bt_before_attach(t, &t->bts[i]))
+			order[n++] = i;
+	qsort_r(order, n, sizeof(*order), by_total, (void *)t);
+	for (uint32_t i = 0; i < n && i < max; i++) {
+		const struct bt *b = &t->bts[order[i]];
+		struct sym_frame sf;
+		const char *name, *file;
+		int line;
+
+		st->backtraces++;
+		for (unsigned d = 1; d < b->depth; d++) {
+			report_frame(ri, t, b, d, &sf);
+			st->frames++;
+			st->unnamed += !sf.function;
+		}
+		if (!depth_limit || b->depth < depth_limit ||
+		    label_frame(ri, t, b, &sf, &name, &file, &line) < b->depth)
+			continue;
+		/* sf is the last frame: a wrapper, where --depth cut the backtrace */
+		if (sf.function && wrap_is_allocator(sf.function) &&
+		    !(table_bt_pcs(t, b)[b->depth - 1] & FRAMES_STOPPED))
+			st->in_wrappers++;
+	}
+	free(order);
+}
