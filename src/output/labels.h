@@ -11,7 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "output/report.h"
+#include "heap/table.h"
+#include "output/reportinfo.h"
 
 /* Frame idx of backtrace b, symbolised through ri (the blocks found at the attach: their group
  * and size class). */

@@ -208,7 +208,7 @@ static const char *fmt_size(char *buf, size_t len, uint64_t n)
 		snprintf(buf, len, "%" PRIu64 " B", n);
 		return buf;
 	}
-	while (v >= 1024 && u + 1 < ARRAY_SIZE(unit)) {
+	while (v >= 1023.9995 && u + 1 < ARRAY_SIZE(unit)) { /* no "1024.000 KiB" */
 		v /= 1024;
 		u++;
 	}

@@ -8,8 +8,7 @@
 #include <stdio.h>
 
 #include "heap/table.h"
-#include "inventory/inventory.h"
-#include "symbols/symbols.h"
+#include "output/reportinfo.h"
 
 enum report_format { FMT_TEXT, FMT_JSON, FMT_FOLDED, FMT_HTML /* html.h writes it */ };
 enum report_sort { SORT_SIZE, SORT_COUNT, SORT_PEAK_SIZE, SORT_PEAK_COUNT, SORT_AGE };
@@ -31,38 +30,6 @@ struct report_opts {
 	 * blocks, the temporary allocations of each backtrace (count and bytes) */
 	bool only_leaked, temporary;
 	bool blocks; /* list each live block (address, size, age) under its backtrace */
-};
-
-/* Symbolise pcs[index] of a backtrace (index 0 is the allocation function's entry;
- * the others are return addresses). */
-typedef void (*report_resolve_fn)(void *ctx, uint64_t pc, unsigned index, struct sym_frame *out);
-
-struct report_info {
-	int pid;
-	const char *command; /* argv joined by spaces */
-	bool exited; /* exit_status is known */
-	int exit_status; /* exit code, or 128+signal */
-	bool has_statm;
-	uint64_t statm_vss, statm_rss, statm_shared; /* bytes */
-	uint64_t now_ns; /* time of the report, for ages */
-	uint64_t elapsed_ns; /* since tracing started */
-	const char *kind; /* which report: "final", "periodic #3", "SIGUSR1"; text: in its header
-			   * line, NULL: none */
-	const struct inventory *inv; /* the heap at the attach, NULL if none */
-	const char *const *allocators; /* the allocators traced (summary.allocators), or NULL */
-	unsigned nallocators;
-	report_resolve_fn resolve;
-	void *resolve_ctx;
-	/* more of the report, or NULL: JSON members (each starting with ','), at the end of the
-	 * object; text, after the rest */
-	void (*extra_json)(FILE *f, void *ctx);
-	void (*extra_text)(FILE *f, void *ctx);
-	void *extra_ctx;
-	/* the heaps' names by number (HEAP_MAX of them: a log's), NULL: hooks.h's, this run's */
-	const char *const *heap_names;
-	/* a filter of blocks besides the options' (report --only-leaked at a moment), or NULL */
-	bool (*keep)(void *ctx, const struct block *blk);
-	void *keep_ctx;
 };
 
 /* Does blk pass the filters of o and ri (sizes, age, keep)? */

@@ -269,20 +269,21 @@ TEST_CASE(text_exact_layout)
 	resolver_calls = 0;
 	out = run(&t, &o, &ri);
 	CHECK_STREQ(out,
-		    "=== backtrace #1 === [count/peak: 1/2] [size/peak: 22.704 KB/31.680 KB] "
-		    "[age: 6.236 ms]\n"
+		    "=== backtrace #1 === [count/peak: 1/2] [size/peak: 22.172 KiB/30.938 KiB] "
+		    "[age: 6.236 ms] [by: make_node (list.c:42)]\n"
 		    " 0 [        0x1000] malloc +0x1b\n"
 		    " 1 [        0x2000] make_node +0x14 (list.c:42)\n"
 		    " 2 [        0x4000] /usr/lib/libfoo.so +0x2f1c0\n"
 		    " 3 [        0x6000] ??\n"
 		    "\n"
 		    "[heaptrace] heap traced num of backtrace : 1\n"
-		    "[heaptrace] heap traced allocation size  : 22.704 KB\n"
+		    "[heaptrace] heap traced allocation size  : 22.172 KiB\n"
 		    "[heaptrace] calls (alloc/free/unknown)   : 2 / 1 / 0\n"
-		    "[heaptrace] peak (size/blocks/time)      : 31.680 KB / 2 / 0 ns\n"
+		    "[heaptrace] peak (size/blocks then/time) : 30.938 KiB / 2 / 0 ns\n"
+		    "[heaptrace] most live blocks at any time : 2\n"
 		    "[heaptrace] statm info (VSS/RSS/shared)  : "
-		    "134.201 MB / 40.960 KB / 0 bytes\n");
-	CHECK_EQ(resolver_calls, 4);
+		    "127.984 MiB / 40.000 KiB / 0 B\n");
+	CHECK_EQ(resolver_calls, 5); /* the label's frame, then the four */
 	free(out);
 
 	ri.has_statm = false;
@@ -378,15 +379,18 @@ TEST_CASE(units)
 		uint64_t size, age;
 		const char *line;
 	} cases[] = {
-		{ 0, 0, "[size/peak: 0 bytes/0 bytes] [age: 0 ns]" },
-		{ 999, 999, "[size/peak: 999 bytes/999 bytes] [age: 999 ns]" },
-		{ 1000, 1000, "[size/peak: 1.000 KB/1.000 KB] [age: 1.000 us]" },
-		{ 999999, 999999, "[size/peak: 999.999 KB/999.999 KB] [age: 999.999 us]" },
-		{ 1000000, 1500000, "[size/peak: 1.000 MB/1.000 MB] [age: 1.500 ms]" },
-		{ 999999499, 999999499, "[size/peak: 999.999 MB/999.999 MB] [age: 999.999 ms]" },
-		{ 999999999, 999999999, "[size/peak: 1.000 GB/1.000 GB] [age: 1.000 sec]" },
+		{ 0, 0, "[size/peak: 0 B/0 B] [age: 0 ns] [by: malloc]" },
+		{ 1023, 999, "[size/peak: 1023 B/1023 B] [age: 999 ns] [by: malloc]" },
+		{ 1024, 1000, "[size/peak: 1.000 KiB/1.000 KiB] [age: 1.000 us] [by: malloc]" },
+		{ 1048575, 999999,
+		  "[size/peak: 1023.999 KiB/1023.999 KiB] [age: 999.999 us] [by: malloc]" },
+		{ 1048576, 1500000, "[size/peak: 1.000 MiB/1.000 MiB] [age: 1.500 ms] [by: malloc]" },
+		{ 1073741823, 999999499,
+		  "[size/peak: 1.000 GiB/1.000 GiB] [age: 999.999 ms] [by: malloc]" },
+		{ 1610612736, 999999999,
+		  "[size/peak: 1.500 GiB/1.500 GiB] [age: 1.000 sec] [by: malloc]" },
 		{ 5000000000000, 2500000000,
-		  "[size/peak: 5000.000 GB/5000.000 GB] [age: 2.500 sec]" },
+		  "[size/peak: 4.547 TiB/4.547 TiB] [age: 2.500 sec] [by: malloc]" },
 	};
 
 	for (unsigned i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -410,24 +414,24 @@ TEST_CASE(text_top)
 	resolver_calls = 0;
 	out = run(&t, &o, &ri);
 	CHECK(strstr(out, "=== backtrace #1 === [count/peak: 1/1] "
-			  "[size/peak: 100 bytes/100 bytes]"));
+			  "[size/peak: 100 B/100 B]"));
 	CHECK(strstr(out, "=== backtrace #2 === [count/peak: 2/2] "
-			  "[size/peak: 60 bytes/400 bytes]"));
+			  "[size/peak: 60 B/400 B]"));
 	CHECK(strstr(out, "=== backtrace #3 ===") == NULL);
 	CHECK(strstr(out, "fn_x") == NULL);
 	/* The summary lines describe the whole heap, not the top. */
 	CHECK(strstr(out, "[heaptrace] heap traced num of backtrace : 3\n"));
-	CHECK(strstr(out, "[heaptrace] heap traced allocation size  : 190 bytes\n"));
-	/* the heap peaked at 400 bytes (Z's first block, since freed): twice the end or more */
-	CHECK(strstr(out, "\n=== heap at its peak: 400 bytes in 1 blocks, "));
-	CHECK(strstr(out, "=== peak #1 === [count: 1] [size: 400 bytes]\n 0 ["));
+	CHECK(strstr(out, "[heaptrace] heap traced allocation size  : 190 B\n"));
+	/* the heap peaked at 400 B (Z's first block, since freed): twice the end or more */
+	CHECK(strstr(out, "\n=== heap at its peak: 400 B in 1 blocks, "));
+	CHECK(strstr(out, "=== peak #1 === [count: 1] [size: 400 B] [by: fn_z]\n 0 ["));
 	CHECK(strstr(out, "=== peak #2 ===") == NULL);
-	CHECK_EQ(resolver_calls, 9); /* once per frame printed */
+	CHECK_EQ(resolver_calls, 12); /* once per frame printed, and per label */
 	free(out);
 
 	o.top = 0;
 	out = run(&t, &o, &ri);
-	CHECK(strstr(out, "=== backtrace #3 === [count/peak: 3/5] [size/peak: 30 bytes/50 bytes]"));
+	CHECK(strstr(out, "=== backtrace #3 === [count/peak: 3/5] [size/peak: 30 B/50 B]"));
 	free(out);
 	o.top = 10;
 	out = run(&t, &o, &ri);
@@ -463,14 +467,24 @@ TEST_CASE(nothing_live)
 	CHECK(strstr(out, ",\"backtraces\":[],\"peak\":{\"live_bytes\":8,\"live_blocks\":1,"));
 	CHECK(strstr(out, "\"backtraces\":[{\"count\":1,\"size\":8,\"frames\":["));
 	free(out);
-	/* nothing live but a large peak: one line in text */
-	table_alloc(&t, 0x20, 2000000, 0, 6);
+	/* nothing live but a large peak (1 MiB or more): the heap at its peak, with its
+	 * backtraces */
+	table_alloc(&t, 0x20, 2 << 20, 0, 6);
 	table_free(&t, 0x20);
 	o.format = FMT_TEXT;
 	out = run(&t, &o, &ri);
-	CHECK(strstr(out, "[heaptrace] nothing is live; the heap peaked at 2.000 MB in 1 blocks") ==
-	      out);
-	CHECK(strstr(out, "--at=peak") && strchr(out, '\n') == out + strlen(out) - 1);
+	CHECK(strstr(out, "[heaptrace] nothing is live at the end: the heap at its peak follows\n"));
+	CHECK(strstr(out, "\n=== heap at its peak: 2.000 MiB in 1 blocks, "));
+	CHECK(strstr(out, "=== peak #1 === [count: 1] [size: 2.000 MiB] [by: main (prog.c:10)]\n 0 ["));
+	CHECK(strstr(out, "=== backtrace #") == NULL);
+	free(out);
+	/* one byte less than 1 MiB: silent */
+	table_destroy(&t);
+	table_init(&t);
+	table_alloc(&t, 0x20, (1 << 20) - 1, table_intern(&t, pcs, 2), 6);
+	table_free(&t, 0x20);
+	out = run(&t, &o, &ri);
+	CHECK_STREQ(out, "");
 	free(out);
 	o.format = FMT_JSON;
 	table_destroy(&t);
@@ -548,9 +562,9 @@ TEST_CASE(filters)
 		o.format = FMT_TEXT;
 		out = run(&t, &o, &ri);
 		CHECK(strstr(out, "=== backtrace #1 === [count/peak: 2/2] "
-				  "[size/peak: 60 bytes/400 bytes]"));
+				  "[size/peak: 60 B/400 B]"));
 		CHECK(strstr(out, "num of backtrace : 3\n"));
-		CHECK(strstr(out, "allocation size  : 190 bytes\n"));
+		CHECK(strstr(out, "allocation size  : 190 B\n"));
 		free(out);
 	}
 	table_destroy(&t);
