@@ -6,13 +6,14 @@
   const DATA = JSON.parse(document.getElementById('heaptrace-data').textContent);
   const $ = (id) => document.getElementById(id);
   const fmtInt = (v) => (v === null || v === undefined ? '' : Number(v).toLocaleString('en-US'));
+  // binary units, as every view of heaptrace (README: units)
   const fmtBytes = (v) => {
     if (v === null || v === undefined) return '';
     const a = Math.abs(v);
-    if (a < 1000) return v + ' B';
-    if (a < 1e6) return (v / 1e3).toFixed(1) + ' kB';
-    if (a < 1e9) return (v / 1e6).toFixed(2) + ' MB';
-    return (v / 1e9).toFixed(2) + ' GB';
+    if (a < 1024) return v + ' B';
+    if (a < 1024 * 1024) return (v / 1024).toFixed(1) + ' KiB';
+    if (a < 1024 * 1024 * 1024) return (v / 1024 / 1024).toFixed(2) + ' MiB';
+    return (v / 1024 / 1024 / 1024).toFixed(2) + ' GiB';
   };
   const fmtNs = (ns) => {
     if (ns === null || ns === undefined) return '';
@@ -43,14 +44,18 @@
   // ----- frames -----
   const frames = DATA.frames || [];
   const base = (p) => (p ? p.slice(p.lastIndexOf('/') + 1) : p);
-  const frameName = (f) => f.function || (f.module ? '[' + base(f.module) + ']' : '??');
+  // a frame found by scanning the stack is a guess: "?" before its name
+  const frameName = (f) => (f.guess ? '?' : '') +
+    (f.function || (f.module ? '[' + base(f.module) + ']' : '??'));
   const frameLoc = (f) => (f.file ? f.file + (f.line ? ':' + f.line : '') : '');
   const frameText = (f) => frameName(f) + (frameLoc(f) ? ' (' + frameLoc(f) + ')' : '') +
     (!f.file && f.module ? ' in ' + f.module : '');
   // A diff's frames are inline objects; a report's are indices into DATA.frames.
   const framesOf = (b) => b.frames.map((f) => (typeof f === 'number' ? frames[f] : f));
-  // The frame that says where: the first after the allocation function.
+  // What says where: heaptrace's label (its first frame past the allocators and their
+  // wrappers); a diff's backtraces have none: the first frame after the allocation function.
   const where = (b) => {
+    if (b.label) return b.label;
     const fs = framesOf(b);
     const f = fs.length > 1 ? fs[1] : fs[0];
     return f ? frameText(f) : '??';
@@ -59,7 +64,8 @@
   function framesList(b) {
     const ol = el('ol', { class: 'frames', start: '0' });
     for (const f of framesOf(b)) {
-      const li = el('li', {}, frameName(f));
+      const li = el('li', f.guess ? { class: 'guess' } : {}, frameName(f));
+      if (f.guess) li.append(' ', el('span', { class: 'loc' }, '[guess]'));
       if (frameLoc(f)) li.append(' ', el('span', { class: 'loc' }, frameLoc(f)));
       if (f.module) li.append(' ', el('span', { class: 'loc' }, base(f.module)));
       if (f.address) li.append(' ', el('span', { class: 'loc' }, f.address));
@@ -220,9 +226,10 @@
     if (q) chart.search(q);
   }
 
-  function setupFlame(measures, rows) {
+  function setupFlame(measures, rows, first) {
     const sel = $('measure');
     measures.forEach((m, i) => sel.append(el('option', { value: String(i) }, m.name)));
+    sel.value = String(first || 0);
     const draw = () => {
       const m = measures[Number(sel.value)];
       drawFlame(m.tree ? m.tree() : flameTree(rows, m.value, m.total, m.other), m.unit);
@@ -398,7 +405,8 @@
       ['live bytes', fmtBytes(s.live_bytes)], ['live blocks', fmtInt(s.live_blocks)],
       ['peak', fmtBytes(s.peak_live_bytes) + (rep.peak ? ' at ' + fmtNs(rep.peak.elapsed_ns)
         : '')],
-      ['peak blocks', fmtInt(s.peak_live_blocks)], ['allocation calls', fmtInt(s.alloc_calls)],
+      ['blocks at the peak', rep.peak ? fmtInt(rep.peak.live_blocks) : undefined],
+      ['most live blocks', fmtInt(s.peak_live_blocks)], ['allocation calls', fmtInt(s.alloc_calls)],
       ['free calls', fmtInt(s.free_calls)], ['unknown frees', fmtInt(s.unknown_frees)],
       ['allocated in all', fmtBytes(s.total_allocated_bytes)],
       ['temporary allocations', fmtInt(s.temporary)],
@@ -411,6 +419,17 @@
       ' backtraces (frames under 1/' + DATA.flame_part + ' of every total are counted in ' +
       'their caller). The table and the timeline hold ' + fmtInt(rows.length) + ' of them: ' +
       'the ' + DATA.cap + ' largest by each measure.';
+    // nothing live at the end of a heap that peaked: the heap at its peak is the answer
+    const atPeak = s.live_blocks === 0 && rep.peak && rep.peak.live_bytes > 0;
+    if (atPeak) {
+      $('cap').textContent += ' Nothing is live at the end: the flame graph and the table ' +
+        'show the heap at its peak, ' + fmtBytes(rep.peak.live_bytes) + ' in ' +
+        fmtInt(rep.peak.live_blocks) + ' blocks at ' + fmtNs(rep.peak.elapsed_ns) + '.';
+    }
+    if (frames.some((f) => f.guess)) {
+      $('cap').textContent += ' Frames marked "?" were found by scanning the stack where ' +
+        'unwinding failed: guesses, which may be stale return addresses.';
+    }
     const live = (b) => b.size;
     const measures = [
       { name: 'live bytes', value: live, total: s.live_bytes, unit: 'bytes' },
@@ -426,7 +445,7 @@
     ];
     measures.forEach((m, i) => { m.tree = () => flameFromNodes(i); });
     setupAttach(rep, rows);
-    setupFlame(measures, rows);
+    setupFlame(measures, rows, atPeak ? 5 : 0);
     setupTimeline(rep, rows);
     const cols = [
       { key: 'size', fmt: fmtBytes, title: 'live bytes' },
@@ -440,9 +459,10 @@
       { key: 'alloc_calls', fmt: fmtInt, title: 'allocation calls' },
       { key: 'temporary', fmt: fmtInt, title: 'temporary allocations' },
       { key: 'age_ns', fmt: fmtNs, title: 'since the first allocation' },
-      { key: 'where', value: where, title: 'the allocation\'s caller; click for every frame' },
+      { key: 'where', value: where, title: 'the first frame past the allocators and their ' +
+        'wrappers; click for every frame' },
     ];
-    table(rows, cols, 'size');
+    table(rows, cols, atPeak ? 'size_at_peak' : 'size');
   }
 
   // ----- a diff -----

@@ -14,6 +14,7 @@
 
 #include "unwind/frames.h"
 #include "output/html.h"
+#include "output/labels.h"
 #include "util/util.h"
 
 /* build/htmlpage.c, generated from html/ */
@@ -198,6 +199,8 @@ static void json_frame(FILE *f, const struct table *t, const struct bt *b, uint3
 	fputs("{\"function\":", f);
 	report_json_str(f, sf.function);
 	report_json_place(f, &sf);
+	if (report_frame_guessed(t, b, d))
+		fputs(",\"guess\":true", f); /* found by scanning the stack */
 	if (table_bt_before_attach(t, b))
 		fputs(",\"address\":null}", f);
 	else
@@ -227,7 +230,9 @@ static void json_bts(FILE *f, const struct table *t, const struct report_info *r
 		const struct bt *b = &t->bts[sel[i]];
 
 		for (uint32_t d = 0; d < b->depth; d++) {
-			uint32_t kind = table_bt_before_attach(t, b) ? 2 + !!d : !!d;
+			/* a guessed frame is another frame: it is marked so */
+			uint32_t kind = table_bt_before_attach(t, b) ? 2 + !!d :
+					report_frame_guessed(t, b, d) ? 4 : !!d;
 
 			ids[nids] = frame_id(&fs, table_bt_pcs(t, b)[d], kind, &is_new);
 			if (is_new) {
@@ -243,8 +248,10 @@ static void json_bts(FILE *f, const struct table *t, const struct report_info *r
 	for (uint32_t i = 0; i < n; i++) {
 		const struct bt *b = &t->bts[sel[i]];
 		uint64_t pcount, psize;
+		char label[512];
 
 		table_bt_at_peak(t, b, &pcount, &psize);
+		report_label(ri, t, b, label, sizeof(label));
 		fprintf(f,
 			"%s{\"count\":%" PRIu64 ",\"peak_count\":%" PRIu64 ",\"size\":%" PRIu64
 			",\"peak_size\":%" PRIu64 ",\"age_ns\":%" PRIu64 ",\"total_count\":%" PRIu64
@@ -256,7 +263,9 @@ static void json_bts(FILE *f, const struct table *t, const struct report_info *r
 			b->total_size, b->total_count, b->temporary, pcount, psize);
 		for (uint32_t d = 0; d < b->depth; d++)
 			fprintf(f, "%s%" PRIu32, d ? "," : "", ids[nids++]);
-		fputs("]}", f);
+		fputs("],\"label\":", f);
+		report_json_str(f, label);
+		fputc('}', f);
 	}
 	fputc(']', f);
 	free(ids);
@@ -408,7 +417,7 @@ static void frame_names(const struct table *t, const struct bt *b, uint32_t d,
 {
 	uint64_t pc = table_bt_pcs(t, b)[d];
 	struct sym_frame sf = { .line = -1 };
-	const char *base;
+	const char *base, *mark;
 
 	*loc = '\0';
 	if (table_bt_before_attach(t, b)) {
@@ -420,13 +429,14 @@ static void frame_names(const struct table *t, const struct bt *b, uint32_t d,
 	}
 	if (ri->resolve)
 		ri->resolve(ri->resolve_ctx, frames_addr(pc), d, &sf);
+	mark = report_frame_guessed(t, b, d) ? "?" : ""; /* found by scanning the stack */
 	if (sf.function) {
-		snprintf(name, nlen, "%s", sf.function);
+		snprintf(name, nlen, "%s%s", mark, sf.function);
 	} else if (sf.module) {
 		base = strrchr(sf.module, '/');
-		snprintf(name, nlen, "[%s]", base ? base + 1 : sf.module);
+		snprintf(name, nlen, "%s[%s]", mark, base ? base + 1 : sf.module);
 	} else {
-		snprintf(name, nlen, "??");
+		snprintf(name, nlen, "%s??", mark);
 	}
 	if (sf.file && sf.line > 0)
 		snprintf(loc, llen, "%s:%d", sf.file, sf.line);

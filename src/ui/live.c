@@ -27,6 +27,7 @@
 #include "ui/live.h"
 #include "util/log.h"
 #include "target/process.h"
+#include "output/labels.h"
 #include "output/report.h"
 #include "symbols/symbols.h"
 #include "trace/symcache.h"
@@ -316,24 +317,14 @@ static void frame_of(struct proc *p, uint32_t bt, unsigned idx, struct sym_frame
 	snapshot_resolve_frame(&rc, frames_addr(table_bt_pcs(&p->table, b)[idx]), idx, sf);
 }
 
-/* "function (file:line)" of the allocation's caller: the first named frame after frame 0. */
+/* The label of backtrace bt (output/labels.h): its first frame past the allocators and
+ * their wrappers, "function (file:line)". */
 static const char *site(struct proc *p, uint32_t bt, char *buf, size_t len)
 {
-	const struct bt *b = &p->table.bts[bt];
-	struct sym_frame sf = { .line = -1 };
-	unsigned idx = b->depth > 1 ? 1 : 0;
+	struct snapshot_resolver rc = { p, symcache_get(p) };
+	struct report_info ri = { .resolve = snapshot_resolve_frame, .resolve_ctx = &rc };
 
-	for (; idx < b->depth; idx++) {
-		frame_of(p, bt, idx, &sf);
-		if (sf.function)
-			break;
-	}
-	if (!sf.function)
-		snprintf(buf, len, "??");
-	else if (sf.file && sf.line > 0)
-		snprintf(buf, len, "%s (%s:%d)", sf.function, sf.file, sf.line);
-	else
-		snprintf(buf, len, "%s", sf.function);
+	report_label(&ri, &p->table, &p->table.bts[bt], buf, len);
 	return buf;
 }
 
@@ -488,7 +479,9 @@ static void draw_frames(struct proc *p, int y, int last)
 		if (sf.file && sf.line > 0)
 			n += snprintf(buf + n, sizeof(buf) - n, "  %s:%d", sf.file, sf.line);
 		if (sf.module)
-			snprintf(buf + n, sizeof(buf) - n, "  [%s]", sf.module);
+			n += snprintf(buf + n, sizeof(buf) - n, "  [%s]", sf.module);
+		if (report_frame_guessed(&p->table, b, d) && n < (int)sizeof(buf))
+			snprintf(buf + n, sizeof(buf) - n, "  [guess: found by scanning the stack]");
 		line(y++, buf, 0);
 	}
 }

@@ -36,6 +36,17 @@ try {
   out.load_ms = Date.now() - t0;
   await page.waitForSelector('#flame svg', { timeout: 10000 });
   out.roots = {};
+  // what the page shows first: the measure, the table's sort, the summary's cards, the
+  // timeline's legend and the caption
+  Object.assign(out, await page.evaluate(() => ({
+    first_measure: document.querySelector('#measure').selectedOptions[0].textContent,
+    first_sort: document.querySelector('#bts th.sorted')?.dataset.key ?? null,
+    first_where: document.querySelector('#bts tbody tr.bt td.where')?.textContent ?? null,
+    cards: Object.fromEntries([...document.querySelectorAll('#summary-list div')].map((d) =>
+      [d.querySelector('dt').textContent, d.querySelector('dd').textContent])),
+    legend: [...document.querySelectorAll('#legend span')].map((s) => s.textContent),
+    cap: document.querySelector('#cap').textContent,
+  })));
   const measures = await page.$$eval('#measure option', (os) => os.map((o) => [o.value,
     o.textContent]));
   for (const [value, name] of measures) {
