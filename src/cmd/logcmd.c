@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/logcmd.h"
 #include "cmd/offline.h"
@@ -231,6 +232,9 @@ int logcmd_report(int argc, char **argv)
 	if ((o.at != AT_END || o.heaptrack) && !strcmp(o.path, "-"))
 		return opt_usage_error("%s", "--at and --format=heaptrack read the log twice: give a "
 					 "file, not -");
+	if (o.pprof && !outfile && isatty(STDOUT_FILENO))
+		return opt_usage_error("%s", "--format=pprof is gzip-compressed binary data: give "
+					 "--outfile=FILE, or redirect standard output");
 	o.out = open_out(outfile);
 	if (!o.out)
 		return EXIT_START;

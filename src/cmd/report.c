@@ -173,6 +173,10 @@ static int report_proc(const struct offline_opts *o, struct side *sd, struct rep
 		.heap_names = (const char *const *)rp->root->heap_names,
 	};
 
+	if (o->at == AT_TIME && rp->now_ns - rp->start_ns < o->at_ms * 1000000)
+		pr_warn("--at=%" PRIu64 " is past the end of process %d's log, which lasts %.3f ms: "
+			"this is the report of its end", o->at_ms, rp->pid,
+			(rp->now_ns - rp->start_ns) / 1e6);
 	if (html)
 		return html_page(o, sd, &ri);
 	return report_write(o->out, &rp->t, &ro, &ri);

@@ -9,14 +9,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "output/labels.h"
+#include "output/report.h"
 #include "trace/hints.h"
 #include "target/process.h"
+
+/* The frame hints look at the backtraces that allocated the most, this many. */
+#define HINTS_BACKTRACES 200
 
 static struct {
 	unsigned untraced; /* children not traced */
 	int killed_pid, killed_sig;
 	unsigned killed; /* processes killed by a signal */
 	int python_pid;
+	int unnamed_pid; /* a process whose frames mostly have no name */
+	unsigned unnamed, frames;
+	int wrapped_pid; /* a process with backtraces cut inside allocator wrappers */
+	unsigned wrapped, depth;
 } h;
 
 static void hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -98,6 +107,26 @@ void hints_python(const struct proc *p)
 		h.python_pid = p->pid;
 }
 
+void hints_frames(const struct proc *p, const struct report_info *ri,
+		  const struct report_opts *ro)
+{
+	struct report_frame_stats st;
+
+	if (h.unnamed_pid && h.wrapped_pid)
+		return;
+	report_frame_stats(ri, &p->table, ro->depth_limit, HINTS_BACKTRACES, &st);
+	if (!h.unnamed_pid && st.frames && 2 * st.unnamed > st.frames) {
+		h.unnamed_pid = p->pid;
+		h.unnamed = st.unnamed;
+		h.frames = st.frames;
+	}
+	if (!h.wrapped_pid && st.in_wrappers) {
+		h.wrapped_pid = p->pid;
+		h.wrapped = st.in_wrappers;
+		h.depth = ro->depth_limit;
+	}
+}
+
 void hints_launch(const char *path)
 {
 	struct stat st;
@@ -121,6 +150,16 @@ void hints_print(void)
 		hint("process %d is a Python program: its small objects come from Python's own "
 		     "allocator (pymalloc), not from malloc; run it with PYTHONMALLOC=malloc to see "
 		     "them", h.python_pid);
+	if (h.unnamed_pid)
+		hint("%u of the %u frames of process %d's main backtraces have no name (stripped "
+		     "binaries): give their debug information with --symbols=FILE or "
+		     "--debug-dir=DIR, install the distribution's debug packages (-dbgsym, -dbg or "
+		     "-debuginfo), or record with --record=LOG and name them with heaptrace report "
+		     "--debuginfod LOG", h.unnamed, h.frames, h.unnamed_pid);
+	if (h.wrapped_pid)
+		hint("%u backtrace%s of process %d end inside allocator wrappers, cut at "
+		     "--depth=%u before the code that called them: a larger --depth reaches it",
+		     h.wrapped, h.wrapped == 1 ? "" : "s", h.wrapped_pid, h.depth);
 	if (h.killed) {
 		char name[32];
 #ifdef __GLIBC__

@@ -6,8 +6,10 @@
  * Hints where users go wrong, each at most once per run, on standard error as
  * "heaptrace: hint: ...": children that ran untraced (-f), a Python program whose small objects
  * come from pymalloc (PYTHONMALLOC=malloc), a traced process killed by a signal, a set-user-ID
- * program run without its privileges because heaptrace is not root. The first three are
- * printed at the end of the run, after the reports.
+ * program run without its privileges because heaptrace is not root, a final report whose
+ * frames mostly have no name (how to get symbols) or whose backtraces --depth cut inside
+ * allocator wrappers. All but the set-user-ID one are printed at the end of the run, after
+ * the reports.
  */
 #include <signal.h>
 #include <stdbool.h>
@@ -22,6 +24,14 @@ void hints_killed(const struct proc *p, int sig);
 
 /* p's final report is written: is it a Python program with pymalloc? */
 void hints_python(const struct proc *p);
+
+struct report_info;
+struct report_opts;
+
+/* p's final report ri (with options ro) is written: are its frames named, do its backtraces
+ * reach past the allocator wrappers? */
+void hints_frames(const struct proc *p, const struct report_info *ri,
+		  const struct report_opts *ro);
 
 /* The program at path is about to be launched: say now if its set-user-ID or set-group-ID
  * bit will not take effect. */
