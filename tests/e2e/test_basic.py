@@ -250,12 +250,14 @@ def test_text_report():
     expect_rc(r, 0)
     text = r.out or ""
     head = re.compile(r"^=== backtrace #(\d+) === \[count/peak: (\d+)/(\d+)\] "
-                      r"\[size/peak: ([\d.]+ ?\w+)/([\d.]+ ?\w+)\] \[age: [\d.]+ ?\w+\]\s*$")
+                      r"\[size/peak: ([\d.]+ ?\w+)/([\d.]+ ?\w+)\] \[age: [\d.]+ ?\w+\] "
+                      r"\[by: (\w+) \((\w+\.c):\d+\)\]\s*$")
     blocks = []
     for line in text.splitlines():
         m = head.match(line)
         if m:
-            blocks.append({"n": int(m.group(1)), "count": int(m.group(2)), "frames": []})
+            blocks.append({"n": int(m.group(1)), "count": int(m.group(2)), "frames": [],
+                           "label": (m.group(6), m.group(7))})
         elif line.startswith("=== backtrace"):
             r.fail("malformed block header: %r" % line)
         elif blocks and re.match(r"^\s*\d+ \[0x[0-9a-f]+\]", line):
@@ -271,6 +273,8 @@ def test_text_report():
         fr = b["frames"]
         if len(fr) < 2 or not re.match(r"^\s*0 \[0x[0-9a-f]+\] malloc\b", fr[0]):
             r.fail("block #%d frame 0 is not malloc: %r" % (b["n"], fr[:1]))
+        if b["label"] != (fn, src):
+            r.fail("block #%d is labelled %s, expected %s in %s" % (b["n"], b["label"], fn, src))
         if not re.match(r"^\s*1 \[0x[0-9a-f]+\] %s\b.*\(%s:\d+\)" % (fn, src), fr[1]):
             r.fail("block #%d frame 1 is %r, expected %s with (%s:LINE)" % (b["n"], fr[1], fn, src))
     for key in ("heap traced num of backtrace", "heap traced allocation size", "statm info"):

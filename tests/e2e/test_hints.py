@@ -13,12 +13,15 @@ import tempfile
 from helpers import HEAPTRACE, Fail, Skip, expect_rc, heaptrace, run, target
 
 
-def hints(r):
-    return [line for line in r.proc.stderr.splitlines() if line.startswith("heaptrace: hint:")]
+def hints(r, stripped=False):
+    """The hints of run r; stripped: the program is a distribution's stripped binary (/bin/sh,
+    python3), whose own hint on unnamed frames (test_reports.py) is left out."""
+    return [line for line in r.proc.stderr.splitlines() if line.startswith("heaptrace: hint:")
+            and not (stripped and "have no name" in line)]
 
 
-def one_hint(r, words):
-    got = hints(r)
+def one_hint(r, words, stripped=False):
+    got = hints(r, stripped)
     if len(got) != 1 or not all(w in got[0] for w in words):
         r.fail("expected one hint naming %s, got %s" % (words, got))
 
@@ -29,8 +32,8 @@ def test_hint_untraced_children():
     one_hint(r, ["4 child processes ran untraced", "-f (--follow-fork)"])
     r = heaptrace(target("forker"), opts=["--follow-fork"], name="hint-forker-f")
     expect_rc(r, 0)
-    if hints(r):
-        r.fail("hints with --follow-fork: %s" % hints(r))
+    if hints(r, stripped=True):  # the children are /bin/sh
+        r.fail("hints with --follow-fork: %s" % hints(r, stripped=True))
     r = heaptrace(target("leaks"), name="hint-none")
     expect_rc(r, 0)
     if hints(r):
@@ -51,12 +54,12 @@ def test_hint_python():
         raise Skip("no /usr/bin/python3")
     r = heaptrace(python, args=["-c", "pass"], name="hint-python")
     expect_rc(r, 0)
-    one_hint(r, ["is a Python program", "PYTHONMALLOC=malloc"])
+    one_hint(r, ["is a Python program", "PYTHONMALLOC=malloc"], stripped=True)
     r = heaptrace(python, args=["-c", "pass"], env={"PYTHONMALLOC": "malloc"},
                   name="hint-python-malloc")
     expect_rc(r, 0)
-    if hints(r):
-        r.fail("a hint with PYTHONMALLOC=malloc: %s" % hints(r))
+    if hints(r, stripped=True):
+        r.fail("a hint with PYTHONMALLOC=malloc: %s" % hints(r, stripped=True))
 
 
 def test_hint_setuid_not_root():

@@ -129,7 +129,7 @@ def test_html_report_launched():
     check_roots(v, rep)
     # hovering: its name, file:line and bytes (history makes 8 blocks of 256 KiB there)
     if not (v.get("tip") or "").startswith("peak_block (history.c:") or \
-            "2.10 MB" not in v["tip"]:
+            "2.00 MiB" not in v["tip"]:
         raise Fail("the tooltip of peak_block says %r" % v.get("tip"))
     if v.get("search_hits") != ["peak_block"]:
         raise Fail("searching peak_ highlights %s" % v.get("search_hits"))
@@ -173,7 +173,7 @@ def test_html_diff():
             sum(b["bytes_growth"] for b in d["backtraces"]) != sum(want.values()):
         raise Fail("the growth drawn is %s bytes, history grew %s" % (v["roots"], want))
     grown = {row[-1].split(" (")[0]: row[0] for row in v["rows"]}
-    if grown != {"peak_block": "+2.10 MB", "keep_block": "+300 B"}:
+    if grown != {"peak_block": "+2.00 MiB", "keep_block": "+300 B"}:
         raise Fail("the diff table shows %s" % grown)
 
 

@@ -344,12 +344,12 @@ def test_views_text():
     r, log = recorded("history", "O0", fmt="text")
     expect_rc(r, 0)
     text = r.out or ""
-    head = "\n=== heap at its peak: 2.097 MB in 11 blocks, "
+    head = "\n=== heap at its peak: 2.000 MiB in 11 blocks, "
     if head not in text:
         r.fail("no peak section %r in the text report" % head.strip())
     peak = text[text.index(head):]
-    one = peak.find("=== peak #1 === [count: 8] [size: 2.097 MB]\n")
-    two = peak.find("=== peak #2 === [count: 3] [size: 300 bytes]\n")
+    one = peak.find("=== peak #1 === [count: 8] [size: 2.000 MiB] [by: peak_block (history.c:")
+    two = peak.find("=== peak #2 === [count: 3] [size: 300 B] [by: keep_block (history.c:")
     if not 0 < one < two or "peak_block" not in peak[one:two] or \
             "keep_block" not in peak[two:]:
         r.fail("the peak section does not list peak_block (8) then keep_block (3)")
@@ -526,15 +526,15 @@ def heaptrack_file(r, log):
 
 def test_heaptrack_format_history():
     """history as heaptrack's file: heaptrack_print gives its calls, peak and leak, and per call
-    site the allocations, the bytes leaked and the bytes at the peak, exactly. (Its temporary
-    count follows heaptrack's reader, which also counts some frees right after another free,
-    so it is not compared.)"""
+    site the allocations, the bytes leaked and the bytes at the peak, exactly, and heaptrace's
+    temporary allocations (heaptrack's rule; test_reports.py checks it on its own target)."""
     r, log = recorded("history", "O0")
     expect_rc(r, 0)
     path = heaptrack_file(r, log)
     summ = r.report["summary"]
     text, allocs = heaptrack_print(path, "allocations")
     want_lines = ["calls to allocation functions: %d " % summ["alloc_calls"],
+                  "temporary memory allocations: %d " % summ["temporary"],
                   "peak heap memory consumption: %s\n" % heaptrack_size(summ["peak_live_bytes"]),
                   "total memory leaked: %s\n" % heaptrack_size(summ["live_bytes"])]
     missing = [w for w in want_lines if w not in text]

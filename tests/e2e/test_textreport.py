@@ -29,12 +29,12 @@ def summary_line(text, key):
 
 
 def size_text(n):
-    """The text report's sizes (report.c fmt_size)."""
-    if n < 1000:
-        return "%d bytes" % n
-    if n < 1000000:
-        return "%.3f KB" % (n / 1e3)
-    return "%.3f MB" % (n / 1e6)
+    """The text report's sizes (report.c fmt_size): binary units."""
+    if n < 1024:
+        return "%d B" % n
+    if n < 1048576:
+        return "%.3f KiB" % (n / 1024)
+    return "%.3f MiB" % (n / 1048576)
 
 
 def test_text_header_and_summary():
@@ -57,7 +57,7 @@ def test_text_header_and_summary():
     if summary_line(text, "calls (alloc/free/unknown)") != want:
         r.fail("calls line %r, expected %r" % (summary_line(text, "calls (alloc/free/unknown)"),
                                                 want))
-    peak = summary_line(text, "peak (size/blocks/time)")
+    peak = summary_line(text, "peak (size/blocks then/time)")
     if not peak.startswith("%s / %d / " % (size_text(s["peak_live_bytes"]), rep["peak"]["live_blocks"])):
         r.fail("peak line %r, expected %s in %d blocks" % (peak, s["peak_live_bytes"],
                                                            rep["peak"]["live_blocks"]))

@@ -119,7 +119,7 @@ def test_temporary(opt):
             "temp_block" not in folded[0]:
         r.fail("--temporary folded: %s" % folded)
     text = report(r, log, "--temporary")
-    if "=== backtrace #1 === [temporary: 50 of 50 calls] [size: 3.200 KB]\n" not in text:
+    if "=== backtrace #1 === [temporary: 50 of 50 calls] [size: 3.125 KiB] [by: temp_block (history.c:" not in text:
         r.fail("--temporary text lacks temp_block's heading:\n%s" % text[:2000])
     for bad in (["--temporary", "--only-leaked"], ["--temporary", "--min-size=1"],
                 ["--temporary", "--blocks"]):
