@@ -34,16 +34,20 @@ bool report_frame_guessed(const struct table *t, const struct bt *b, unsigned id
 }
 
 /* The label frame of b: its index and name (NULL: none after frame 0 is named and no
- * allocator), *sf that frame's. */
+ * allocator), *sf that frame's; *wrapped: the outermost frame named as an allocator before
+ * it (0: none). */
 static unsigned label_frame(const struct report_info *ri, const struct table *t,
 			    const struct bt *b, struct sym_frame *sf, const char **name,
-			    const char **file, int *line)
+			    const char **file, int *line, unsigned *wrapped)
 {
+	*wrapped = 0;
 	for (unsigned d = 1; d < b->depth; d++) {
 		report_frame(ri, t, b, d, sf);
 		*name = wrap_frame_name(sf, file, line);
 		if (*name)
 			return d;
+		if (sf->function)
+			*wrapped = d;
 	}
 	*name = NULL;
 	return b->depth;
@@ -55,7 +59,7 @@ unsigned report_label(const struct report_info *ri, const struct table *t, const
 	struct sym_frame sf;
 	const char *name, *file;
 	int line;
-	unsigned d = label_frame(ri, t, b, &sf, &name, &file, &line);
+	unsigned wrapped, d = label_frame(ri, t, b, &sf, &name, &file, &line, &wrapped);
 
 	if (name) {
 		const char *mark = report_frame_guessed(t, b, d) ? "?" : "";
@@ -66,7 +70,9 @@ unsigned report_label(const struct report_info *ri, const struct table *t, const
 			snprintf(buf, len, "%s%s", mark, name);
 		return d;
 	}
-	for (d = 1; d < b->depth; d++) {
+	/* an unnamed frame, past the wrappers if one is (a wrapper's own static helpers are
+	 * unnamed too in a stripped library) */
+	for (d = wrapped + 1 < b->depth ? wrapped + 1 : 1; d < b->depth; d++) {
 		report_frame(ri, t, b, d, &sf);
 		if (sf.module && !sf.function) {
 			snprintf(buf, len, "%s%s +0x%" PRIx64,
@@ -105,6 +111,7 @@ void report_frame_stats(const struct report_info *ri, const struct table *t,
 		struct sym_frame sf;
 		const char *name, *file;
 		int line;
+		unsigned wrapped;
 
 		st->backtraces++;
 		for (unsigned d = 1; d < b->depth; d++) {
@@ -112,12 +119,10 @@ void report_frame_stats(const struct report_info *ri, const struct table *t,
 			st->frames++;
 			st->unnamed += !sf.function;
 		}
-		if (!depth_limit || b->depth < depth_limit ||
-		    label_frame(ri, t, b, &sf, &name, &file, &line) < b->depth)
-			continue;
-		/* sf is the last frame: a wrapper, where --depth cut the backtrace */
-		if (sf.function && wrap_is_allocator(sf.function) &&
-		    !(table_bt_pcs(t, b)[b->depth - 1] & FRAMES_STOPPED))
+		/* cut at --depth with no frame past the wrappers, one of which is named */
+		if (depth_limit && b->depth >= depth_limit &&
+		    label_frame(ri, t, b, &sf, &name, &file, &line, &wrapped) == b->depth &&
+		    wrapped && !(table_bt_pcs(t, b)[b->depth - 1] & FRAMES_STOPPED))
 			st->in_wrappers++;
 	}
 	free(order);

@@ -24,16 +24,17 @@ bool report_frame_guessed(const struct table *t, const struct bt *b, unsigned id
 
 /*
  * b's label in buf: "function (file:line)" of its innermost named frame after frame 0 that
- * is no allocator; else "module +0xOFFSET" of the first frame after frame 0 with a module;
- * else the allocation function. A frame found by scanning the stack is prefixed "?". Return
- * the frame's index.
+ * is no allocator; else "module +0xOFFSET" of the first unnamed frame past the named
+ * allocators (or after frame 0, if none is named); else the allocation function. A frame
+ * found by scanning the stack is prefixed "?". Return the frame's index.
  */
 unsigned report_label(const struct report_info *ri, const struct table *t, const struct bt *b,
 		      char *buf, size_t len);
 
 struct report_frame_stats {
 	unsigned frames, unnamed; /* frames after frame 0 of the backtraces looked at */
-	unsigned backtraces, in_wrappers; /* of which cut by --depth with no label frame */
+	/* of which cut by --depth before a label frame, past a named allocator wrapper */
+	unsigned backtraces, in_wrappers;
 };
 
 /* The figures of the hints over the backtraces that allocated the most (at most max of them;

@@ -25,6 +25,7 @@ static const char *const wrappers[] = {
 	"PyMem_*", "_PyMem_*", "PyObject_Malloc", "PyObject_Calloc", "PyObject_Realloc",
 	"_PyObject_Malloc", "_PyObject_Calloc", "_PyObject_Realloc", "pymalloc_*",
 	"_PyObject_GC_Alloc", "_PyObject_GC_Link", "gc_alloc", "_PyObject_MallocWithType",
+	"_PyObject_GC_New*", "PyType_GenericAlloc", "_PyType_AllocNoTrack",
 	/* GLib */
 	"g_malloc", "g_malloc0", "g_realloc", "g_try_malloc", "g_try_malloc0", "g_try_realloc",
 	"g_malloc_n", "g_malloc0_n", "g_realloc_n", "g_try_malloc_n", "g_try_malloc0_n",

@@ -21,7 +21,16 @@ import helpers
 from helpers import Fail, expect_rc, heaptrace, run, site_lines, target
 from test_html import page_of, view
 from test_pprof import offline, report
-from test_record import heaptrack_file, recorded
+from test_record import recorded
+
+
+def heaptrack_file(r, log):
+    """report --format=heaptrack of log, beside it."""
+    path = os.path.join(os.path.dirname(log), "run.heaptrack")
+    p = report(log, "--format=heaptrack", "--outfile=%s" % path)
+    if p.rc != 0:
+        r.fail("report --format=heaptrack exited %s" % p.rc)
+    return path
 
 
 def views(r, name):
