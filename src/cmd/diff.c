@@ -10,6 +10,7 @@
 #include "cmd/offline.h"
 #include "cmd/side.h"
 #include "output/html.h"
+#include "output/labels.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -93,6 +94,15 @@ static int row_by_growth(const void *a, const void *b)
 	if (x != y)
 		return x > y ? -1 : 1;
 	return strcmp(((const struct diff_row *)a)->key, ((const struct diff_row *)b)->key);
+}
+
+/* Row r's label (output/labels.h), as in a report. */
+static const char *diff_label(struct side *sd, const struct diff_row *r, char *buf, size_t len)
+{
+	const struct report_info ri = { .resolve = side_resolve_named, .resolve_ctx = &sd->res };
+
+	report_label(&ri, &sd->p->t, &sd->p->t.bts[r->bt], buf, len);
+	return buf;
 }
 
 static void diff_frames(FILE *f, struct side *sd, const struct diff_row *r, bool json)
@@ -216,6 +226,7 @@ int offline_diff(const struct offline_opts *a, const struct offline_opts *b)
 	}
 	for (size_t i = 0, shown = 0; i < n; i++) {
 		const struct diff_row *r = &rows[i];
+		char label[512];
 
 		if (r->count[0] == r->count[1] && r->size[0] == r->size[1])
 			continue;
@@ -226,13 +237,16 @@ int offline_diff(const struct offline_opts *a, const struct offline_opts *b)
 				shown ? "," : "", growth(r), (int64_t)(r->count[1] - r->count[0]),
 				r->count[0], r->size[0], r->count[1], r->size[1]);
 			diff_frames(f, &sd[r->side], r, true);
-			fputs("]}", f);
+			fputs("],\"label\":", f);
+			report_json_str(f, diff_label(&sd[r->side], r, label, sizeof(label)));
+			fputc('}', f);
 		} else if (!b->report.top || shown < b->report.top) {
 			fprintf(f, "\n=== growth #%zu === [%+" PRId64 " bytes, %+" PRId64
 				   " blocks] [A: %" PRIu64 " blocks, %" PRIu64 " bytes] [B: %"
-				   PRIu64 " blocks, %" PRIu64 " bytes]\n",
+				   PRIu64 " blocks, %" PRIu64 " bytes] [by: %s]\n",
 				shown + 1, growth(r), (int64_t)(r->count[1] - r->count[0]),
-				r->count[0], r->size[0], r->count[1], r->size[1]);
+				r->count[0], r->size[0], r->count[1], r->size[1],
+				diff_label(&sd[r->side], r, label, sizeof(label)));
 			diff_frames(f, &sd[r->side], r, false);
 		}
 		shown++;
