@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * heaptrack's data file (heaptrack.h). Its rules that are easy to get wrong: string, frame and
- * trace indices count from 1 and 0 means none, allocation infos count from 0 (info 0 is a
- * placeholder here, see htk_alloc); a frame's
+ * trace indices count from 1 and 0 means none, allocation infos count from 0; a frame's
  * address is the return address minus one (the call), and its file:line is looked up there;
  * the innermost trace node is the allocation function's caller.
  */
@@ -144,12 +143,6 @@ void htk_alloc(struct htk *h, uint64_t ms, uint64_t size, uint32_t bt, const uin
 	uint32_t t = trace(h, bt, pcs, depth), *v;
 
 	tick(h, ms);
-	if (!h->ninfos) {
-		/* info 0, never allocated: heaptrack's reader takes a free of info 0 right after
-		 * another free for a temporary allocation (its "no last allocation" is 0 too) */
-		fprintf(h->f, "a 0 %x\n", t);
-		h->ninfos = 1;
-	}
 	v = pairmap_slot(&h->infos, size, t);
 	if (!*v) {
 		/* written right before its first use: infos are first used in index order */

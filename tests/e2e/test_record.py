@@ -526,15 +526,16 @@ def heaptrack_file(r, log):
 
 def test_heaptrack_format_history():
     """history as heaptrack's file: heaptrack_print gives its calls, peak and leak, and per call
-    site the allocations, the bytes leaked and the bytes at the peak, exactly, and heaptrace's
-    temporary allocations (heaptrack's rule; test_reports.py checks it on its own target)."""
+    site the allocations, the bytes leaked and the bytes at the peak, exactly. (Its temporary
+    count follows heaptrack's reader, which also counts the frees of the file's first
+    allocation site that come right after another free, so it is not compared here:
+    test_reports.py compares it on a target where that cannot happen.)"""
     r, log = recorded("history", "O0")
     expect_rc(r, 0)
     path = heaptrack_file(r, log)
     summ = r.report["summary"]
     text, allocs = heaptrack_print(path, "allocations")
     want_lines = ["calls to allocation functions: %d " % summ["alloc_calls"],
-                  "temporary memory allocations: %d " % summ["temporary"],
                   "peak heap memory consumption: %s\n" % heaptrack_size(summ["peak_live_bytes"]),
                   "total memory leaked: %s\n" % heaptrack_size(summ["live_bytes"])]
     missing = [w for w in want_lines if w not in text]

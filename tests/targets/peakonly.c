@@ -12,6 +12,9 @@
  *      grow_index: the heap peaks at CACHE_N * CACHE_SIZE + INDEX_N * INDEX_SIZE bytes.
  *   3. the cache's blocks, then the index's, are freed (none is temporary: the first free is
  *      of a cache block, the last allocation an index block). Nothing is live at the exit.
+ * heaptrack's reader also counts as temporary a free of its file's first allocation site (its
+ * allocation info 0) right after another free; here that site is temp_block, whose blocks are
+ * all freed right after their allocation, so its count is the rule's.
  * No stdio. Writes "view" records: name=peak (a site's blocks and bytes at the peak),
  * name=peaktotal, name=temporary (the count above).
  */
