@@ -804,6 +804,8 @@ static void write_json(FILE *f, const struct table *t, const struct report_opts 
 		live_bts(t), t->nbts, ri->elapsed_ns);
 	if (ri->inv)
 		fprintf(f, ",\"freed_from_before_attach\":%" PRIu64, s->freed_from_before_attach);
+	if (s->library_frees) /* a run's only: the event log does not keep them */
+		fprintf(f, ",\"library_frees\":%" PRIu64, s->library_frees);
 	json_heaps(f, t, ri);
 	if (ri->allocators) {
 		fputs(",\"allocators\":[", f);
