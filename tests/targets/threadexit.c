@@ -18,7 +18,6 @@
  * glibc frees when the thread's stack leaves its cache of stacks: the tests account for those.
  */
 #include <pthread.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -35,11 +34,12 @@
 static const size_t sizes[BLOCKS] = { 24, 40, 72, 136, 264, 520 };
 
 /* A block glibc's free() gives back with munmap, which no allocator returned: the chunk
- * header (prev_size 0, size | IS_MMAPPED) at the start of a mapping, the block after it. */
+ * header (prev_size 0, size | IS_MMAPPED: two size_t) at the start of a mapping, the block
+ * after it. */
 static void *foreign_block(void)
 {
-	uint64_t *m = mmap(NULL, FAKE_MAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			   -1, 0);
+	size_t *m = mmap(NULL, FAKE_MAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
 
 	if (m == MAP_FAILED)
 		abort();
