@@ -5,8 +5,9 @@
  * each time (site on_signal); it runs
  *   raise: by raise(SIGUSR1) in by_raise <- main,
  *   kill:  by pthread_kill(pthread_self(), SIGUSR1) in by_kill <- main,
- *   timer: by a CPU-time timer (SIGPROF) that interrupts the loop of busy <- main, which spins
- *          until the handler has run (no system call in the loop: the signal lands in busy).
+ *   timer: by a one-shot CPU-time timer (SIGPROF) that interrupts the loop of busy <- by_timer
+ *          <- main, which spins until the handler has run (no system call in the loop: the
+ *          signal lands in busy).
  * So the backtrace of each block is malloc <- on_signal <- (the kernel's signal frame: the C
  * library's restorer __restore_rt) <- the interrupted code <- ... <- main: for raise and kill
  * the C library's functions that make the system call, then by_raise or by_kill; for the
@@ -53,12 +54,10 @@ __attribute__((noipa)) void busy(sig_atomic_t before)
 
 __attribute__((noipa)) void by_timer(void)
 {
-	struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
-	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	struct itimerval once = { { 0, 0 }, { 0, 1000 } }; /* one signal, after 1 ms of CPU */
 
-	setitimer(ITIMER_PROF, &it, NULL);
+	setitimer(ITIMER_PROF, &once, NULL);
 	busy(caught);
-	setitimer(ITIMER_PROF, &off, NULL);
 }
 
 int main(int argc, char **argv)
