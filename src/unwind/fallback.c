@@ -82,6 +82,7 @@ struct fallback {
 		enum place place;
 		bool named; /* start and place looked up (libunwind's frames need only cfi) */
 		int cfi; /* enum cfi_table of a return address, or CFI_UNSEEN, CFI_NO_MODULE */
+		signed char signal; /* of a code address: a signal frame's (1), not (0), unseen */
 	} cache[CACHE_SIZE];
 };
 
@@ -117,7 +118,7 @@ static struct entry *entry_of(struct proc *p, uint64_t pc, bool is_return)
 	}
 	e = &fb->cache[hash64(key) & (CACHE_SIZE - 1)];
 	if (e->key != key)
-		*e = (struct entry){ .key = key, .cfi = CFI_UNSEEN };
+		*e = (struct entry){ .key = key, .cfi = CFI_UNSEEN, .signal = -1 };
 	return e;
 }
 
@@ -260,11 +261,14 @@ static int step_fp(struct proc *p, uint64_t pc, struct frames_regs *r, uint64_t 
 static bool signal_frame(void *ctx, uint64_t pc)
 {
 	struct proc *p = ctx;
-	Dwfl_Module *m;
+	struct entry *e = entry_of(p, pc, false);
 
-	entry_of(p, pc, false); /* the symbols opened */
-	m = sym_module(p->fallback->sym, arch->code_addr(pc));
-	return m && cfi_signal_frame(m, arch->code_addr(pc));
+	if (e->signal < 0) {
+		Dwfl_Module *m = sym_module(p->fallback->sym, arch->code_addr(pc));
+
+		e->signal = m && cfi_signal_frame(m, arch->code_addr(pc));
+	}
+	return e->signal;
 }
 
 /*

@@ -356,19 +356,23 @@ static void frame_regs(unw_cursor_t *c, const struct arch_regs *regs, struct fra
  * unwind information libunwind guesses: the return address register again (aarch64 static:
  * the same frame twice), or a frame pointer that is none; so the new frame must be higher up
  * the stack and ip a return address (h->ret_ok). Two frames are no return addresses and pass
- * as they are: a signal frame (sig: ip is the C library's restorer, which the kernel made the
- * handler return to, as h->signal knows it) and the frame it interrupted (after_sig: ip is
- * where the signal came, sp wherever that code was, a sigaltstack handler's being on another
- * stack).
+ * as they are: a signal frame (*sig: ip is the C library's restorer, which the kernel made the
+ * handler return to, as h->signal knows it; asked only of what is no return address) and the
+ * frame it interrupted (after_sig: ip is where the signal came, sp wherever that code was, a
+ * sigaltstack handler's being on another stack).
  */
 static bool step_ok(const struct unwind_hooks *h, uint64_t pc, uint64_t ip, uint64_t sp,
-		    uint64_t nsp, bool sig, bool after_sig)
+		    uint64_t nsp, bool after_sig, bool *sig)
 {
+	*sig = false;
 	if (after_sig)
 		return true;
 	if (nsp < sp || (nsp == sp && ip == pc))
 		return false;
-	return sig || !h || h->ret_ok(h->ctx, ip);
+	if (!h || h->ret_ok(h->ctx, ip))
+		return true;
+	*sig = h->signal(h->ctx, ip);
+	return *sig;
 }
 
 /* libunwind's part of unwind_capture (rd active); r: the last frame's registers where it
@@ -405,10 +409,9 @@ static unsigned step_all(struct unwinder *u, struct unwind_reader *rd,
 		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip ||
 		    unw_get_reg(&c, UNW_REG_SP, &nsp) < 0)
 			break;
-		/* libunwind 1.6's own test (unw_is_signal_frame) knows glibc 2.36's restorer
-		 * not, and holds for the frame after it */
-		sig = h ? h->signal(h->ctx, ip) : unw_is_signal_frame(&c) > 0;
-		if (!step_ok(h, pc, ip, sp, nsp, sig, *after_sig))
+		/* not libunwind 1.6's own test (unw_is_signal_frame): it knows glibc 2.36's
+		 * restorer not, and holds for the frame after it */
+		if (!step_ok(h, pc, ip, sp, nsp, *after_sig, &sig))
 			break;
 		/* the restorer is no call of the program's: the handler's caller, as the
 		 * backtrace shows it, is the code the signal interrupted */
