@@ -4,6 +4,7 @@
  * stub records, the returns, and what each call did to the heap. No ptrace here: the process's
  * memory is read through struct acct_mem, backtraces come through calls_unwind_fn.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #define PR_DOMAIN "calls"
@@ -70,6 +71,200 @@ static bool inside(const struct thread *t, unsigned heap)
 			return true;
 	return false;
 }
+
+/* ---- frees of blocks not live (acct.h: acct_late_*) ---- */
+
+/* No larger block sits in a thread cache: glibc's tcache ends at 1032 bytes (64 bins of 16 on
+ * 64-bit; less on 32-bit), whatever its tunables say. */
+#define TCACHE_MAX_BYTES 1032
+/* Most addresses p->freed keeps (16 bytes each): past that it is emptied, and what the caches
+ * of threads ending later hold counts as unknown frees (never the other way round). */
+#define FREED_MAX (1u << 20)
+
+static uint32_t freed_home(const struct proc *p, uint64_t key)
+{
+	return (uint32_t)hash64(key) & (p->freed_cap - 1);
+}
+
+/* The slot of key in p->freed: its own, or the empty one where it would go. */
+static uint32_t freed_slot(const struct proc *p, uint64_t key)
+{
+	uint32_t s = freed_home(p, key);
+
+	while (p->freed[s] && p->freed[s] != key)
+		s = (s + 1) & (p->freed_cap - 1);
+	return s;
+}
+
+/* Empty p->freed (a new image has a new heap: table_reset's epoch). */
+static void freed_clear(struct proc *p)
+{
+	if (p->freed)
+		memset(p->freed, 0, p->freed_cap * sizeof(*p->freed));
+	p->nfreed = 0;
+	p->freed_epoch = p->table.epoch;
+}
+
+static void freed_grow(struct proc *p)
+{
+	uint64_t *old = p->freed;
+	uint32_t old_cap = p->freed_cap;
+
+	p->freed_cap = old_cap ? 2 * old_cap : 1024;
+	p->freed = xcalloc(p->freed_cap, sizeof(*p->freed));
+	for (uint32_t i = 0; i < old_cap; i++)
+		if (old[i])
+			p->freed[freed_slot(p, old[i])] = old[i];
+	free(old);
+}
+
+/* The block of key, of size bytes, was freed: it may sit in a thread's cache now. */
+static void freed_put(struct proc *p, uint64_t key, uint64_t size)
+{
+	uint32_t s;
+
+	if (size > TCACHE_MAX_BYTES || table_key_heap(key))
+		return;
+	if (p->freed_epoch != p->table.epoch || p->nfreed >= FREED_MAX)
+		freed_clear(p);
+	if ((p->nfreed + 1) * 4 > p->freed_cap * 3)
+		freed_grow(p);
+	s = freed_slot(p, key);
+	p->nfreed += !p->freed[s];
+	p->freed[s] = key;
+}
+
+/* Take key out of p->freed (an allocation returned it, or it is freed again): return true if
+ * it was there. */
+static bool freed_take(struct proc *p, uint64_t key)
+{
+	uint32_t mask = p->freed_cap - 1, i, j;
+
+	if (!p->nfreed || p->freed_epoch != p->table.epoch)
+		return false;
+	i = freed_slot(p, key);
+	if (!p->freed[i])
+		return false;
+	/* backward-shift deletion: every key after it in its run stays reachable from its home */
+	for (j = (i + 1) & mask; p->freed[j]; j = (j + 1) & mask) {
+		uint32_t h = freed_home(p, p->freed[j]);
+
+		if (((j - h) & mask) >= ((j - i) & mask)) {
+			p->freed[i] = p->freed[j];
+			i = j;
+		}
+	}
+	p->freed[i] = 0;
+	p->nfreed--;
+	return true;
+}
+
+void acct_freed_before(struct proc *p, uint64_t key, uint64_t size)
+{
+	freed_put(p, key, size);
+}
+
+/* The figures of the heap of key, in t's process. */
+static struct table_summary *sum_of(struct thread *t, uint64_t key)
+{
+	return table_heap_sum(&t->p->table, table_key_heap(key));
+}
+
+/* Forget that a report counts t's held frees (acct_late_park). */
+static void late_unpark(struct thread *t)
+{
+	for (unsigned i = 0; i < t->late_parked; i++)
+		sum_of(t, t->late[i].key)->unknown_frees--;
+	t->late_parked = 0;
+}
+
+/* Count t's i-th held free as an unknown free. */
+static void late_count_unknown(struct thread *t, unsigned i)
+{
+	const struct late_free *l = &t->late[i];
+
+	/* a block handed out at that address since: a free logged now would end it in the log */
+	if (!table_find(&t->p->table, l->key))
+		record_free(t->p, t->tid, l->key, l->ns);
+	sum_of(t, l->key)->unknown_frees++;
+}
+
+void acct_late_unknown(struct thread *t)
+{
+	if (t->nlate)
+		pr_dbg(1, "thread %d: %u frees of blocks not live are unknown frees", t->tid,
+		       t->nlate);
+	late_unpark(t);
+	for (unsigned i = 0; i < t->nlate; i++)
+		late_count_unknown(t, i);
+	t->nlate = 0;
+}
+
+/*
+ * At the thread's own exit glibc's tcache_thread_shutdown frees every block its cache holds,
+ * then the cache itself, which heaptrace never saw allocated: the last free. The cache holds
+ * blocks freed before and not handed out since, by the thread or by others (malloc moves free
+ * chunks of the size asked for into the cache), or now and then a piece glibc split off a
+ * larger free chunk, never handed out: so the C library's frees are those from the first of a
+ * block freed before (cached) on, and the last. A free held before them (the program's, of a
+ * block heaptrace never saw allocated, before it ended) stays an unknown free.
+ */
+void acct_late_end(struct thread *t)
+{
+	unsigned from = 0;
+
+	if (!t->own_exit || !t->p) {
+		acct_late_unknown(t);
+		return;
+	}
+	late_unpark(t);
+	while (from + 1 < t->nlate && !t->late[from].cached)
+		from++;
+	for (unsigned i = 0; i < t->nlate; i++) {
+		if (i < from) {
+			pr_dbg(1, "thread %d: at its end, a free of %#llx before its cache's", t->tid,
+			       (unsigned long long)t->late[i].key);
+			late_count_unknown(t, i);
+		} else {
+			record_library_free(t->p, t->tid, t->late[i].key);
+			sum_of(t, t->late[i].key)->library_frees++;
+		}
+	}
+	t->nlate = 0;
+}
+
+void acct_late_park(struct thread *t, bool park)
+{
+	late_unpark(t);
+	if (!park)
+		return;
+	for (unsigned i = 0; i < t->nlate; i++)
+		sum_of(t, t->late[i].key)->unknown_frees++;
+	t->late_parked = t->nlate;
+}
+
+/* Hold t's free of key, a block not live, made at ns (acct_late_*). */
+static void late_hold(struct thread *t, uint64_t key, uint64_t ns)
+{
+	/* freed before, by any thread: glibc's malloc moves free chunks of the size it is asked
+	 * for into the calling thread's cache, whoever freed them */
+	bool cached = freed_take(t->p, key);
+
+	freed_put(t->p, key, 0); /* free again: another thread's cache may take it next */
+
+	if (t->nlate == ACCT_LATE_MAX) { /* the oldest is counted: memory stays bounded */
+		late_unpark(t);
+		late_count_unknown(t, 0);
+		memmove(t->late, t->late + 1, --t->nlate * sizeof(*t->late));
+	}
+	if (t->nlate == t->late_cap) {
+		t->late_cap = t->late_cap ? 2 * t->late_cap : 16;
+		t->late = xrealloc(t->late, t->late_cap * sizeof(*t->late));
+	}
+	t->late[t->nlate++] = (struct late_free){ key, ns, cached };
+}
+
+/* ---- the calls ---- */
 
 /* Release the block of key (table.h, its heap in it) by thread t: true if it was live. */
 static bool release(struct thread *t, uint64_t key, uint64_t ns)
@@ -158,6 +353,8 @@ static void account(const struct acct *a, struct thread *t, struct frame *f, uin
 		if (e.freed) {
 			table_heap_release(tb, d->heap, f->took_old);
 			record_release(t->p, t->tid, d->heap, f->took_old, f->entry_ns);
+			if (f->took_old)
+				freed_put(t->p, f->old.ptr, f->old.size);
 		} else {
 			put_back(t, f);
 		}
@@ -168,6 +365,8 @@ static void account(const struct acct *a, struct thread *t, struct frame *f, uin
 		uint32_t bt = table_intern(tb, f->pcs, f->npcs);
 		uint64_t key = table_key(d->heap, e.allocated);
 
+		if (t->p->nfreed)
+			freed_take(t->p, key);
 		table_alloc(tb, key, e.size, bt, f->entry_ns);
 		table_note_alloc(tb, key);
 		record_alloc(t->p, t->tid, key, e.size, bt, f->entry_ns);
@@ -191,13 +390,24 @@ static int caller_of(const struct acct_entry *e, uint64_t *ret, bool *tail, int 
 }
 
 /* A free (e, of d) is accounted at its entry. Return true if its return is to be caught too:
- * operator delete calls free, which is nested in it then. */
+ * operator delete calls free, which is nested in it then. A free() of a block not live, by a
+ * thread heaptrace knows (not a stand-in for the records of an unknown one, which never ends;
+ * a gone thread's stand-in holds them until its records are read: ring.c), is held
+ * (acct_late_*). */
 static bool enter_free(struct thread *t, const struct acct_entry *e, const struct hook_desc *d,
 		       uint64_t *ret, bool *tail, int *got)
 {
-	uint64_t ptr = e->arg(e->ctx, (unsigned)d->ptr);
+	uint64_t ptr = e->arg(e->ctx, (unsigned)d->ptr), key = table_key(d->heap, ptr);
+	const struct block *b = key ? table_find(&t->p->table, key) : NULL;
+	uint64_t size = b ? b->size : 0;
 
-	if (!release(t, table_key(d->heap, ptr), e->ns) && ptr && log_level >= 2) {
+	if (!b && key && e->hook == HOOK_FREE && t->tid) {
+		late_hold(t, key, e->ns);
+		pr_dbg(1, "thread %d: %s(%#llx) of a block not live: counted when the thread "
+			  "allocates or ends", t->tid, d->name, (unsigned long long)ptr);
+	} else if (release(t, key, e->ns)) {
+		freed_put(t->p, key, size);
+	} else if (ptr && log_level >= 2) {
 		if (caller_of(e, ret, tail, got))
 			*ret = 0;
 		pr_dbg(1, "thread %d: %s(%#llx) of a block never seen, from %#llx", t->tid,
@@ -236,6 +446,8 @@ struct frame *acct_enter(struct acct *a, struct thread *t, const struct acct_ent
 
 	if (inside(t, d->heap) || !t->p->counting)
 		return NULL;
+	if (t->nlate && d->kind != HK_FREE)
+		acct_late_unknown(t); /* the thread goes on: they were not the C library's */
 	if (d->kind == HK_FREE && !enter_free(t, e, d, &ret, &tail, &got))
 		return NULL;
 	if (caller_of(e, &ret, &tail, &got) || tail)

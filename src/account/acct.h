@@ -97,6 +97,35 @@ void acct_rec_entry(struct acct *a, struct thread *t, const struct calls_rec *r,
 /* Thread t's recorded return of the call named cookie, with result retval. */
 void acct_rec_return(struct acct *a, struct thread *t, uint64_t cookie, uint64_t retval);
 
+/*
+ * Frees of blocks heaptrace does not hold live. When a thread ends, glibc frees what its
+ * thread cache (tcache) holds, blocks the program had freed already, and the cache itself,
+ * which it allocated inside the thread's first malloc: frees of blocks not live, made after
+ * the thread's last allocation, just before the thread's own exit system call. So a free()
+ * of a block not live is held on its thread (at most ACCT_LATE_MAX, the oldest counted first
+ * past that) and counted when the thread shows what it was: an allocation by the thread, or
+ * its end by anything but its own exit call (the process's exit, a signal, a detach), makes
+ * the held frees unknown frees; the thread's own exit makes them the C library's
+ * (library_frees) from the first of a block freed before on (acct_late_end says why), those
+ * before unknown frees. Unknown frees are logged (--record, --trace-calls) when they are
+ * counted; the C library's go to the log only (its L record).
+ */
+#define ACCT_LATE_MAX 1024
+
+/* Count t's held frees as unknown frees. */
+void acct_late_unknown(struct thread *t);
+
+/* t is gone: count its held frees, as the C library's if t->own_exit, else as unknown. */
+void acct_late_end(struct thread *t);
+
+/* A report is made now (park true) or was made (false): held frees count as unknown frees in
+ * it, until their thread shows what they were. */
+void acct_late_park(struct thread *t, bool park);
+
+/* The block of key, of size bytes, was freed before heaptrace attached (the heap-at-attach
+ * inventory found it free): a thread cache may hand it back as its thread ends. */
+void acct_freed_before(struct proc *p, uint64_t key, uint64_t size);
+
 /* A new frame on t, with room for a's depth of PCs. */
 struct frame *acct_push_frame(const struct acct *a, struct thread *t);
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #define PR_DOMAIN "calls"
 #include "account/acct.h"
@@ -432,6 +433,7 @@ void calls_restore_cb(struct thread *t, void *ctx)
 	struct arch_regs regs;
 
 	(void)ctx;
+	acct_late_unknown(t); /* it is let go: what it does next is not seen */
 	if (t->p->shares_mm || !t->nframes)
 		return;
 	if (!arch->ret_on_stack && arch_get_regs(t->tid, &regs))
@@ -475,6 +477,7 @@ static void park_cb(struct thread *t, void *ctx)
 {
 	bool park = ctx != NULL;
 
+	acct_late_park(t, park);
 	for (unsigned i = 0; i < t->nframes; i++) {
 		struct frame *f = &t->frames[i];
 
@@ -495,6 +498,17 @@ void calls_park(struct proc *p)
 void calls_unpark(struct proc *p)
 {
 	proc_for_each_thread(p, park_cb, NULL);
+}
+
+void calls_thread_exit(struct thread *t)
+{
+	/* a thread's return from its start routine, or pthread_exit, ends in exit(2) */
+	t->own_exit = proc_syscall_nr(t->tid) == SYS_exit;
+}
+
+void calls_thread_gone(struct thread *t)
+{
+	acct_late_end(t);
 }
 
 void calls_copy(struct thread *dst, const struct thread *src)

@@ -51,6 +51,12 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 /* Thread t's recorded return of the call named cookie, with result retval. */
 void calls_rec_return(struct thread *t, uint64_t cookie, uint64_t retval);
 
+/* Thread t stopped at its end (PTRACE_EVENT_EXIT): note how it ends (acct.h, held frees). */
+void calls_thread_exit(struct thread *t);
+
+/* Thread t is gone: count the frees held on it (acct_late_end), before it is freed. */
+void calls_thread_gone(struct thread *t);
+
 /* dst, a forked copy of src, has the same calls in flight. */
 void calls_copy(struct thread *dst, const struct thread *src);
 

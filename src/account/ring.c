@@ -229,6 +229,7 @@ static void bury(struct stubs *s)
 		struct thread *g = rd->phantom[i];
 
 		if (g->key_until <= rd->tail) {
+			acct_late_end(g); /* every free its thread made before it ended is read */
 			proc_thread_release(g);
 			s->threads_gen++; /* the key table held it */
 		} else {

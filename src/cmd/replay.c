@@ -546,6 +546,11 @@ static bool read_record(struct logread *r, struct replay *rp, uint8_t type)
 		if (r->version < 3)
 			return logread_corrupt(r, "an unknown record type");
 		return read_heap(r, rp);
+	case 'L':
+		if (r->version < 4 || !logread_u(r, &tid) || !logread_u(r, &ptr))
+			return r->version < 4 ? logread_corrupt(r, "an unknown record type") : false;
+		table_heap_sum(&rp->t, table_key_heap(ptr))->library_frees++;
+		return true;
 	case 'U':
 		if (r->version < 3)
 			return logread_corrupt(r, "an unknown record type");

@@ -485,6 +485,16 @@ void record_free_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns)
 	put_u(ptr);
 }
 
+void record_library_free_slow(struct proc *p, pid_t tid, uint64_t ptr)
+{
+	if (rec.fd < 0 || !follow(p))
+		return;
+	room();
+	rec.buf[rec.len++] = 'L';
+	put_u((uint64_t)tid);
+	put_u(ptr);
+}
+
 /* A realloc's step (record_realloc_slow's what and arg) to --trace-calls. */
 static void trace_realloc(struct proc *p, pid_t tid, char what, uint64_t arg, uint64_t ns)
 {

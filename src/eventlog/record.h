@@ -30,6 +30,9 @@
  *   U  dt tid heap lo hi               version 3: the addresses [lo, hi) of heap were released
  *                                      (munmap, mremap, sbrk: table_release_range)
  *   I  dt bt size ptr                  a block live before the attach (heap-at-attach inventory)
+ *   L  tid ptr                         version 4: a free of a block not live that the C library
+ *                                      made as thread tid ended (account/acct.h): counted in
+ *                                      library_frees, the table unchanged
  *   E  dt exited exit_status(s) has_statm vss rss shared command [n name...]    the process's
  *                                      last record; version 2: the n allocators traced
  *   N  parent pid start_ns command     version 2: process parent forked process pid (-f); its heap,
@@ -54,7 +57,7 @@
 #include "heap/table.h"
 
 #define RECORD_MAGIC "HTRACLOG"
-#define RECORD_VERSION 3u
+#define RECORD_VERSION 4u
 #define RECORD_HEADER_SIZE 16
 #define RECORD_MAX_STRING 4096
 #define RECORD_MAX_ALLOCATORS 16 /* names in an E record (image.h: IMAGE_MAX_ALLOCATORS) */
@@ -114,6 +117,7 @@ int record_close(void);
 void record_alloc_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t size, uint32_t bt,
 		       uint64_t ns);
 void record_free_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns);
+void record_library_free_slow(struct proc *p, pid_t tid, uint64_t ptr);
 
 /* The blocks p's table holds now were live before the attach (the inventory just seeded
  * them): they start the log. */
@@ -139,6 +143,13 @@ static inline void record_free(struct proc *p, pid_t tid, uint64_t ptr, uint64_t
 {
 	if (record_on && ptr)
 		record_free_slow(p, tid, ptr, ns);
+}
+
+/* A free the C library made of a block not live as thread tid ended (the L record). */
+static inline void record_library_free(struct proc *p, pid_t tid, uint64_t ptr)
+{
+	if (record_on && ptr)
+		record_library_free_slow(p, tid, ptr);
 }
 
 /*

@@ -43,6 +43,8 @@ struct table_summary {
 	uint64_t peak_live_blocks, peak_live_bytes;
 	uint64_t total_allocated_bytes;
 	uint64_t freed_from_before_attach; /* frees (and reallocs) of seeded blocks */
+	/* frees of blocks not live that the C library made as a thread ended (acct.h) */
+	uint64_t library_frees;
 	uint64_t temporary; /* see struct bt */
 	uint64_t peak_ns; /* when live_bytes first reached peak_live_bytes */
 	uint64_t peak_at_blocks; /* live_blocks then */

@@ -94,10 +94,24 @@ void inv_add_block(struct inventory *inv, uint64_t ptr, uint64_t size)
 	inv->class_bytes[c] += size;
 }
 
+void inv_add_cached(struct inventory *inv, uint64_t ptr, uint64_t size)
+{
+	if (size > INV_CACHED_MAX)
+		return;
+	if (inv->ncached == inv->cached_cap) {
+		inv->cached_cap = inv->cached_cap ? inv->cached_cap * 2 : 256;
+		inv->cached = xrealloc(inv->cached, inv->cached_cap * sizeof(*inv->cached));
+	}
+	inv->cached[inv->ncached++] = (struct inv_block){ ptr, size };
+}
+
 void inv_free(struct inventory *inv)
 {
 	free(inv->blocks);
 	inv->blocks = NULL;
+	free(inv->cached);
+	inv->cached = NULL;
+	inv->ncached = inv->cached_cap = 0;
 	free(inv->types);
 	inv->types = NULL;
 	inv->ntypes = 0;

@@ -70,6 +70,7 @@ typedef bool (*inv_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 #define INV_MAX_PROBLEMS 16
 #define INV_TLS_WINDOW 8192 /* bytes of static TLS read next to each thread pointer */
 #define INV_MMAP_PROBE 4096 /* bytes read where an mmapped chunk may start */
+#define INV_CACHED_MAX 1032 /* glibc's largest tcache block (64-bit): larger ones never are */
 
 struct inventory {
 	char allocator[32]; /* "glibc-2.36", "musl-mallocng", "" when not recognised */
@@ -85,6 +86,10 @@ struct inventory {
 	double stop_ms, analysis_ms;
 	struct inv_block *blocks; /* every live block, by address within each heap */
 	size_t nblocks, blocks_cap;
+	/* glibc: the free chunks a thread cache may hand back as its thread ends (in a tcache,
+	 * a fastbin or a bin; up to INV_CACHED_MAX bytes), their user addresses and usable sizes */
+	struct inv_block *cached;
+	size_t ncached, cached_cap;
 	uint64_t class_blocks[INV_NCLASSES], class_bytes[INV_NCLASSES];
 	struct inv_type *types; /* by bytes, largest first */
 	size_t ntypes;
@@ -124,6 +129,8 @@ bool inv_read64(const struct inv_image *img, uint64_t addr, uint64_t *val);
 /* Add a problem line (printf format) and mark the inventory incomplete. */
 void inv_problem(struct inventory *inv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void inv_add_block(struct inventory *inv, uint64_t ptr, uint64_t size);
+/* Note a free chunk (user address ptr, usable size) in inv->cached if it is small enough. */
+void inv_add_cached(struct inventory *inv, uint64_t ptr, uint64_t size);
 /* Index of the size class of a block of size bytes, and the class's upper bound. */
 unsigned inv_class(uint64_t size);
 static inline uint64_t inv_class_max(unsigned c)

@@ -627,6 +627,8 @@ static void tally(struct gctx *g)
 		const struct chunk *ch = &g->c[i];
 
 		inv->heap_bytes += ch->size;
+		if (ch->state == C_FREE || ch->state == C_FAST || ch->state == C_TCACHE)
+			inv_add_cached(inv, ch->addr + 16, ch->size - 8);
 		switch (ch->state) {
 		case C_LIVE:
 			inv_add_block(inv, ch->addr + 16, ch->size - 8);

@@ -253,6 +253,8 @@ void report_write_json(FILE *f, const struct table *t, const struct report_opts 
 		report_live_bts(t), t->nbts, ri->elapsed_ns);
 	if (ri->inv)
 		fprintf(f, ",\"freed_from_before_attach\":%" PRIu64, s->freed_from_before_attach);
+	if (s->library_frees) /* the C library's frees of a thread's cache as it ends */
+		fprintf(f, ",\"library_frees\":%" PRIu64, s->library_frees);
 	json_heaps(f, t, ri);
 	if (ri->allocators) {
 		fputs(",\"allocators\":[", f);

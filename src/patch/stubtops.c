@@ -205,6 +205,8 @@ void stubs_thread_gone(struct thread *t)
 		g->key_until = stubs_head(s);
 		t->frames = NULL;
 		t->nframes = t->cap = 0;
+		t->late = NULL; /* and its held frees (account/acct.h), counted when it is buried */
+		t->nlate = t->late_cap = t->late_parked = 0;
 		stubs_standin(s, g);
 	}
 	if (!t->tls || t->p->exited || t->key_until != UINT64_MAX)

@@ -60,6 +60,7 @@ void proc_thread_release(struct thread *t)
 	for (unsigned i = 0; i < t->cap; i++)
 		free(t->frames[i].pcs);
 	free(t->frames);
+	free(t->late);
 	free(t);
 }
 
@@ -216,6 +217,7 @@ void proc_release(struct proc *p)
 {
 	table_destroy(&p->table);
 	free(p->command);
+	free(p->freed);
 	free(p);
 }
 
@@ -246,6 +248,23 @@ long proc_status_field(pid_t tid, const char *key)
 	char val[256];
 
 	return status_value(tid, key, val, sizeof(val)) ? -1 : atol(val);
+}
+
+long proc_syscall_nr(pid_t tid)
+{
+	char path[64], text[64];
+	long nr = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	/* "NR arg... sp pc" in a system call, "-1 sp pc" outside one, "running" */
+	if (fgets(text, sizeof(text), f) && text[0] != 'r')
+		nr = strtol(text, NULL, 10);
+	fclose(f);
+	return nr;
 }
 
 int proc_status_hex(pid_t tid, const char *key, uint64_t *val)

@@ -33,6 +33,14 @@ struct frame {
 	uint64_t *pcs; /* backtrace captured at entry */
 };
 
+/* A free of a block heaptrace did not hold live, held until its thread shows whose it was
+ * (account/acct.h: acct_late_hold). */
+struct late_free {
+	uint64_t key; /* table.h's key of its pointer */
+	uint64_t ns; /* when it was made */
+	bool cached; /* of a block freed before and not handed out since */
+};
+
 struct proc;
 struct acct;
 struct bpset;
@@ -55,6 +63,11 @@ struct thread {
 	 * read yet, and the C library gives it to a new thread (stubs.c) */
 	uint64_t key_from, key_until;
 	uint64_t stack_top; /* end of the mapping its stack was in when first seen */
+	/* its frees of blocks not live made since its last allocation (acct.h); late_parked:
+	 * how many a report counts as unknown frees now (calls_park) */
+	struct late_free *late;
+	unsigned nlate, late_cap, late_parked;
+	bool own_exit; /* it ended by its own exit system call, not the process's end */
 };
 
 struct proc {
@@ -101,6 +114,10 @@ struct proc {
 	struct acct *acct; /* the accounting state of the reader that serves it (account/acct.h) */
 	struct inventory *inv; /* the heap found at the attach (inventory.h), NULL if none */
 	struct symcache *symcache; /* its symbolizer between reports (symcache.h), NULL if none */
+	/* the keys of blocks freed and not returned by an allocation since, of table epoch
+	 * freed_epoch (account/acct.c); open addressing, 0: an empty slot */
+	uint64_t *freed;
+	uint32_t nfreed, freed_cap, freed_epoch;
 };
 
 extern struct proc *procs; /* every traced process */
@@ -131,6 +148,9 @@ unsigned proc_running(struct proc *p);
 
 /* /proc/PID/cmdline with spaces between the arguments (never NULL). */
 char *proc_cmdline(pid_t pid);
+/* The system call thread tid (stopped) is in, from /proc/TID/syscall: its number, or -1 if none
+ * or unknown. */
+long proc_syscall_nr(pid_t tid);
 /* The number after "key:" in /proc/TID/status (e.g. "Tgid", "TracerPid"), or -1. */
 long proc_status_field(pid_t tid, const char *key);
 /* The hexadecimal mask after "key:" in /proc/TID/status (e.g. "SigPnd"). Return 0 or -errno. */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #define PR_DOMAIN "attach"
+#include "account/acct.h"
 #include "trace/attach.h"
 #include "trace/dispatch.h"
 #include "target/events.h"
@@ -217,6 +218,8 @@ int attach_process(pid_t pid)
 		if (snap) { /* analysed while the program runs; before any event is taken */
 			p->inv = heapsnap_analyse(snap, p);
 			inv_seed(p->inv, &p->table, now_ns());
+			for (size_t i = 0; i < p->inv->ncached; i++)
+				acct_freed_before(p, p->inv->cached[i].ptr, p->inv->cached[i].size);
 			record_seeded(p); /* the log starts with them */
 		}
 	}

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "account/calls.h"
 #include "eventlog/record.h"
 #include "inventory/inventory.h"
 #include "patch/breakpoint.h"
@@ -100,7 +101,9 @@ void lifecycle_forget_image(struct proc *p)
 
 void lifecycle_thread_free(struct thread *t)
 {
-	stubs_thread_gone(t);
+	stubs_thread_gone(t); /* a stand-in may take its calls and held frees over */
+	if (t->p)
+		calls_thread_gone(t);
 	proc_thread_free(t);
 }
 

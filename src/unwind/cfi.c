@@ -108,6 +108,21 @@ enum cfi_table cfi_covers(Dwfl_Module *mod, Dwarf_Addr at)
 	return table == CFI_EH && has_eh_hdr(mod) ? CFI_EH_HDR : table;
 }
 
+bool cfi_signal_frame(Dwfl_Module *mod, Dwarf_Addr at)
+{
+	Dwarf_Addr bias, start, end;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &bias);
+	Dwarf_Frame *frame = NULL;
+	bool signal = false;
+
+	if (!cfi || dwarf_cfi_addrframe(cfi, at - bias, &frame))
+		return false;
+	if (dwarf_frame_info(frame, &start, &end, &signal) < 0)
+		signal = false;
+	free(frame);
+	return signal;
+}
+
 struct eval {
 	const struct frames_regs *r;
 	cfi_read_fn read;

@@ -22,6 +22,12 @@
 enum cfi_table { CFI_NONE, CFI_EH_HDR, CFI_EH, CFI_DEBUG };
 enum cfi_table cfi_covers(Dwfl_Module *mod, Dwarf_Addr at);
 
+/* Is the code at at (an exact pc) in mod a signal frame's: does .eh_frame describe it with a
+ * CIE that says so (augmentation 'S')? The C library's restorer, where a signal handler
+ * returns, has one: its rules restore the interrupted code's registers from the kernel's
+ * ucontext. */
+bool cfi_signal_frame(Dwfl_Module *mod, Dwarf_Addr at);
+
 /* One word of the traced process's memory at addr; 0 or -errno. */
 typedef int (*cfi_read_fn)(uint64_t addr, uint64_t *val);
 

@@ -82,6 +82,7 @@ struct fallback {
 		enum place place;
 		bool named; /* start and place looked up (libunwind's frames need only cfi) */
 		int cfi; /* enum cfi_table of a return address, or CFI_UNSEEN, CFI_NO_MODULE */
+		signed char signal; /* of a code address: a signal frame's (1), not (0), unseen */
 	} cache[CACHE_SIZE];
 };
 
@@ -117,7 +118,7 @@ static struct entry *entry_of(struct proc *p, uint64_t pc, bool is_return)
 	}
 	e = &fb->cache[hash64(key) & (CACHE_SIZE - 1)];
 	if (e->key != key)
-		*e = (struct entry){ .key = key, .cfi = CFI_UNSEEN };
+		*e = (struct entry){ .key = key, .cfi = CFI_UNSEEN, .signal = -1 };
 	return e;
 }
 
@@ -254,6 +255,22 @@ static int step_fp(struct proc *p, uint64_t pc, struct frames_regs *r, uint64_t 
 	return 0;
 }
 
+/* The C library's restorer: glibc's .eh_frame describes it as a signal frame (its x86_64 FDE
+ * starts a byte early, so that a look-up at pc - 1 finds it too). libunwind 1.6 knows it only
+ * by its code, and glibc 2.36's padding after the system call is not what it looks for. */
+static bool signal_frame(void *ctx, uint64_t pc)
+{
+	struct proc *p = ctx;
+	struct entry *e = entry_of(p, pc, false);
+
+	if (e->signal < 0) {
+		Dwfl_Module *m = sym_module(p->fallback->sym, arch->code_addr(pc));
+
+		e->signal = m && cfi_signal_frame(m, arch->code_addr(pc));
+	}
+	return e->signal;
+}
+
 /*
  * pcs[0] is the caller's pc at an allocation function's entry, a return address as well.
  * Frame by frame: CFI (.eh_frame or .debug_frame), else a frame record; where neither
@@ -281,7 +298,14 @@ static unsigned extend(void *ctx, uint64_t *pcs, unsigned n, const struct frames
 		int err;
 
 		past_main |= place == PLACE_MAIN;
+		ret = 0;
 		err = step_cfi(p, pc, &r, lo, &ret);
+		if (err == -EINVAL && ret && signal_frame(p, ret)) {
+			/* a handler's frame, whose caller is the kernel's signal frame: the scan
+			 * would find stale return addresses, the frames before the signal */
+			pcs[n - 1] |= FRAMES_STOPPED;
+			return n;
+		}
 		if (err < 0 && err != -ENOENT)
 			pr_dbg(2, "pc %#" PRIx64 ": CFI step refused (%d)", pc, err);
 		if (err == 1 || (err && past_main))
@@ -306,7 +330,7 @@ static unsigned extend(void *ctx, uint64_t *pcs, unsigned n, const struct frames
 
 void fallback_hooks(struct proc *p, struct unwind_hooks *h)
 {
-	*h = (struct unwind_hooks){ is_return, tables, extend, p };
+	*h = (struct unwind_hooks){ is_return, signal_frame, tables, extend, p };
 }
 
 void fallback_flush(struct proc *p)

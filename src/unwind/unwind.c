@@ -351,17 +351,41 @@ static void frame_regs(unw_cursor_t *c, const struct arch_regs *regs, struct fra
 	}
 }
 
+/*
+ * May libunwind's step from the frame at pc (sp) to the one at ip (nsp) be taken? Without
+ * unwind information libunwind guesses: the return address register again (aarch64 static:
+ * the same frame twice), or a frame pointer that is none; so the new frame must be higher up
+ * the stack and ip a return address (h->ret_ok). Two frames are no return addresses and pass
+ * as they are: a signal frame (*sig: ip is the C library's restorer, which the kernel made the
+ * handler return to, as h->signal knows it; asked only of what is no return address) and the
+ * frame it interrupted (after_sig: ip is where the signal came, sp wherever that code was, a
+ * sigaltstack handler's being on another stack).
+ */
+static bool step_ok(const struct unwind_hooks *h, uint64_t pc, uint64_t ip, uint64_t sp,
+		    uint64_t nsp, bool after_sig, bool *sig)
+{
+	*sig = false;
+	if (after_sig)
+		return true;
+	if (nsp < sp || (nsp == sp && ip == pc))
+		return false;
+	if (!h || h->ret_ok(h->ctx, ip))
+		return true;
+	*sig = h->signal(h->ctx, ip);
+	return *sig;
+}
+
 /* libunwind's part of unwind_capture (rd active); r: the last frame's registers where it
- * stopped short of max with hooks to go on. */
+ * stopped short of max with hooks to go on; *after_sig: the last frame is a signal frame. */
 static unsigned step_all(struct unwinder *u, struct unwind_reader *rd,
 			 const struct arch_regs *regs, uint64_t *pcs, unsigned max,
-			 struct frames_regs *r, const struct unwind_hooks *h)
+			 struct frames_regs *r, const struct unwind_hooks *h, bool *after_sig)
 {
 	unw_cursor_t c, last; /* a copy keeps the frame before a refused step */
 	unsigned n = 0;
-	uint64_t sp = arch->get_sp(regs);
+	uint64_t sp = arch->get_sp(regs), pc = arch->get_pc(regs);
 
-	pcs[n++] = arch->get_pc(regs);
+	pcs[n++] = pc;
 	if (max <= 1 || !u->as || !u->upt) {
 		frame_regs(NULL, regs, r);
 		return n;
@@ -375,22 +399,28 @@ static unsigned step_all(struct unwinder *u, struct unwind_reader *rd,
 		return n;
 	}
 	last = c;
-	while (n < max && (!h || h->tables(h->ctx, pcs[n - 1]))) {
+	while (n < max && (!h || h->tables(h->ctx, pc))) {
 		unw_word_t ip, nsp;
 		int ret = unw_step(&c);
+		bool sig;
 
 		if (ret <= 0)
 			break;
 		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || !ip ||
 		    unw_get_reg(&c, UNW_REG_SP, &nsp) < 0)
 			break;
-		/* without unwind information libunwind guesses: the return address register
-		 * again (aarch64 static: the same frame twice), or a frame pointer that is none */
-		if (nsp < sp || (nsp == sp && ip == pcs[n - 1]) || (h && !h->ret_ok(h->ctx, ip)))
+		/* not libunwind 1.6's own test (unw_is_signal_frame): it knows glibc 2.36's
+		 * restorer not, and holds for the frame after it */
+		if (!step_ok(h, pc, ip, sp, nsp, *after_sig, &sig))
 			break;
-		pcs[n++] = ip;
+		/* the restorer is no call of the program's: the handler's caller, as the
+		 * backtrace shows it, is the code the signal interrupted */
+		if (!sig)
+			pcs[n++] = ip;
+		pc = ip;
 		sp = nsp;
 		last = c;
+		*after_sig = sig;
 	}
 	if (h && n < max)
 		frame_regs(&last, regs, r);
@@ -402,6 +432,7 @@ unsigned unwind_capture(struct unwinder *u, struct unwind_reader *rd, const stru
 {
 	struct unwind_reader *outer = active;
 	struct frames_regs r;
+	bool at_sig = false;
 	unsigned n;
 
 	if (!max)
@@ -410,9 +441,11 @@ unsigned unwind_capture(struct unwinder *u, struct unwind_reader *rd, const stru
 	rd->u = u;
 	active = rd;
 	sigmask_skip(true);
-	n = step_all(u, rd, regs, pcs, max, &r, h);
+	n = step_all(u, rd, regs, pcs, max, &r, h, &at_sig);
 	sigmask_skip(false);
-	if (h && n < max)
+	if (at_sig && n < max) /* no way past the signal frame: a scan would guess stale frames */
+		pcs[n - 1] |= FRAMES_STOPPED;
+	else if (h && n < max)
 		n = h->extend(h->ctx, pcs, n, &r, max);
 	active = outer;
 	rd->regs = NULL;

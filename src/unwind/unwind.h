@@ -68,6 +68,9 @@ void unwind_sent_add(struct unwind_reader *rd, struct unwind_sent s);
 struct unwind_hooks {
 	/* Is ret a return address (just after a call)? A step to another one is refused. */
 	bool (*ret_ok)(void *ctx, uint64_t ret);
+	/* Is pc a signal frame's: the C library's restorer, which a handler returns to (its
+	 * unwind tables say so)? The frame it interrupted comes next, at its exact pc. */
+	bool (*signal)(void *ctx, uint64_t pc);
 	/* May libunwind step from the frame at return address pc? Not where the tables it reads
 	 * have nothing for pc: it would guess (x86_64: an rbp chain, arm: an APCS one) and the
 	 * frame would pass for one found by its unwind tables. */

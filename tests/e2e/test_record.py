@@ -200,7 +200,7 @@ def test_record_bad_logs():
         ("header-only", data[:16], ["truncated"]),
         ("short-header", data[:10], ["truncated"]),
         ("magic", b"NOTALOG!" + data[8:], ["not a heaptrace log"]),
-        ("newer", data[:8] + bytes([4, 0, 0, 0]) + data[12:], ["version 4"]),
+        ("newer", data[:8] + bytes([5, 0, 0, 0]) + data[12:], ["version 5"]),
         ("random", os.urandom(4096), ["not a heaptrace log"]),
         ("random-body", data[:16] + os.urandom(4096), ["corrupt"]),
         ("empty", b"", ["not a heaptrace log"]),

@@ -27,6 +27,11 @@ void record_free_slow(struct proc *p, pid_t tid, uint64_t ptr, uint64_t ns)
 	(void)p, (void)tid, (void)ptr, (void)ns;
 }
 
+void record_library_free_slow(struct proc *p, pid_t tid, uint64_t ptr)
+{
+	(void)p, (void)tid, (void)ptr;
+}
+
 void record_realloc_slow(struct proc *p, pid_t tid, char what, unsigned heap, uint64_t arg,
 			 uint64_t ns)
 {
@@ -84,6 +89,8 @@ static void teardown(struct fake *f)
 	for (unsigned i = 0; i < f->t.cap; i++)
 		free(f->t.frames[i].pcs);
 	free(f->t.frames);
+	free(f->t.late);
+	free(f->p.freed);
 	table_destroy(&f->p.table);
 }
 
@@ -199,9 +206,15 @@ TEST_CASE(free_counted_at_entry)
 	CHECK(!stop(&f, HOOK_FREE, 0x7000, &fr)); /* no return to catch */
 	CHECK_HEAP(&f, 1, 1, 0, 0, 0);
 	CHECK(!stop(&f, HOOK_FREE, 0x7000, &unknown));
-	CHECK_HEAP(&f, 1, 1, 1, 0, 0);
+	CHECK_HEAP(&f, 1, 1, 0, 0, 0); /* held: counted when the thread shows what it was */
+	CHECK_EQ(f.t.nlate, 1);
 	CHECK(!stop(&f, HOOK_FREE, 0x7000, &null)); /* free(NULL) counts nothing */
+	CHECK_EQ(f.t.nlate, 1);
+	stop(&f, HOOK_MALLOC, 0x7000, &m); /* the thread goes on: an unknown free */
 	CHECK_HEAP(&f, 1, 1, 1, 0, 0);
+	CHECK_EQ(f.t.nlate, 0);
+	ret(&f, 0x200);
+	CHECK_HEAP(&f, 2, 1, 1, 1, 10);
 	CHECK_EQ(fr.asked + unknown.asked + null.asked, 0); /* no caller needed */
 	teardown(&f);
 }
@@ -458,5 +471,111 @@ TEST_CASE(memory_read_at_return)
 	ret(&f, 0); /* success */
 	CHECK_HEAP(&f, 1, 0, 0, 1, 100);
 	CHECK(table_find(&f.p.table, 0x800));
+	teardown(&f);
+}
+
+/* free() of ptr by the fake's thread, at a stop. */
+static void free_at(struct fake *f, uint64_t ptr)
+{
+	struct call c = { .args = { ptr }, .ret = 0x4000 };
+
+	CHECK(!stop(f, HOOK_FREE, 0x7000, &c));
+}
+
+/* malloc(size) by the fake's thread, returning ptr. */
+static void malloc_at(struct fake *f, uint64_t size, uint64_t ptr)
+{
+	struct call c = { .args = { size }, .ret = 0x4000 };
+
+	stop(f, HOOK_MALLOC, 0x7000, &c);
+	ret(f, ptr);
+}
+
+/* glibc's end of a thread: the blocks in its cache (freed by the program before), then the
+ * cache itself (never seen): the C library's frees when the thread ends by its own exit. */
+TEST_CASE(thread_cache_at_own_exit)
+{
+	struct fake f;
+
+	setup(&f, 8, 1);
+	malloc_at(&f, 24, 0x100);
+	malloc_at(&f, 40, 0x200);
+	free_at(&f, 0x100);
+	free_at(&f, 0x200);
+	free_at(&f, 0x200); /* tcache_thread_shutdown: bin by bin */
+	free_at(&f, 0x100);
+	free_at(&f, 0x900); /* the cache itself */
+	CHECK_HEAP(&f, 2, 2, 0, 0, 0);
+	CHECK_EQ(f.t.nlate, 3);
+	acct_late_park(&f.t, true); /* a report meanwhile counts them as unknown */
+	CHECK_EQ(f.p.table.sum.unknown_frees, 3);
+	acct_late_park(&f.t, false);
+	CHECK_EQ(f.p.table.sum.unknown_frees, 0);
+	f.t.own_exit = true;
+	acct_late_end(&f.t);
+	CHECK_HEAP(&f, 2, 2, 0, 0, 0);
+	CHECK_EQ(f.p.table.sum.library_frees, 3);
+	CHECK_EQ(f.t.nlate, 0);
+	teardown(&f);
+}
+
+/* A free of a block never seen, before the cache's: the program's, an unknown free; and
+ * a block handed out again is not in the cache any more. */
+TEST_CASE(foreign_free_before_the_cache)
+{
+	struct fake f;
+
+	setup(&f, 8, 1);
+	malloc_at(&f, 24, 0x100);
+	free_at(&f, 0x100);
+	malloc_at(&f, 24, 0x100); /* handed out again, and freed */
+	free_at(&f, 0x100);
+	malloc_at(&f, 24, 0x300);
+	free_at(&f, 0x300);
+	free_at(&f, 0x5550); /* a foreign block, after the thread's last allocation */
+	free_at(&f, 0x100);
+	free_at(&f, 0x300);
+	free_at(&f, 0x900);
+	f.t.own_exit = true;
+	acct_late_end(&f.t);
+	CHECK_HEAP(&f, 3, 3, 1, 0, 0);
+	CHECK_EQ(f.p.table.sum.library_frees, 3);
+	teardown(&f);
+}
+
+/* A thread ended by the process's exit or a signal: its held frees are unknown frees. */
+TEST_CASE(held_frees_unknown_without_own_exit)
+{
+	struct fake f;
+
+	setup(&f, 8, 1);
+	malloc_at(&f, 24, 0x100);
+	free_at(&f, 0x100);
+	free_at(&f, 0x100);
+	free_at(&f, 0x900);
+	acct_late_end(&f.t);
+	CHECK_HEAP(&f, 1, 1, 2, 0, 0);
+	CHECK_EQ(f.p.table.sum.library_frees, 0);
+	teardown(&f);
+}
+
+/* Only the last held free may be of a block never freed: one of many is an unknown free. */
+TEST_CASE(only_the_cache_itself_never_seen)
+{
+	struct fake f;
+
+	setup(&f, 8, 1);
+	for (uint64_t i = 1; i <= 40; i++)
+		malloc_at(&f, 24, 0x1000 * i);
+	for (uint64_t i = 1; i <= 40; i++)
+		free_at(&f, 0x1000 * i);
+	free_at(&f, 0x77000); /* not freed before, first: before the cache's frees */
+	for (uint64_t i = 1; i <= 40; i++)
+		free_at(&f, 0x1000 * i);
+	free_at(&f, 0x88000);
+	f.t.own_exit = true;
+	acct_late_end(&f.t);
+	CHECK_HEAP(&f, 40, 40, 1, 0, 0);
+	CHECK_EQ(f.p.table.sum.library_frees, 41);
 	teardown(&f);
 }

@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""A signal handler's allocation (tests/targets/sigmalloc.c): on_signal mallocs, raised by
+raise() in by_raise, by pthread_kill() in by_kill, and by a CPU-time timer that interrupts the
+loop of busy. The backtrace goes through the kernel's signal frame (the C library's restorer,
+which its unwind tables mark as a signal frame, is not shown: it is no call) to the code the
+signal interrupted: malloc <- on_signal <- the C library's raise or pthread_kill <- by_raise or
+by_kill <- main, and malloc <- on_signal <- busy <- by_timer <- main exactly. Every frame is
+found by the unwind tables or frame records, none by a stack scan, and no other frame is in
+the chain (the scan used to add stale ones: _dl_lookup_symbol_x, check_match, _dl_fixup)."""
+
+from helpers import (OPTS, check_sites, expect_rc, fn_name, heaptrace, site_records, sites,
+                     target, variants)
+
+# what the C library runs between raise() or pthread_kill() and the system call
+LIBC_KILL = {"raise", "gsignal", "pthread_kill", "__pthread_kill_implementation",
+             "__pthread_kill_internal"}
+CALLERS = {"raise": "by_raise", "kill": "by_kill", "timer": "by_timer"}
+
+
+def check_chain(r, way, site):
+    chain = site.chain
+    if way == "timer":
+        ok = chain == ["on_signal", "busy", "by_timer", "main"]
+    else:
+        ok = (len(chain) >= 4 and chain[0] == "on_signal" and chain[-2:] == [CALLERS[way], "main"]
+              and set(chain[1:-2]) <= LIBC_KILL)
+    if not ok:
+        r.fail("%s: chain %s" % (way, ",".join(chain)))
+    for f in site.frames[1:len(chain) + 1]:
+        if f.get("how") not in ("cfi", "fp"):
+            r.fail("%s: frame %s found by %r" % (way, fn_name(f), f.get("how")))
+
+
+@variants(*["%s-%s" % (w, o) for o in OPTS for w in ("raise", "kill", "timer")])
+def test_signal_handler_backtrace(variant):
+    way, opt = variant.split("-")
+    r = heaptrace(target("sigmalloc", opt), args=[way], opts=["--depth=16"],
+                  name="sigmalloc-%s-%s" % (way, opt))
+    expect_rc(r, 0)
+    check_sites(r, r.report, site_records(r))
+    mine = [s for s in sites(r.report) if s.chain and s.chain[0] == "on_signal"]
+    if len(mine) != 1:
+        r.fail("%d backtraces from on_signal, expected 1" % len(mine))
+    check_chain(r, way, mine[0])
