@@ -8,10 +8,14 @@
  * threads then makes ROUNDS mallocs of 40 bytes in tsc_leak and frees all but KEEP of them, and
  * one calloc(3, 16) in tsc_calloc that it keeps. Exits 0 with "notsc: done\n"; 77 when the
  * kernel has no PR_SET_TSC (the test is skipped); 4 if PR_GET_TSC does not read back SIGSEGV.
+ * First a forked child turns the counter off and runs rdtsc: the record "tsc faults=1" says it
+ * died of SIGSEGV (the setting is enforced here; some hypervisors do not), "tsc faults=0" not.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include "attached.h"
 #include "expect.h"
@@ -52,6 +56,27 @@ static void *work(void *arg)
 	return NULL;
 }
 
+/* Whether rdtsc faults in a process that turned the counter off. */
+static int tsc_faults(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		unsigned lo, hi;
+
+		if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0))
+			_exit(77);
+		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		_exit(99);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+		_exit(77);
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
+}
+
 static void tsc_off(void)
 {
 	if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0))
@@ -61,8 +86,12 @@ static void tsc_off(void)
 int main(int argc, char **argv)
 {
 	int before = argc > 2 && !strcmp(argv[2], "before");
+	struct expect_buf b = { .n = 0 };
 	pthread_t t;
 
+	expect_str(&b, "tsc");
+	expect_kv(&b, "faults", (unsigned long)tsc_faults());
+	expect_flush(&b);
 	if (before)
 		tsc_off();
 	attached_begin(argc, argv);
