@@ -13,17 +13,25 @@ with exact counts, launched and attached (-p), in each entry mode.
 - tests/targets/bpkill.c: four threads mixing malloc and posix_memalign (which keeps a
   breakpoint); heaptrace -p is killed with SIGKILL 0.5 s after its patches show, 20 rounds in
   the stubs mode (5 in the other): the program runs on and ends with its own output every time.
+- Executables edited as the kernel still runs them: a section header table past the end of the
+  file; a symbol table that puts malloc into the middle of the function or into read-only data
+  (heaptrace leaves it alone, in one line, and the program runs untouched); a core file whose
+  program headers lie at an odd offset, or that has no writable segment.
 """
 
+import json
 import os
 import select
+import shutil
 import signal
+import struct
 import subprocess
 import time
 
 import helpers
-from helpers import (HEAPTRACE, Busy, Fail, Skip, check_sites, code_diffs, heaptrace,
-                     need_heaptrace, records, scratch, site_records, target, tracer_pids)
+from helpers import (HEAPTRACE, Busy, Fail, Skip, check_sites, check_summary, code_diffs,
+                     heaptrace, need_heaptrace, one_error_line, records, scratch, site_records,
+                     sites, summary_record, target, tracer_pids)
 from test_attach import attached_run
 
 LIMIT = 60  # seconds a run may take: only to catch a hung program
@@ -201,3 +209,185 @@ def test_sigkill_holding():
     if failed:
         raise Fail("%d of %d rounds failed; %s" % (len(failed), n, failed[0]),
                    "\n".join(failed))
+
+
+# ---------------------------------------------------------------------------------------------
+# Executables judged as the kernel judges them
+
+
+def elf64_copy(name, suffix, change):
+    """A copy of target NAME (a little-endian ELF64 file) with change(bytearray) applied."""
+    with open(target(name), "rb") as f:
+        b = bytearray(f.read())
+    if b[4] != 2 or b[5] != 1:
+        raise Skip("the test edits little-endian ELF64 files")
+    change(b)
+    path = os.path.join(scratch(name + "-" + suffix), name + "-" + suffix)
+    with open(path, "wb") as f:
+        f.write(b)
+    os.chmod(path, 0o755)
+    return path
+
+
+def bogus_section_headers(b):
+    struct.pack_into("<Q", b, 0x28, len(b) + 0x100000)  # e_shoff past the end of the file
+
+
+@helpers.variants("leaks", "static_leaks")
+def test_bogus_section_headers(name):
+    """A program whose section header table lies past the end of its file runs natively (exec
+    reads only the program headers): a dynamic one is traced, its summary exact; a static one,
+    whose symbol table cannot be read, is refused in one line (status 2), as a stripped one is."""
+    prog = elf64_copy(name, "badsh", bogus_section_headers)
+    native = subprocess.run([prog], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            timeout=LIMIT)
+    if native.returncode != 0:
+        raise Fail("the edited %s does not run natively (status %s)" % (name,
+                                                                          native.returncode))
+    r = heaptrace(prog, timeout=LIMIT, name=name + "-badsh")
+    if name == "leaks":
+        if r.rc != 0:
+            r.fail("heaptrace exited %s, expected the program's 0" % r.rc)
+        check_summary(r, r.report, summary_record(r))  # its frames have no names now
+    else:
+        one_error_line(r.proc, 2, ["no allocator symbols"])
+
+
+def symtab_set(b, symbol, value_of):
+    """Set the value of every .symtab entry named symbol to value_of(old value, sections)."""
+    shoff, = struct.unpack_from("<Q", b, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", b, 0x3a)
+    secs = [struct.unpack_from("<IIQQQQIIQQ", b, shoff + i * shentsize) for i in range(shnum)]
+
+    def name_at(strtab_off, at):
+        return bytes(b[strtab_off + at:b.index(0, strtab_off + at)])
+
+    named = {name_at(secs[shstrndx][4], s[0]).decode(): s for s in secs}
+    n = 0
+    for s in secs:
+        if s[1] != 2:  # SHT_SYMTAB
+            continue
+        strtab = secs[s[6]][4]
+        for at in range(s[4], s[4] + s[5], s[9]):
+            if name_at(strtab, struct.unpack_from("<I", b, at)[0]) == symbol.encode():
+                old, = struct.unpack_from("<Q", b, at + 8)
+                struct.pack_into("<Q", b, at + 8, value_of(old, named))
+                n += 1
+    if not n:
+        raise Fail("no %s in the symbol table" % symbol)
+
+
+BOGUS = {"mid": (lambda v, secs: v + 1, "into the middle of a function"),
+         "rodata": (lambda v, secs: secs[".rodata"][3] + 64, "outside the executable code")}
+
+
+@helpers.variants(*BOGUS)
+def test_bogus_malloc_symbol(where):
+    """A static program whose symbol table puts malloc one byte into the function, or into its
+    read-only data: heaptrace says in one line that it leaves malloc alone, and the program runs
+    on untouched (its own status; its other functions traced)."""
+    value_of, said = BOGUS[where]
+    prog = elf64_copy("static_leaks", "malloc-" + where,
+                      lambda b: symtab_set(b, "malloc", value_of))
+    r = heaptrace(prog, timeout=LIMIT, name="bogus-malloc-" + where)
+    if r.rc != 0:
+        r.fail("heaptrace exited %s, expected the program's 0" % r.rc)
+    lines = [x for x in r.proc.stderr.splitlines() if x.strip()]
+    if len(lines) != 1 or "malloc" not in lines[0] or said not in lines[0]:
+        r.fail("heaptrace said %r, expected one line that malloc's symbol points %s"
+               % (lines, said))
+    if any(s.fn == "malloc" for s in sites(r.report)):
+        r.fail("malloc was traced at a bogus address")
+
+
+# ---------------------------------------------------------------------------------------------
+# Core files with odd but valid layouts
+
+
+def move_phdrs(b):
+    """The program header table moved to an odd offset at the end of the file."""
+    phoff, = struct.unpack_from("<Q", b, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", b, 0x36)
+    table = bytes(b[phoff:phoff + phentsize * phnum])
+    if len(b) % 2 == 0:
+        b.append(0)
+    struct.pack_into("<Q", b, 0x20, len(b))
+    b.extend(table)
+
+
+def drop_writable(b):
+    """Every segment read-only: no heap, no data to read."""
+    phoff, = struct.unpack_from("<Q", b, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", b, 0x36)
+    for i in range(phnum):
+        at = phoff + i * phentsize + 4  # p_flags
+        flags, = struct.unpack_from("<I", b, at)
+        struct.pack_into("<I", b, at, flags & ~2)
+
+
+def heap_of(rep):
+    """The report's heap_at_attach but its timing."""
+    h = dict((rep or {}).get("heap_at_attach") or {})
+    h.pop("analysis_ms", None)
+    return h
+
+
+def core_report(core, exe, out):
+    p = helpers.run([HEAPTRACE, "--core=" + core, "--exe=" + exe, "--format=json",
+                     "--outfile=" + out])
+    rep = None
+    if p.rc == 0 and os.path.exists(out):
+        with open(out) as f:
+            rep = json.loads(f.read())
+    return p, rep
+
+
+def test_core_odd_layout():
+    """A core (gcore of tests/targets/heapinv.c) whose program headers lie at an odd offset is
+    read as the original (the headers are copied, never read in place); one with no writable
+    segment gives a report or one error line, never a crash (both clean under UBSan in the
+    sanitizer build). No entry mode involved: run in the stubs mode only."""
+    need_heaptrace()
+    if helpers.MODE != "stubs":
+        raise Skip("no tracing involved: run in the stubs mode only")
+    gcore = shutil.which("gcore")
+    if not gcore:
+        raise Skip("gcore (gdb) is not installed")
+    d = scratch("core-odd")
+    env = dict(os.environ, HEAPTRACE_EXPECT=os.path.join(d, "expect"),
+               HEAPTRACE_OUTFILE=os.path.join(d, "report"))
+    t = subprocess.Popen([target("heapinv"), "plain"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=d)
+    try:
+        ready, _, _ = select.select([t.stdout], [], [], LIMIT)
+        if not ready or t.stdout.readline() != b"ready\n":
+            raise Fail("heapinv did not get ready")
+        g = helpers.run([gcore, "-o", os.path.join(d, "core"), str(t.pid)])
+        core = os.path.join(d, "core.%d" % t.pid)
+        if g.rc != 0 or not os.path.exists(core):
+            raise Fail("gcore failed", g.describe())
+    finally:
+        t.kill()
+        t.wait()
+        t.stdout.close()
+        t.stderr.close()
+    p, want = core_report(core, target("heapinv"), os.path.join(d, "want"))
+    if want is None:
+        raise Fail("heaptrace --core of the original core exited %s" % p.rc, p.describe())
+    with open(core, "rb") as f:
+        orig = f.read()
+    os.unlink(core)
+    for name, change in (("moved", move_phdrs), ("readonly", drop_writable)):
+        b = bytearray(orig)
+        change(b)
+        path = os.path.join(d, "core-" + name)
+        with open(path, "wb") as f:
+            f.write(b)
+        p, got = core_report(path, target("heapinv"), os.path.join(d, "got-" + name))
+        os.unlink(path)
+        if name == "moved":
+            if got is None or not heap_of(want) or heap_of(got) != heap_of(want):
+                raise Fail("the core with its program headers at an odd offset reads "
+                           "differently (exit %s)" % p.rc, p.describe())
+        elif p.rc not in (0, 2) or (p.rc == 2 and len(p.stderr.strip().splitlines()) != 1):
+            raise Fail("a core with no writable segment: exit %s" % p.rc, p.describe())
