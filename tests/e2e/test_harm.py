@@ -17,6 +17,8 @@ with exact counts, launched and attached (-p), in each entry mode.
   file; a symbol table that puts malloc into the middle of the function or into read-only data
   (heaptrace leaves it alone, in one line, and the program runs untouched); a core file whose
   program headers lie at an odd offset, or that has no writable segment.
+- The heap found at the attach of an idle python3 -m http.server and an idle interactive bash
+  reads complete.
 """
 
 import json
@@ -391,3 +393,61 @@ def test_core_odd_layout():
                            "differently (exit %s)" % p.rc, p.describe())
         elif p.rc not in (0, 2) or (p.rc == 2 and len(p.stderr.strip().splitlines()) != 1):
             raise Fail("a core with no writable segment: exit %s" % p.rc, p.describe())
+
+
+# ---------------------------------------------------------------------------------------------
+# The heap found at the attach of idle real processes
+
+
+def wait_output(pipe, want, limit):
+    """Read pipe until its text so far contains want (False after limit seconds)."""
+    got, deadline = b"", time.monotonic() + limit
+    while want not in got:
+        left = deadline - time.monotonic()
+        ready, _, _ = select.select([pipe], [], [], max(left, 0))
+        if not ready:
+            return False
+        chunk = os.read(pipe.fileno(), 4096)
+        if not chunk:
+            return False
+        got += chunk
+    return True
+
+
+IDLE = {"python-http": ([shutil.which("python3") or "python3", "-u", "-m", "http.server", "0",
+                         "--bind", "127.0.0.1"], "stdout", b"Serving HTTP"),
+        "bash": (["bash", "--norc", "--noprofile", "-i"], "stderr", b"idle> ")}
+
+
+@helpers.variants(*IDLE)
+def test_inventory_idle(name):
+    """heaptrace -p on an idle python3 -m http.server and an idle interactive bash: the heap at
+    the attach is read whole (complete, no problems: every tcache struct validates with the
+    process's one key)."""
+    need_heaptrace()
+    if helpers.MODE != "stubs":
+        raise Skip("the inventory is read before any entry is patched: stubs mode only")
+    argv, stream, want = IDLE[name]
+    if not shutil.which(argv[0]):
+        raise Skip("%s is not installed" % argv[0])
+    d = scratch("idle-" + name)
+    env = dict(os.environ, PS1="idle> ", HOME=d)
+    t = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env, cwd=d, start_new_session=True)
+    try:
+        if not wait_output(getattr(t, stream), want, LIMIT):
+            raise Fail("%s did not get idle" % name)
+        out = os.path.join(d, "report")
+        p = helpers.run([HEAPTRACE, "-p", str(t.pid), "--duration=0.5", "--format=json",
+                         "--outfile=" + out])
+        if p.rc != 0:
+            raise Fail("heaptrace -p exited %s" % p.rc, p.describe())
+        with open(out) as f:
+            rep = json.loads(f.read().splitlines()[-1])
+        h = rep.get("heap_at_attach") or {}
+        if h.get("complete") is not True or h.get("problems"):
+            raise Fail("the heap of idle %s: complete %r, problems %r"
+                       % (name, h.get("complete"), h.get("problems")), p.describe())
+    finally:
+        t.kill()
+        t.communicate()
