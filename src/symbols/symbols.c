@@ -360,7 +360,12 @@ bool sym_inside_func(const char *path, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return lo && addr - sizes.f[lo - 1].value < sizes.f[lo - 1].size;
+	/* bit 0 of an arm Thumb function's value is its mode: its code starts at the value less it
+	 * (an odd x86_64 value masked so starts a byte early, which only ever widens a function
+	 * below addr by one byte at its start) */
+	while (lo && (sizes.f[lo - 1].value & ~1ull) >= addr)
+		lo--;
+	return lo && addr - (sizes.f[lo - 1].value & ~1ull) < sizes.f[lo - 1].size;
 }
 
 /* Symbolisation cache: open addressing on (pc, is_return). */

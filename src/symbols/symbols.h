@@ -54,7 +54,8 @@ const char *sym_source(const char *path);
 /* The size of the function symbol whose value is value in path (the largest, of aliases), or 0. */
 uint64_t sym_func_size(const char *path, uint64_t value);
 
-/* Whether the nearest function symbol of path's symbol file below addr spans addr. */
+/* Whether the nearest function symbol of path's symbol file below code address addr spans it
+ * (arm: a Thumb symbol's code starts at its value less bit 0). */
 bool sym_inside_func(const char *path, uint64_t addr);
 #define SYM_BUILD_ID_MAX 129 /* hex digits of a GNU build-id (up to 64 bytes), and a NUL */
 
