@@ -38,6 +38,9 @@ BUILD       := build
 OUT         ?= heaptrace
 endif
 ARCHES      ?= aarch64 arm mips64
+# make fuzz: seconds of the whole fuzz pass, and its seed (default: from the clock)
+FUZZ_SECONDS ?= 120
+FUZZ_SEED   ?=
 ifneq ($(SYSROOT),)
 TRIPLET     := $(shell $(CC) -dumpmachine)
 PKG_ENV     := PKG_CONFIG_SYSROOT_DIR=$(SYSROOT) \
@@ -146,7 +149,7 @@ TARGET_CFLAGS := -g -fno-inline -fno-omit-frame-pointer -fno-optimize-sibling-ca
 TARGET_DIRS := $(sort $(dir $(wildcard tests/targets/*/main.c)))
 TARGET_ONE  := $(wildcard tests/targets/*.c) $(wildcard tests/targets/*.cc)
 
-.PHONY: all clean install deps deps-tests demo check unit e2e targets bench check-cross bench-cross html-vendor
+.PHONY: all clean install deps deps-tests demo check unit e2e targets bench check-cross bench-cross html-vendor fuzz
 
 all: $(OUT)
 
@@ -305,6 +308,13 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory -f tests/targets/Makefile BUILD=$(BUILD)/targets $(BUILD)/targets/demo
 	./heaptrace $(BUILD)/targets/demo
+
+# A bounded fuzz pass (tests/fuzz.py): mutated logs, cores and ELF files fed to heaptrace's
+# readers, meant for the sanitizer build (make fuzz SANITIZE=1). Ends with "N passed, M failed".
+fuzz:
+	@$(MAKE) --no-print-directory all targets
+	$(SAN_ENV) $(PYTHON) tests/fuzz.py --build $(BUILD) --heaptrace $(OUT) \
+		--seconds $(FUZZ_SECONDS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
 
 # Cross-builds heaptrace and the targets for each of ARCHES, boots each in qemu-system, traces the
 # targets in the guest and checks the reports here (tests/xarch/xarch.py; everything it fetches

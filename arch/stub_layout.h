@@ -18,6 +18,7 @@
 #define STUB_D_SIZE 32 /* ring size */
 #define STUB_D_COPY 40 /* most bytes of stack an entry record copies */
 #define STUB_D_TRAMP 48 /* ht_stub_ret in the process */
+#define STUB_D_NOTSC 56 /* nonzero: no time-stamp counter (x86_64: PR_SET_TSC); stamps 0 */
 #define STUB_D_MAIN_LO 192 /* the main thread's stack: [lo, top), whatever its key */
 #define STUB_D_MAIN_TOP 200
 /* Per hook (up to 224, hooks.h: patch/stubs.c asserts it), its continuation (the relocated first

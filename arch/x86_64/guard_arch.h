@@ -7,6 +7,7 @@
 #include <ucontext.h>
 
 #define GUARD_SUPPORTED 1
+#define GUARD_TRAP_LEN 1 /* int3: a trap's pc is this far past the trap */
 
 #define GUARD_NR_RT_SIGACTION 13
 #define GUARD_NR_GETPID 39

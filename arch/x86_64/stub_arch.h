@@ -11,6 +11,9 @@
 #include "arch/stub_layout.h"
 
 #define STUB_NR_FUTEX 202
+/* The thread table's top word carries the stack's size in pages in its low 12 bits
+ * (stubtops.c): the stub copies up to top only from an sp within the thread's stack. */
+#define STUB_TOPS_LO 1
 /*
  * An entry record (stub_layout.h's fields and these): the callee-saved registers at the entry,
  * then from STUB_REC_ENTRY the copy of the stack from sp up, whose first word is the return
@@ -34,6 +37,17 @@ _Static_assert(STUB_RE_RBP == STUB_RE_SP + 8 && STUB_RE_RBX == STUB_RE_RBP + 8 &
 #include <string.h>
 
 #include "arch/arch.h"
+
+/*
+ * The stub code's rdtsc instructions and the instruction after each (stubcode.c's STAMP): rdtsc
+ * faults (SIGSEGV) in a thread that turned the counter off, and heaptrace answers the first such
+ * fault (stubs_clock_fault).
+ */
+extern const uint8_t ht_stub_tsc_a[], ht_stub_tsc_a_end[], ht_stub_tsc_b[], ht_stub_tsc_b_end[];
+#define STUB_CLOCK_SITES                                                                          \
+	{                                                                                         \
+		{ ht_stub_tsc_a, ht_stub_tsc_a_end }, { ht_stub_tsc_b, ht_stub_tsc_b_end }         \
+	}
 
 /* heaptrace's side: the clock of the records' time stamps (the stub code reads rdtsc). */
 static inline uint64_t stub_ticks(void)

@@ -32,6 +32,23 @@
 	"	pop %r11\n	pop %r10\n	pop %r9\n	pop %r8\n	pop %rdi\n"                  \
 	"	pop %rsi\n	pop %rdx\n	pop %rcx\n	pop %rax\n"
 
+/*
+ * The time stamp into rax (rdx clobbered): rdtsc, unless the data page says the process turned
+ * the time-stamp counter off (prctl PR_SET_TSC, seccomp's strict mode), where rdtsc faults;
+ * then 0, and heaptrace dates the record when it reads it. ht_stub_tsc_X is the rdtsc and
+ * ht_stub_tsc_X_end the instruction after it: a fault there, the first time, is heaptrace's
+ * to answer (stubs_clock_fault sets the flag and resumes at the end with rax = rdx = 0).
+ */
+#define STAMP(x)                                                                                  \
+	"	xor %eax,%eax\n	xor %edx,%edx\n"                                                     \
+	"	cmpq $0," S(STUB_D_NOTSC) "(%r10)\n"                                                 \
+	"	jne ht_stub_tsc_" #x "_end\n"                                                        \
+	".globl ht_stub_tsc_" #x "\nht_stub_tsc_" #x ":\n"                                   \
+	"	rdtsc\n"                                                                          \
+	".globl ht_stub_tsc_" #x "_end\nht_stub_tsc_" #x "_end:\n"                           \
+	"	shl $32,%rdx\n"                                                                   \
+	"	or %rdx,%rax\n"
+
 __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	".p2align 12\n"
 	".globl ht_stub_blob\n"
@@ -83,7 +100,20 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"3:	lea 4096(%rsi),%rcx\n"
 	"	and $-4096,%rcx\n"
 	"	jmp 4f\n"
+	/* the thread's stack: [top - 4096 * the word's low 12 bits, top) (stub_arch.h:
+	 * STUB_TOPS_LO); an sp outside it is on a stack of its own (a coroutine's, a signal
+	 * stack) whose end is not known: to the end of sp's page */
 	"2:	mov " S(STUB_D_TOPS) "+8(%r10,%rdx),%rcx\n"
+	"	mov %ecx,%eax\n"
+	"	and $4095,%eax\n"
+	"	shl $12,%rax\n"
+	"	and $-4096,%rcx\n"
+	"	cmp %rcx,%rsi\n"
+	"	jae 3b\n"
+	"	mov %rcx,%rdx\n"
+	"	sub %rax,%rdx\n"
+	"	cmp %rdx,%rsi\n"
+	"	jb 3b\n"
 	"4:	sub %rsi,%rcx\n"
 	"	jae 6f\n"
 	"	xor %ecx,%ecx\n"
@@ -123,9 +153,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"7:	mov %edx," S(STUB_RE_RETURNS) "(%rdi)\n"
 	"	mov %rdx,%r9\n"
 	"	mov %rdi,%r11\n"
-	"	rdtsc\n"
-	"	shl $32,%rdx\n"
-	"	or %rdx,%rax\n"
+	STAMP(a)
 	"	mov %rax," S(STUB_RE_TIME) "(%r11)\n"
 	"	lea " S(STUB_REC_ENTRY) "(%r11),%rdi\n"
 	"	rep movsb\n"
@@ -147,9 +175,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	mov %r11d," S(STUB_R_HOOK) "(%rdi)\n"
 	"	mov 32(%rsp),%rcx\n	mov %rcx," S(STUB_RF_PTR) "(%rdi)\n"
 	"	mov %fs:0,%rcx\n	mov %rcx," S(STUB_RF_THREAD) "(%rdi)\n"
-	"	rdtsc\n"
-	"	shl $32,%rdx\n"
-	"	or %rdx,%rax\n"
+	STAMP(b)
 	"	mov %rax," S(STUB_RF_TIME) "(%rdi)\n"
 	"	or $" S(STUB_KIND_FREE) ",%r8\n"
 	"	mov %r8," S(STUB_R_TAG) "(%rdi)\n"

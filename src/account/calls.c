@@ -262,15 +262,18 @@ static bool send_trapping(struct thread *t, struct arch_regs *regs, struct frame
 {
 	struct proc *p = t->p;
 
+	/* should heaptrace die, the guard sends this return to its caller: told first, so that
+	 * no moment has the return on the trampoline and the guard not knowing it */
+	guard_note_return(p, t->tid, f->sp + arch->ret_sp_adjust, f->ret);
 	if (arch->ret_on_stack) {
 		if (remote_write_word(t->tid, f->sp, arch->word_size,
-				      arch->tramp_for(p->bps->tramp, f->ret)))
+				      arch->tramp_for(p->bps->tramp, f->ret))) {
+			guard_forget_return(p, t->tid, f->sp + arch->ret_sp_adjust);
 			return false;
+		}
 	} else {
 		arch->set_ret_reg(regs, arch->tramp_for(p->bps->tramp, f->ret));
 	}
-	/* should heaptrace die, the guard sends this return to its caller */
-	guard_note_return(p, t->tid, f->sp + arch->ret_sp_adjust, f->ret);
 	return true;
 }
 
@@ -352,7 +355,6 @@ int calls_return(struct thread *t, struct arch_regs *regs)
 		return -1;
 	}
 	ret = t->frames[t->nframes - 1].ret;
-	guard_forget_return(t->p, t->tid, arch->get_sp(regs));
 	acct_return(t->p->acct, t, t->nframes - 1, arch->get_retval(regs));
 	arch->set_pc(regs, ret);
 	return 0;

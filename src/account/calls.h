@@ -21,7 +21,8 @@ void calls_free(struct acct *a);
 bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, bool count);
 
 /* Thread t hit the trampoline: account the innermost call and set regs to return to its
- * caller. Return 0, or -1 when no call is in flight (the thread cannot go on). */
+ * caller. Return 0, or -1 when no call is in flight (the thread cannot go on). The caller
+ * tells the guard (guard_forget_return) once the thread's registers are set. */
 int calls_return(struct thread *t, struct arch_regs *regs);
 
 /* Give every call in flight on t its caller's return address back (before detaching t, or

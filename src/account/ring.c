@@ -122,7 +122,7 @@ static struct thread *thread_of(struct proc *p, uint64_t key, uint64_t pos)
 		t->key_from = 0;
 		t->key_until = UINT64_MAX;
 		if (t->stack_top)
-			stubs_tops_put(p, proc_mem_pid(p), key, t->stack_top);
+			stubs_tops_put(p, proc_mem_pid(p), key, t->stack_top, t->stack_lo);
 		s->threads_gen++; /* it left the pending ones */
 		return t;
 	}
@@ -146,6 +146,9 @@ static uint64_t rec_ns(struct stubs_reader *rd, uint64_t tsc)
 {
 	uint64_t now = now_ns(), tnow = stub_ticks();
 	uint64_t span = (tnow - rd->tsc0) & STUB_TICKS_MASK, age = (tnow - tsc) & STUB_TICKS_MASK;
+
+	if (!tsc) /* no clock in the stub (STUB_D_NOTSC): dated as it is read */
+		return now;
 
 	/* calibrated against the monotonic clock over the longest span seen (that cannot have
 	 * wrapped) */

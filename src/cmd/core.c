@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +157,15 @@ static int region_cmp(const void *x, const void *y)
 	return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
+/* Program header i, copied: e_phoff need not be aligned for an Elf64_Phdr. */
+static void core_phdr(const struct core *c, unsigned i, Elf64_Phdr *ph)
+{
+	uint64_t phoff;
+
+	memcpy(&phoff, c->map + offsetof(Elf64_Ehdr, e_phoff), 8);
+	memcpy(ph, c->map + phoff + i * sizeof(*ph), sizeof(*ph));
+}
+
 /* Every writable segment with contents: a file's data, or anonymous memory (an arena heap,
  * [heap], mmapped chunks; after a file's data, possibly its .bss). */
 static int read_segments(struct core *c)
@@ -168,10 +178,10 @@ static int read_segments(struct core *c)
 		return -EINVAL;
 	for (unsigned pass = 0; pass < 2; pass++) {
 		for (unsigned i = 0; i < eh->e_phnum; i++) {
-			const Elf64_Phdr *ph =
-				(const void *)(c->map + eh->e_phoff + i * sizeof(*ph));
+			Elf64_Phdr phdr, *ph = &phdr;
 			const struct core_file *f;
 
+			core_phdr(c, i, ph);
 			if (ph->p_offset > c->size || ph->p_filesz > c->size - ph->p_offset)
 				continue; /* a truncated core: what is missing stays unread */
 			if (pass == 0) {
@@ -212,7 +222,8 @@ static int read_segments(struct core *c)
 			prev_file_end = 0;
 		}
 	}
-	qsort(c->r, c->nr, sizeof(*c->r), region_cmp);
+	if (c->nr) /* qsort's pointer must be valid even for no elements */
+		qsort(c->r, c->nr, sizeof(*c->r), region_cmp);
 	return 0;
 }
 
@@ -227,12 +238,13 @@ static bool read_core(void *ctx, uint64_t addr, void *buf, size_t len)
 	int fd;
 
 	for (unsigned i = 0; i < eh->e_phnum; i++) {
-		const Elf64_Phdr *ph = (const void *)(c->map + eh->e_phoff + i * sizeof(*ph));
+		Elf64_Phdr ph;
 
-		if (ph->p_type == PT_LOAD && addr >= ph->p_vaddr &&
-		    addr + len <= ph->p_vaddr + ph->p_filesz && ph->p_offset <= c->size &&
-		    ph->p_filesz <= c->size - ph->p_offset) {
-			memcpy(buf, c->map + ph->p_offset + (addr - ph->p_vaddr), len);
+		core_phdr(c, i, &ph);
+		if (ph.p_type == PT_LOAD && addr >= ph.p_vaddr && ph.p_filesz >= len &&
+		    addr - ph.p_vaddr <= ph.p_filesz - len && ph.p_offset <= c->size &&
+		    ph.p_filesz <= c->size - ph.p_offset) {
+			memcpy(buf, c->map + ph.p_offset + (addr - ph.p_vaddr), len);
 			return true;
 		}
 	}

@@ -492,28 +492,58 @@ static void tls_tcache(struct gctx *g, const uint64_t *cand, size_t ncand, uint6
 	}
 }
 
-/* The tcache key shared by every entry (2.34+): the most common second word of the first entry
- * of candidate structs. */
-static uint64_t tcache_key(struct gctx *g, const uint64_t *cand, size_t ncand)
+/* The key in the second word of e, if e looks like the first entry of tcache bin b: a walked
+ * chunk of the bin's size, in use as far as the arena knows, whose safe-linked next decodes to
+ * 0 or to another such chunk. */
+static bool entry_key(struct gctx *g, uint64_t e, unsigned b, uint64_t *key)
+{
+	struct chunk *ch = e & 15 ? NULL : chunk_at(g, e - 16), *nx;
+	uint64_t next, n;
+
+	if (!ch || ch->size != MIN_CHUNK + 16 * b || ch->state != C_LIVE || !rd(g, e, &next) ||
+	    !rd(g, e + 8, key) || !*key)
+		return false;
+	n = (e >> 12) ^ next;
+	return !n || (!(n & 15) && (nx = chunk_at(g, n - 16)) && nx->size == ch->size);
+}
+
+/* The key of the first entry of the candidate struct at c that looks like one, or 0. */
+static uint64_t struct_key(struct gctx *g, uint64_t c)
+{
+	const uint8_t *t = inv_ptr(g->img, c, TC_ENTRIES + TC_BINS * 8);
+	uint64_t e, k;
+
+	for (unsigned b = 0; t && b < TC_BINS; b++) {
+		memcpy(&e, t + TC_ENTRIES + 8 * b, 8);
+		if (e && entry_key(g, e, b, &k))
+			return k;
+	}
+	return 0;
+}
+
+/*
+ * The tcache key shared by every entry (2.34+; one per process): from the structs the threads'
+ * TLS points at where one has an entry, else the most common key among the candidate structs'
+ * first entries that decode (a user block of the struct's size full of pointers to objects of
+ * one type would win a vote over raw second words). tcache_check then holds every entry of a
+ * struct to it.
+ */
+static uint64_t tcache_key(struct gctx *g, const uint64_t *cand, size_t ncand,
+			   const uint64_t *per_thread)
 {
 	uint64_t best = 0;
 	size_t bestn = 0, n = 0;
 	uint64_t *keys = xmalloc((ncand ? ncand : 1) * sizeof(*keys));
 
-	for (size_t i = 0; i < ncand; i++) {
-		const uint8_t *t = inv_ptr(g->img, cand[i], TC_ENTRIES + TC_BINS * 8);
-
-		for (unsigned b = 0; t && b < TC_BINS; b++) {
-			uint64_t e, k;
-
-			memcpy(&e, t + TC_ENTRIES + 8 * b, 8);
-			if (e && rd(g, e + 8, &k) && k) {
-				keys[n++] = k;
-				break;
-			}
-		}
-	}
-	qsort(keys, n, sizeof(*keys), u64_cmp);
+	for (size_t t = 0; t < g->img->ntp; t++)
+		if (per_thread[t] && bsearch(&per_thread[t], cand, ncand, sizeof(*cand), u64_cmp) &&
+		    (best = struct_key(g, per_thread[t])))
+			break;
+	for (size_t i = 0; !best && i < ncand; i++)
+		if ((keys[n] = struct_key(g, cand[i])))
+			n++;
+	if (n)
+		qsort(keys, n, sizeof(*keys), u64_cmp);
 	for (size_t i = 0, j; i < n; i = j) {
 		for (j = i; j < n && keys[j] == keys[i]; j++)
 			;
@@ -540,7 +570,7 @@ static void walk_tcaches(struct gctx *g)
 			cand[ncand++] = g->c[i].addr + 16; /* sorted: the chunks are */
 	per_thread = xcalloc(g->img->ntp ? g->img->ntp : 1, sizeof(*per_thread));
 	tls_tcache(g, cand, ncand, per_thread);
-	key = tcache_key(g, cand, ncand);
+	key = tcache_key(g, cand, ncand, per_thread);
 	for (size_t i = 0; i < ncand; i++) {
 		struct chunk *ch = chunk_at(g, cand[i] - 16);
 		bool owned = false;

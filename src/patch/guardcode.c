@@ -50,11 +50,17 @@ GUARD_FN void guard_handler(int sig, siginfo_t *info, void *uc)
 	uint64_t pc = (uint64_t)GUARD_UC_PC(uc), sp = (uint64_t)GUARD_UC_SP(uc), h;
 	uint32_t n = d->nbps < GUARD_MAX_BPS ? d->nbps : GUARD_MAX_BPS;
 
+	/* pc on a trap itself, and the kernel's SIGTRAP: heaptrace died holding the thread's stop,
+	 * its pc moved back onto the trap (trace/dispatch.c): run the trap again */
+	if (info->si_code > 0 && pc + GUARD_TRAP_LEN == d->tramp_pc)
+		return;
 	for (uint32_t i = 0; i < n; i++) {
 		if (d->bps[i].pc == pc) { /* a breakpoint nobody stops at: go on past it */
 			GUARD_UC_PC(uc) = d->bps[i].resume;
 			return;
 		}
+		if (info->si_code > 0 && d->bps[i].pc == pc + GUARD_TRAP_LEN)
+			return;
 	}
 	if (pc == d->tramp_pc) { /* a call's return caught with a trap: to its caller */
 		for (uint32_t i = 0; i < GUARD_MAX_RETS; i++) {

@@ -250,8 +250,15 @@ static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
 {
 	const struct module *m = &p->mods.v[i];
 	uint64_t addr = p->mod_hooks[i][h] + m->bias; /* arm: with the Thumb bit */
-	int ret;
+	int ret = sym_code_entry(m->path, arch->code_addr(p->mod_hooks[i][h]));
 
+	if (ret == -EFAULT || ret == -EILSEQ) { /* a bogus symbol table: its code left alone */
+		pr_warn("%s in %s: its symbol (%#llx) points %s: not traced", hook_table[h].name,
+			m->path, (unsigned long long)arch->code_addr(p->mod_hooks[i][h]),
+			ret == -EFAULT ? "outside the executable code" :
+					 "into the middle of a function");
+		return 0;
+	}
 	learn_arity(p, h, m, p->mod_hooks[i][h]);
 	ret = patch(p, tid, addr, h, m);
 

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -370,4 +372,49 @@ uint64_t stubs_tramp(const struct proc *p)
 uint64_t stubs_head(const struct stubs *s)
 {
 	return __atomic_load_n((const uint64_t *)(s->ctl + STUB_C_HEAD), __ATOMIC_ACQUIRE);
+}
+
+#ifdef STUB_CLOCK_SITES
+/* The stub code's clock read at pc in one of s's areas: the offset of the instruction after it
+ * in the area, or 0. */
+static uint64_t clock_site(const struct stubs *s, uint64_t pc)
+{
+	static const uint8_t *const sites[][2] = STUB_CLOCK_SITES;
+
+	for (unsigned a = 0; a < s->nareas; a++)
+		for (unsigned i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
+			if (pc == s->area[a] + (uint64_t)(sites[i][0] - ht_stub_blob))
+				return s->area[a] + (uint64_t)(sites[i][1] - ht_stub_blob);
+	return 0;
+}
+#endif
+
+bool stubs_clock_fault(struct thread *t)
+{
+#ifdef STUB_CLOCK_SITES
+	struct stubs *s = t->p ? t->p->stubs : NULL;
+	struct arch_regs r;
+	siginfo_t si;
+	uint64_t next;
+
+	/* the kernel's fault (SI_KERNEL), not a SIGSEGV the program was sent */
+	if (!s || !s->ctl || ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) || si.si_code != SI_KERNEL ||
+	    arch_get_regs(t->tid, &r) || !(next = clock_site(s, arch->get_pc(&r))))
+		return false;
+	for (unsigned a = 0; a < s->nareas; a++)
+		remote_write_word(t->tid, s->area[a] + 4096 + STUB_D_NOTSC, 8, 1);
+	/* the stub zeroed the registers rdtsc writes before it: 0 is "no stamp" */
+	arch->set_pc(&r, next);
+	if (arch_set_regs(t->tid, &r))
+		return false;
+	if (!s->notsc_told) {
+		s->notsc_told = true;
+		pr_info("process %d turned the time-stamp counter off: its calls are dated when "
+			"heaptrace reads them", t->p->pid);
+	}
+	return true;
+#else
+	(void)t;
+	return false;
+#endif
 }

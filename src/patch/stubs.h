@@ -88,6 +88,7 @@ struct stubs {
 	uint64_t main_lo, main_top; /* STUB_D_MAIN_LO, STUB_D_MAIN_TOP (main_stack) */
 	bool off;
 	bool tops_full_told; /* a thread found no room in the table: said once */
+	bool notsc_told; /* the process turned the time-stamp counter off: said once */
 	unsigned threads_gen; /* moves when a thread comes, goes or learns its key */
 	struct stubs_reader rd;
 };
@@ -127,6 +128,13 @@ bool stubs_active(const struct proc *p);
 /* Stopped thread t of p is new (attach or clone): note its thread pointer and stack top. */
 void stubs_thread(struct thread *t);
 
+/*
+ * Stopped thread t took a SIGSEGV: if the stub code's clock read faulted (the thread turned the
+ * time-stamp counter off, prctl PR_SET_TSC), turn the stubs' clock off in every area, move t
+ * past the read with no stamp, and return true: the signal is heaptrace's, not the program's.
+ */
+bool stubs_clock_fault(struct thread *t);
+
 /* Thread t is about to be freed. */
 void stubs_thread_gone(struct thread *t);
 
@@ -154,8 +162,9 @@ int stubs_area_for(const struct stubs *s, uint64_t addr);
 uint64_t stubs_head(const struct stubs *s);
 
 /* Write { key, top } into the table of every area of p (through tid): the stub code of the
- * thread with that key then copies its stack up to top. */
-void stubs_tops_put(struct proc *p, pid_t tid, uint64_t key, uint64_t top);
+ * thread with that key then copies its stack up to top, when its sp lies in [lo, top) (where
+ * stub_arch.h defines STUB_TOPS_LO: else to the end of sp's page). */
+void stubs_tops_put(struct proc *p, pid_t tid, uint64_t key, uint64_t top, uint64_t lo);
 
 /* Keep g as a stand-in of s's (a thread known only by its key, or one gone with records
  * unread); the reader frees it once its records are read. Return g. */

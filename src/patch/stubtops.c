@@ -22,9 +22,27 @@ static unsigned tops_hash(uint64_t key)
 	return (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 57);
 }
 
+/*
+ * The table's top word for a stack [lo, top): top, and where the stub code reads it
+ * (STUB_TOPS_LO) the pages below top it may copy from in the low 12 bits (at most 4095, 16 MiB:
+ * a deeper sp is treated as one on a stack of its own). A coroutine or signal stack below the
+ * thread's, with a guard page between, so never makes the stub read past its own mapping.
+ */
+static uint64_t tops_word(uint64_t top, uint64_t lo)
+{
+#ifdef STUB_TOPS_LO
+	uint64_t pages = top > lo ? (top - lo) >> 12 : 0;
+
+	return (top & ~4095ull) | (pages > 4095 ? 4095 : pages);
+#else
+	(void)lo;
+	return top;
+#endif
+}
+
 /* Write { key, top } for t into the process's table (top first: a stub that matches the
  * key must read its top). */
-static bool tops_put_in(pid_t tid, uint64_t area, uint64_t key, uint64_t top)
+static bool tops_put_in(pid_t tid, uint64_t area, uint64_t key, uint64_t word)
 {
 	uint64_t base = area + 4096 + STUB_D_TOPS;
 	uint8_t tab[(STUB_TOPS_MASK + 1) * 16];
@@ -48,7 +66,7 @@ static bool tops_put_in(pid_t tid, uint64_t area, uint64_t key, uint64_t top)
 	}
 	if (free_slot < 0)
 		return false; /* its copies end at the page of their sp */
-	remote_write_word(tid, base + 16 * free_slot + 8, 8, top);
+	remote_write_word(tid, base + 16 * free_slot + 8, 8, word);
 	remote_write_word(tid, base + 16 * free_slot, 8, key);
 	return true;
 }
@@ -59,13 +77,13 @@ static bool tops_put_in(pid_t tid, uint64_t area, uint64_t key, uint64_t top)
  * key finds no free slot among STUB_TOPS_PROBE gets copies that end at the page of its sp, which
  * cuts its deep backtraces. Said once per process, with what it costs.
  */
-void stubs_tops_put(struct proc *p, pid_t tid, uint64_t key, uint64_t top)
+void stubs_tops_put(struct proc *p, pid_t tid, uint64_t key, uint64_t top, uint64_t lo)
 {
 	struct stubs *s = p->stubs;
 	bool put = true;
 
 	for (unsigned i = 0; i < s->nareas; i++)
-		put &= tops_put_in(tid, s->area[i], key, top);
+		put &= tops_put_in(tid, s->area[i], key, tops_word(top, lo));
 	if (!put && !s->tops_full_told) {
 		s->tops_full_told = true;
 		pr_warn("process %d: a thread found no room in the stubs' thread table (%u slots, "
@@ -77,12 +95,12 @@ void stubs_tops_put(struct proc *p, pid_t tid, uint64_t key, uint64_t top)
 
 /*
  * The end of the mapping that holds sp, in thread tid's process: the top of that thread's
- * stack. *tp is set to 0 unless a mapping holds its thread control block: mips64's kernel keeps
+ * stack (*lo: the mapping's start). *tp is set to 0 unless a mapping holds its thread control block: mips64's kernel keeps
  * a thread pointer across an exec (x86_64 and aarch64 clear it), so until the C library sets its
  * own, a launched program's main thread still has the one of the program before the exec
  * (heaptrace's), which points nowhere in the new image.
  */
-static uint64_t stack_top(pid_t tid, uint64_t sp, uint64_t *tp)
+static uint64_t stack_top(pid_t tid, uint64_t sp, uint64_t *tp, uint64_t *lo)
 {
 	struct mapping *maps = NULL;
 	ssize_t n = maps_read(tid, &maps);
@@ -90,8 +108,10 @@ static uint64_t stack_top(pid_t tid, uint64_t sp, uint64_t *tp)
 	bool tp_mapped = false;
 
 	for (ssize_t i = 0; i < n; i++) {
-		if (sp >= maps[i].start && sp < maps[i].end)
+		if (sp >= maps[i].start && sp < maps[i].end) {
 			top = maps[i].end;
+			*lo = maps[i].start;
+		}
 		tp_mapped |= tcb >= maps[i].start && tcb < maps[i].end;
 	}
 	free(maps);
@@ -118,7 +138,7 @@ void stubs_thread(struct thread *t)
 		return;
 	t->tls = arch->get_tls(&regs); /* 0 before the C library set it up */
 	/* its maps through itself: proc_mem_pid may name a main thread that has exited */
-	t->stack_top = stack_top(t->tid, arch->get_sp(&regs), &t->tls);
+	t->stack_top = stack_top(t->tid, arch->get_sp(&regs), &t->tls, &t->stack_lo);
 	t->tls_pending = !t->tls;
 	/* its records all come after this: it has not run since it was made */
 	t->key_from = stubs_head(t->p->stubs);
@@ -127,7 +147,7 @@ void stubs_thread(struct thread *t)
 	if (!t->tls)
 		return;
 	if (t->stack_top)
-		stubs_tops_put(t->p, t->tid, t->tls, t->stack_top);
+		stubs_tops_put(t->p, t->tid, t->tls, t->stack_top, t->stack_lo);
 }
 
 struct mem_ctx {

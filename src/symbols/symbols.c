@@ -66,8 +66,9 @@ int sym_elf_info(const char *path, struct elf_info *info)
 	raw = elf_rawfile(e, &fsize);
 	if (!fstat(fd, &st))
 		fsize = st.st_size;
-	info->truncated = fsize < eh.e_phoff + (uint64_t)nph * eh.e_phentsize ||
-			  (eh.e_shoff && fsize < eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize);
+	/* as the kernel judges it: the program headers and the loaded segments count; section
+	 * headers may be missing or bogus (exec never reads them) */
+	info->truncated = fsize < eh.e_phoff + (uint64_t)nph * eh.e_phentsize;
 	for (size_t i = 0; i < nph; i++) {
 		GElf_Phdr ph;
 
@@ -343,6 +344,28 @@ uint64_t sym_func_size(const char *path, uint64_t value)
 			hi = mid;
 	}
 	return lo && sizes.f[lo - 1].value == value ? sizes.f[lo - 1].size : 0;
+}
+
+bool sym_inside_func(const char *path, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	load_sizes(path);
+	hi = sizes.n;
+	while (lo < hi) { /* the first entry at or past addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sizes.f[mid].value < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* bit 0 of an arm Thumb function's value is its mode: its code starts at the value less it
+	 * (an odd x86_64 value masked so starts a byte early, which only ever widens a function
+	 * below addr by one byte at its start) */
+	while (lo && (sizes.f[lo - 1].value & ~1ull) >= addr)
+		lo--;
+	return lo && addr - (sizes.f[lo - 1].value & ~1ull) < sizes.f[lo - 1].size;
 }
 
 /* Symbolisation cache: open addressing on (pc, is_return). */

@@ -22,7 +22,7 @@ struct elf_info {
 	uint64_t first_load_vaddr; /* p_vaddr of the first PT_LOAD, page aligned */
 	bool has_interp; /* PT_INTERP: dynamically linked */
 	char interp[256]; /* its path ("" if none, or too long) */
-	bool truncated; /* the file ends before its headers or a loaded segment do */
+	bool truncated; /* the file ends before its program headers or a loaded segment do */
 };
 
 /* Return 0, -ENOEXEC if path is not ELF, or -errno. */
@@ -53,6 +53,10 @@ const char *sym_source(const char *path);
 
 /* The size of the function symbol whose value is value in path (the largest, of aliases), or 0. */
 uint64_t sym_func_size(const char *path, uint64_t value);
+
+/* Whether the nearest function symbol of path's symbol file below code address addr spans it
+ * (arm: a Thumb symbol's code starts at its value less bit 0). */
+bool sym_inside_func(const char *path, uint64_t addr);
 #define SYM_BUILD_ID_MAX 129 /* hex digits of a GNU build-id (up to 64 bytes), and a NUL */
 
 /* The GNU build-id of the ELF file at path in hex. Return 0, -ENOMSG (none) or -errno. */
@@ -71,6 +75,14 @@ int sym_set_debug_dir(const char *dir);
 
 /* Value of a defined function symbol in path, or 0. */
 uint64_t sym_lookup(const char *path, const char *name);
+
+/*
+ * Whether code address addr (a symbol's value, the Thumb bit cleared) of the ELF file path may
+ * be patched as a function's entry (symentry.c): 0 if it lies in an executable segment, starts
+ * its row of the file's call frame information (if any), and lies inside no other function
+ * symbol; -EFAULT outside executable code, -EILSEQ inside a function, or -errno.
+ */
+int sym_code_entry(const char *path, uint64_t addr);
 
 struct symbolizer;
 

@@ -207,6 +207,13 @@ static void set_alarm(uint64_t deadline_ns)
 
 static bool poll_ok = true;
 
+static events_stop_fn stop_fn;
+
+void events_on_stop(events_stop_fn fn)
+{
+	stop_fn = fn;
+}
+
 /* waitpid, restarted when interrupted. */
 static pid_t wait_for(pid_t pid, int *status, int flags)
 {
@@ -216,6 +223,32 @@ static pid_t wait_for(pid_t pid, int *status, int flags)
 		got = waitpid(pid, status, __WALL | flags);
 	while (got < 0 && errno == EINTR);
 	return got;
+}
+
+/*
+ * The next event of any tracee, as wait_for(-1, ...), with stop_fn shown a stop first: the
+ * stop is looked at with WNOWAIT (waitpid takes a ptrace stop's signal away from the thread:
+ * were heaptrace killed after that, the thread would go on without it), then taken.
+ */
+static pid_t wait_any(int *status, int flags)
+{
+	siginfo_t si;
+
+	if (!stop_fn)
+		return wait_for(-1, status, flags);
+	for (;;) {
+		si.si_pid = 0;
+		if (waitid(P_ALL, 0, &si, WEXITED | WSTOPPED | WNOWAIT | __WALL | flags) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (!si.si_pid)
+			return 0; /* WNOHANG, nothing there */
+		if (si.si_code == CLD_TRAPPED)
+			stop_fn(si.si_pid, (si.si_status << 8) | 0x7f);
+		return wait_for(si.si_pid, status, 0);
+	}
 }
 
 /* True, once, if what waitpid returned is the end of a child wake_main started. */
@@ -239,9 +272,9 @@ int events_next(struct event *ev, uint64_t deadline_ns, bool poll)
 		if (deadline_ns && now_ns() >= deadline_ns)
 			return 0;
 		while (poll && poll_ok && !tid && now_ns() - start < POLL_NS)
-			tid = wait_for(-1, &ev->status, WNOHANG);
+			tid = wait_any(&ev->status, WNOHANG);
 		if (!tid) {
-			tid = wait_for(-1, &ev->status, 0);
+			tid = wait_any(&ev->status, 0);
 			poll_ok = now_ns() - start < 10 * POLL_NS;
 		}
 		if (tid < 0)
@@ -265,7 +298,7 @@ int events_poll(struct event *ev)
 		return 1;
 	ev->sig = 0;
 	do
-		tid = wait_for(-1, &ev->status, WNOHANG);
+		tid = wait_any(&ev->status, WNOHANG);
 	while (waker_ended(tid, ev->status));
 	if (tid < 0)
 		return -errno;

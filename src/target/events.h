@@ -42,6 +42,14 @@ int events_poll(struct event *ev);
 /* Sleep until a tracee event or one of heaptrace's signals is there, at most timeout_ns. */
 void events_sleep(uint64_t timeout_ns);
 
+/*
+ * fn is called for every tracee stop events_next and events_poll find, before the stop is
+ * taken from the kernel (waitid's WNOWAIT, then waitpid): while fn runs, the stop's signal is
+ * still the kernel's to deliver should heaptrace die. status: waitpid's form. NULL: none.
+ */
+typedef void (*events_stop_fn)(pid_t tid, int status);
+void events_on_stop(events_stop_fn fn);
+
 /* waitpid for one thread, restarted when interrupted. Return its tid or -errno. */
 pid_t events_wait_tid(pid_t tid, int *status);
 

@@ -68,6 +68,10 @@ struct thread {
 	struct late_free *late;
 	unsigned nlate, late_cap, late_parked;
 	bool own_exit; /* it ended by its own exit system call, not the process's end */
+	uint64_t stack_lo; /* and its start */
+	/* the pc a breakpoint's stop reported, while heaptrace holds the thread with its pc moved
+	 * back onto the trap (0: not moved; trace/dispatch.c) */
+	uint64_t trap_pc;
 };
 
 struct proc {

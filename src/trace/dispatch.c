@@ -63,6 +63,45 @@ static bool trap_is_sent(pid_t tid)
 	return si.si_code <= 0;
 }
 
+/*
+ * From the moment heaptrace takes a breakpoint's stop until it lets the thread go (a stop held
+ * for the ring, the unwinding), the thread's pc is back on the trap where the kernel reports it
+ * past (arch->trap_pc_after): should heaptrace die then (SIGKILL), the kernel lets the thread go
+ * without its SIGTRAP (waitpid took it), and it runs the trap again, which the guard (guard.h)
+ * answers, instead of the middle of the instruction the trap replaced. Done before waitpid
+ * takes the stop (dispatch_stop_seen); should heaptrace die between the two, the SIGTRAP comes
+ * with the pc on the trap, and the guard runs the trap again. on_sigtrap takes t->trap_pc as
+ * the pc.
+ */
+static void trap_rewind(struct thread *t, int status)
+{
+	struct arch_regs r;
+	uint64_t pc, addr;
+
+	if (!WIFSTOPPED(status) || WSTOPSIG(status) != SIGTRAP || status >> 16) {
+		t->trap_pc = 0; /* any other event ends the stop it was moved in */
+		return;
+	}
+	if (t->trap_pc || !arch->trap_pc_after || !t->p || !t->p->bps || trap_is_sent(t->tid) ||
+	    arch_get_regs(t->tid, &r))
+		return;
+	pc = arch->get_pc(&r);
+	addr = arch->bp_addr_from_pc(pc);
+	if (!bp_find(t->p->bps, addr) && !bp_is_tramp(t->p->bps, addr))
+		return;
+	arch->set_pc(&r, addr);
+	if (!arch_set_regs(t->tid, &r))
+		t->trap_pc = pc;
+}
+
+void dispatch_stop_seen(pid_t tid, int status)
+{
+	struct thread *t = proc_thread_find(tid);
+
+	if (t)
+		trap_rewind(t, status);
+}
+
 static void fatal_stop(struct proc *p)
 {
 	/* tracing could not start: the program must not run on half traced */
@@ -83,6 +122,9 @@ static void on_sigtrap(struct thread *t)
 		dispatch_resume(t, 0);
 		return;
 	}
+	if (t->trap_pc) /* every way on from here sets the registers */
+		arch->set_pc(&regs, t->trap_pc);
+	t->trap_pc = 0;
 	pc = arch->get_pc(&regs);
 	addr = arch->bp_addr_from_pc(pc);
 	if (p->start_bp && addr == p->start_bp) {
@@ -105,11 +147,16 @@ static void on_sigtrap(struct thread *t)
 	}
 	/* no code runs at the trampoline's trap PC (trap_pc_after): only the trap stops there */
 	if (bp_is_tramp(p->bps, addr) && (arch->trap_pc_after || !trap_is_sent(t->tid))) {
+		uint64_t sp = arch->get_sp(&regs);
+
 		if (calls_return(t, &regs)) {
+			arch_set_regs(t->tid, &regs);
 			dispatch_resume(t, SIGSEGV);
 			return;
 		}
-		arch_set_regs(t->tid, &regs);
+		/* the guard keeps the return until the thread no longer stands on the trap */
+		if (!arch_set_regs(t->tid, &regs))
+			guard_forget_return(p, t->tid, sp);
 		guard_check(t);
 		dispatch_resume(t, 0);
 		return;
@@ -176,7 +223,7 @@ static void on_exec(struct thread *t)
 	p->keep_ign = p->guard->page ? p->guard->mirror.prog_handler == 1 : p->keep_ign;
 	lifecycle_forget_image(p);
 	t->tls = 0; /* the new image sets its own thread pointer */
-	t->stack_top = 0;
+	t->stack_top = t->stack_lo = 0;
 	p->shares_mm = false;
 	table_reset(&p->table); /* a new image, a new heap */
 	p->start_ns = now_ns();
@@ -297,6 +344,8 @@ void dispatch(pid_t tid, int status)
 	/* a thread whose stop was held reports no other event unless that stop is over: it was
 	 * killed, or another thread's exec gave its id to the execing thread */
 	held_forget(tid);
+	if (t)
+		trap_rewind(t, status);
 	/* records of calls made before this event come first (stubs.h), a breakpoint's stop
 	 * waits for them if need be (held.h) */
 	if (t && t->p && t->p->stubs) {
@@ -336,6 +385,8 @@ void dispatch(pid_t tid, int status)
 	case 0:
 		if (sig == SIGTRAP)
 			on_sigtrap(t);
+		else if (sig == SIGSEGV && stubs_clock_fault(t))
+			dispatch_resume(t, 0);
 		else
 			dispatch_resume(t, sig); /* the program's signal, unchanged */
 		return;

@@ -7,6 +7,10 @@
 
 #include "target/process.h"
 
+/* A stop of tid seen before it is taken (events_on_stop): a breakpoint's thread gets its pc
+ * moved back onto the trap while heaptrace holds it (see dispatch.c). */
+void dispatch_stop_seen(pid_t tid, int status);
+
 /* Handle waitpid's status for tid and resume it (or keep it stopped while detaching). */
 void dispatch(pid_t tid, int status);
 

@@ -298,6 +298,7 @@ int tracer_run(const struct tracer_opts *o)
 	uint64_t deadline = 0;
 	int sig, status;
 
+	events_on_stop(arch->trap_pc_after ? dispatch_stop_seen : NULL);
 	if (start(o)) {
 		for (unsigned i = 0; i < nviews; i++)
 			v[i]->finish();
