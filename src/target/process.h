@@ -63,12 +63,12 @@ struct thread {
 	 * read yet, and the C library gives it to a new thread (stubs.c) */
 	uint64_t key_from, key_until;
 	uint64_t stack_top; /* end of the mapping its stack was in when first seen */
+	uint64_t stack_lo; /* and its start */
 	/* its frees of blocks not live made since its last allocation (acct.h); late_parked:
 	 * how many a report counts as unknown frees now (calls_park) */
 	struct late_free *late;
 	unsigned nlate, late_cap, late_parked;
 	bool own_exit; /* it ended by its own exit system call, not the process's end */
-	uint64_t stack_lo; /* and its start */
 	/* the pc a breakpoint's stop reported, while heaptrace holds the thread with its pc moved
 	 * back onto the trap (0: not moved; trace/dispatch.c) */
 	uint64_t trap_pc;
