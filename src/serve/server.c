@@ -26,6 +26,10 @@
 #define LINGER_NS 2000000000ull /* after the response: the client's last bytes read, then close */
 #define DISCARD_MAX (1u << 20) /* bytes read and dropped from a client after its request */
 #define ACCEPTS_PER_TURN 16
+/* A connection is closed for a new one only after this long without a complete request: a
+ * client whose request had not arrived when it was accepted is not pushed out by a flood of
+ * idle ones before its bytes can be read. */
+#define EVICT_GRACE_NS 500000000ull
 
 enum cstate { C_FREE, C_READ, C_QUEUED, C_ASKED, C_DELTA, C_WRITE, C_LINGER };
 
@@ -34,6 +38,7 @@ struct conn {
 	enum cstate st;
 	uint64_t deadline;
 	uint64_t order; /* accepted (C_READ) or queued (C_QUEUED) as the order-th */
+	uint64_t opened; /* when accepted */
 	char *in; /* the request's head so far, HTTP_HEAD_MAX bytes */
 	size_t inlen, discarded;
 	struct endpoint_plan plan;
@@ -233,9 +238,9 @@ static void take_answer(void)
 	capture_free_metrics(met);
 }
 
-/* A free slot, making one by closing the connection that has waited longest for its request's
- * head; NULL if every connection is past that (the new ones wait in the listen queue). */
-static struct conn *free_slot(void)
+/* A free slot, making one by closing the connection that has waited longest (EVICT_GRACE_NS at
+ * least) for its request's head; NULL if none has (the new ones wait in the listen queue). */
+static struct conn *free_slot(uint64_t now)
 {
 	struct conn *old = NULL;
 
@@ -244,7 +249,8 @@ static struct conn *free_slot(void)
 
 		if (c->st == C_FREE)
 			return c;
-		if (c->st == C_READ && (!old || c->order < old->order))
+		if (c->st == C_READ && now - c->opened >= EVICT_GRACE_NS &&
+		    (!old || c->order < old->order))
 			old = c;
 	}
 	if (old) {
@@ -257,7 +263,8 @@ static struct conn *free_slot(void)
 static void accept_some(void)
 {
 	for (unsigned k = 0; k < ACCEPTS_PER_TURN; k++) {
-		struct conn *c = free_slot();
+		uint64_t now = now_ns();
+		struct conn *c = free_slot(now);
 		int fd;
 
 		if (!c)
@@ -265,8 +272,8 @@ static void accept_some(void)
 		fd = accept4(srv.lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return; /* EAGAIN, or EMFILE: the others wait in the queue */
-		*c = (struct conn){ .fd = fd, .st = C_READ, .order = ++srv.seq,
-				    .deadline = now_ns() + SERVER_READ_NS,
+		*c = (struct conn){ .fd = fd, .st = C_READ, .order = ++srv.seq, .opened = now,
+				    .deadline = now + SERVER_READ_NS,
 				    .in = xmalloc(HTTP_HEAD_MAX) };
 		srv.nopen++;
 		conn_read_head(c); /* a request is often there already */

@@ -15,7 +15,7 @@
  * hostile, costs the loop at most that copy per request it completes.
  *
  * Bounds: SERVER_CONNS connections at once (when full, the one that has waited longest for its
- * request is closed for a new one); a request's head within SERVER_READ_NS and HTTP_HEAD_MAX
+ * request, and at least half a second, is closed for a new one); a request's head within SERVER_READ_NS and HTTP_HEAD_MAX
  * bytes; a response written within SERVER_WRITE_NS; SERVER_DELTAS ?seconds= requests waiting
  * at once. One request per connection. heaptrace's own file descriptors stay under
  * SERVER_CONNS + a few, whatever the clients do.
