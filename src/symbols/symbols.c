@@ -67,8 +67,10 @@ int sym_elf_info(const char *path, struct elf_info *info)
 	if (!fstat(fd, &st))
 		fsize = st.st_size;
 	/* as the kernel judges it: the program headers and the loaded segments count; section
-	 * headers may be missing or bogus (exec never reads them) */
-	info->truncated = fsize < eh.e_phoff + (uint64_t)nph * eh.e_phentsize;
+	 * headers may be missing or bogus (exec never reads them). e_phnum, not nph: libelf
+	 * counts only the program headers that fit in the file. */
+	info->truncated = fsize < eh.e_phoff + (uint64_t)(eh.e_phnum == PN_XNUM ? nph : eh.e_phnum) *
+						       eh.e_phentsize;
 	for (size_t i = 0; i < nph; i++) {
 		GElf_Phdr ph;
 
