@@ -20,6 +20,7 @@ import time
 import helpers
 from helpers import Fail, expect_rc, heaptrace, run, site_lines, target
 from test_html import page_of, view
+from test_live import Tmux, prepare as live_prepare, rows as live_rows
 from test_pprof import offline, report
 from test_record import recorded
 
@@ -187,6 +188,44 @@ def test_live_view_labels():
         if p.returncode is None:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait(timeout=60)
+
+
+def test_live_view_labels_terminal():
+    """wrapped under --live in a terminal (tmux): the view's ALLOCATED BY column names
+    load_table and load_names, no row xmalloc, xstrdup or malloc; q detaches, the program runs
+    on (still waiting for its byte on standard input) and ends with 0, heaptrace's status."""
+    live_prepare()
+    want = [label_of("load_table", "wrapped"), label_of("load_names", "wrapped")]
+    d = helpers.scratch("live-labels-tty")
+    fifo = os.path.join(d, "stdin")
+    os.mkfifo(fifo)
+    # held open for writing too: the program's stdin opens without waiting and stays open
+    keep = os.open(fifo, os.O_RDWR)
+    # the program's standard input is the FIFO; the view reads its keys from /dev/tty
+    t = Tmux("live-labels-tty", ["sh", "-c", 'exec "$0" --live --interval=0.3 "$1" wait < "$2"',
+                                 helpers.HEAPTRACE, target("wrapped"), fifo])
+    try:
+        s = t.wait(lambda s: all(w in [r[3] for r in live_rows(s)] for w in want),
+                   "rows labelled %s" % want)
+        if not t.alternate_on():
+            raise Fail("the view is not on the alternate screen", s)
+        wrappers = [r[3] for r in live_rows(s)
+                    if re.match(r"(xmalloc|xstrdup|malloc)\b", r[3])]
+        if wrappers:
+            raise Fail("rows labelled by the wrappers: %s" % wrappers, s)
+        t.keys("q")
+        s = t.wait(lambda s: not live_rows(s), "the normal screen after q")
+        if t.alternate_on():
+            raise Fail("still on the alternate screen after q", s)
+        if os.path.exists(t.status_file):
+            raise Fail("heaptrace ended before the program was given its byte", s)
+        os.write(keep, b"x")
+        rc = t.status()
+        if rc != 0:
+            raise Fail("heaptrace exited %d, the program 0" % rc, t.screen())
+    finally:
+        t.close()
+        os.close(keep)
 
 
 def test_hint_depth():
