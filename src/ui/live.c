@@ -298,6 +298,7 @@ static void take(struct proc *p, uint64_t now)
 	lv.sym_p = p;
 }
 
+#ifdef HAVE_NCURSES /* the frame list is the terminal view's only */
 /* Frame idx of backtrace bt of p, symbolised (the blocks found at the attach have none). */
 static void frame_of(struct proc *p, uint32_t bt, unsigned idx, struct sym_frame *sf)
 {
@@ -316,6 +317,7 @@ static void frame_of(struct proc *p, uint32_t bt, unsigned idx, struct sym_frame
 	}
 	snapshot_resolve_frame(&rc, frames_addr(table_bt_pcs(&p->table, b)[idx]), idx, sf);
 }
+#endif
 
 /* The label of backtrace bt (output/labels.h): its first frame past the allocators and
  * their wrappers, "function (file:line)". */
