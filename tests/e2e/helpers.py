@@ -738,3 +738,11 @@ def pre_main(report):
 
 def which(name):
     return shutil.which(name)
+
+
+def said(stderr):
+    """What heaptrace said beyond its hints: a clean run says nothing else. Hints (how to get
+    symbols, a larger --depth) depend on the machine's packages, not on the run, and have
+    tests of their own (test_hints, test_reports)."""
+    return "\n".join(x for x in (stderr or "").strip().splitlines()
+                     if not x.startswith("heaptrace: hint: "))

@@ -24,8 +24,8 @@ KEYS = ("alloc_calls", "free_calls", "unknown_frees", "live_blocks", "live_bytes
 
 
 def quiet(r):
-    if r.proc.stderr.strip():
-        r.fail("heaptrace said something on a clean run: %r" % r.proc.stderr.strip())
+    if helpers.said(r.proc.stderr):
+        r.fail("heaptrace said something on a clean run: %r" % helpers.said(r.proc.stderr))
 
 
 @variants(*["%s:%s" % (lib, o) for lib in LIBS for o in OPTS])

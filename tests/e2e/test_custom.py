@@ -50,8 +50,8 @@ def test_pool(opt):
     prog = target("pool", opt)
     r = heaptrace(prog, opts=SPECS, name="pool-" + opt)
     expect_rc(r, 0)
-    if r.proc.stderr.strip():
-        r.fail("heaptrace said something on a clean run: %r" % r.proc.stderr.strip())
+    if helpers.said(r.proc.stderr):
+        r.fail("heaptrace said something on a clean run: %r" % helpers.said(r.proc.stderr))
     rep = r.report
     check_consistency(r, rep, custom=FUNCS)
     check_sites(r, rep, site_records(r), lines=site_lines("pool"))
@@ -149,8 +149,9 @@ def test_foreign_warned():
     specs = lines[0].split("trace them with ", 1)[1].split()
     t = heaptrace(prog, opts=specs, name="foreign-traced")
     expect_rc(t, 0)
-    if t.proc.stderr.strip():
-        t.fail("heaptrace said something with %s: %r" % (" ".join(specs), t.proc.stderr))
+    if helpers.said(t.proc.stderr):
+        t.fail("heaptrace said something with %s: %r" % (" ".join(specs),
+                                                           helpers.said(t.proc.stderr)))
     check_consistency(t, t.report, custom=("dlmalloc", "dlcalloc", "dlrealloc"))
     check_sites(t, t.report, site_records(t), lines=site_lines("foreign"))
     check_heap(t, "dlmalloc", heap_record(t, "dlmalloc"))

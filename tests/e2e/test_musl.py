@@ -7,6 +7,7 @@ as the outer call. musl allocates nothing on its own for a program without stdio
 block reaches main. Valgrind cannot run musl programs (no symbols for its preload), so the program's
 own count is the reference."""
 
+import helpers
 from helpers import (OPTS, check_consistency, check_debug_info, check_sites, check_summary,
                      expect_rc, heaptrace, pre_main, site_lines, site_records, summary_record,
                      target, variants)
@@ -18,8 +19,8 @@ def run_family(name, opt):
     prog = target(name, opt)
     r = heaptrace(prog, name="%s-%s" % (name, opt))
     expect_rc(r, 0)
-    if r.proc.stderr.strip():
-        r.fail("heaptrace said something on a clean run: %r" % r.proc.stderr.strip())
+    if helpers.said(r.proc.stderr):
+        r.fail("heaptrace said something on a clean run: %r" % helpers.said(r.proc.stderr))
     return prog, r
 
 

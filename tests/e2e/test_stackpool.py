@@ -11,6 +11,7 @@ whose functions take every argument in registers, keeps its stubs."""
 import os
 import shutil
 
+import helpers
 from helpers import (OPTS, Fail, check_consistency, check_debug_info, check_sites,
                      check_summary, expect_rc, heaptrace, records, run, scratch, site_lines,
                      site_records, summary_record, target, variants)
@@ -58,8 +59,8 @@ def test_stackpool(opt):
     prog = target("stackpool", opt)
     r = heaptrace(prog, opts=SPECS, name="stackpool-" + opt)
     expect_rc(r, 0)  # 70-79: an argument the target was given was not the one passed
-    if r.proc.stderr.strip():
-        r.fail("heaptrace said something on a clean run: %r" % r.proc.stderr.strip())
+    if helpers.said(r.proc.stderr):
+        r.fail("heaptrace said something on a clean run: %r" % helpers.said(r.proc.stderr))
     rep = r.report
     check_consistency(r, rep, custom=FUNCS)
     check_sites(r, rep, site_records(r), lines=site_lines("stackpool"))
