@@ -45,14 +45,14 @@ def attached_run(t, argv, outfile, expectfile):
     return proc, r
 
 
-def start_ready(name, opt, mode, d, limit):
-    """Start target name (its opt build) with argument mode in d, its records and report there,
-    and read its first line within limit seconds. Returns (Popen, outfile, expectfile, line);
-    a target whose line is not "ready" is ended (its returncode set)."""
+def start_ready(name, opt, mode, d, limit, args=()):
+    """Start target name (its opt build) with argument mode, then args, in d, its records and
+    report there, and read its first line within limit seconds. Returns (Popen, outfile,
+    expectfile, line); a target whose line is not "ready" is ended (its returncode set)."""
     outfile = os.path.join(d, "report")
     expectfile = os.path.join(d, "expect")
     env = dict(os.environ, HEAPTRACE_EXPECT=expectfile, HEAPTRACE_OUTFILE=outfile)
-    t = subprocess.Popen([target(name, opt), mode], stdin=subprocess.DEVNULL,
+    t = subprocess.Popen([target(name, opt), mode] + list(args), stdin=subprocess.DEVNULL,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=d)
     ready, _, _ = select.select([t.stdout], [], [], limit)
     line = t.stdout.readline() if ready else b""

@@ -34,7 +34,7 @@ import helpers
 from helpers import (HEAPTRACE, Busy, Fail, Skip, check_sites, check_summary, code_diffs,
                      heaptrace, need_heaptrace, one_error_line, records, scratch, site_records,
                      sites, summary_record, target, tracer_pids)
-from test_attach import attached_run
+from test_attach import attached_run, start_ready
 
 LIMIT = 60  # seconds a run may take: only to catch a hung program
 
@@ -49,28 +49,12 @@ def check_run(r, prog, said, rc=0):
         r.fail("the program printed %r, expected %r" % (r.proc.stdout, said))
 
 
-def start_ready(name, args, d):
-    """Start target name with "attach" and args in d, its records and report there, and read
-    its first line: (Popen, outfile, expectfile, line); a target not "ready" is ended."""
-    outfile = os.path.join(d, "report")
-    expectfile = os.path.join(d, "expect")
-    env = dict(os.environ, HEAPTRACE_EXPECT=expectfile, HEAPTRACE_OUTFILE=outfile)
-    t = subprocess.Popen([target(name), "attach"] + list(args), stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=d)
-    ready, _, _ = select.select([t.stdout], [], [], LIMIT)
-    line = t.stdout.readline() if ready else b""
-    if line != b"ready\n":
-        t.kill()
-        t.wait()
-    return t, outfile, expectfile, line
-
-
 def attach_target(name, args, opts=()):
     """Run target name with "attach" and args, heaptrace -p on it until the target sends it
     SIGINT: the Run of the report, the target's Popen (ended) and its stdout after "ready"."""
     need_heaptrace()
     d = scratch("%s-%s" % (name, "-".join(args) or "attach"))
-    t, outfile, expectfile, line = start_ready(name, args, d)
+    t, outfile, expectfile, line = start_ready(name, "O0", "attach", d, LIMIT, args)
     try:
         if line != b"ready\n":
             if t.returncode == 77:
