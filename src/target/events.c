@@ -7,7 +7,8 @@
  * sigwaitinfo and queues them; to end a waitpid that may be blocked, it starts a child that
  * exits at once: waitpid(-1) returns that child, which is no tracee (wakers.c keeps their
  * pids), and the main thread looks at the queue. Deadlines are an interval timer whose SIGALRM
- * the waker takes the same way. A stop costs one waitpid, as it would without any of this.
+ * the waker takes the same way. Events are handed out in batches, so that no thread starves
+ * (wait_any).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -230,7 +232,7 @@ static pid_t wait_for(pid_t pid, int *status, int flags)
  * stop is looked at with WNOWAIT (waitpid takes a ptrace stop's signal away from the thread:
  * were heaptrace killed after that, the thread would go on without it), then taken.
  */
-static pid_t wait_any(int *status, int flags)
+static pid_t wait_one(int *status, int flags)
 {
 	siginfo_t si;
 
@@ -249,6 +251,74 @@ static pid_t wait_any(int *status, int flags)
 			stop_fn(si.si_pid, (si.si_status << 8) | 0x7f);
 		return wait_for(si.si_pid, status, 0);
 	}
+}
+
+/*
+ * Events taken from the kernel but not handed out yet, oldest first. The kernel's wait
+ * always reports the first waitable tracee of its list: with threads that stop again as soon
+ * as they are resumed (breakpoints in a loop), one late in the list would wait for ever. So
+ * when an event comes, every other one already there is taken with it and handed out before
+ * the kernel is asked again: each thread stopped at that moment is served once (strace does
+ * the same).
+ */
+struct taken_event {
+	pid_t tid;
+	int status;
+};
+
+static struct {
+	struct taken_event *ev;
+	unsigned head, count, cap;
+} batch;
+
+static void batch_push(pid_t tid, int status)
+{
+	if (batch.count == batch.cap) { /* grow, the ring unrolled to start at 0 */
+		unsigned cap = batch.cap ? 2 * batch.cap : 16;
+		struct taken_event *ev = xmalloc(cap * sizeof(*ev));
+
+		for (unsigned i = 0; i < batch.count; i++)
+			ev[i] = batch.ev[(batch.head + i) % batch.cap];
+		free(batch.ev);
+		batch = (typeof(batch)){ ev, 0, batch.count, cap };
+	}
+	batch.ev[(batch.head + batch.count++) % batch.cap] = (struct taken_event){ tid, status };
+}
+
+/* Take the event of tid (-1: the oldest) out of the batch: its tid, or 0 if none. */
+static pid_t batch_take(pid_t tid, int *status)
+{
+	for (unsigned i = 0; i < batch.count; i++) {
+		unsigned at = (batch.head + i) % batch.cap;
+		struct taken_event e = batch.ev[at];
+
+		if (tid != -1 && e.tid != tid)
+			continue;
+		/* close the gap: the older ones move up one place */
+		for (unsigned j = i; j > 0; j--)
+			batch.ev[(batch.head + j) % batch.cap] =
+				batch.ev[(batch.head + j - 1) % batch.cap];
+		batch.head = (batch.head + 1) % batch.cap;
+		batch.count--;
+		*status = e.status;
+		return e.tid;
+	}
+	return 0;
+}
+
+static pid_t wait_any(int *status, int flags)
+{
+	pid_t got = batch_take(-1, status), more;
+	int st;
+
+	if (got)
+		return got;
+	got = wait_one(status, flags);
+	if (got <= 0)
+		return got;
+	while ((more = wait_one(&st, WNOHANG)) > 0)
+		batch_push(more, st);
+	return got;
 }
 
 /* True, once, if what waitpid returned is the end of a child wake_main started. */
@@ -325,9 +395,11 @@ pid_t events_wait_tid(pid_t tid, int *status)
 	int st;
 	pid_t got;
 
-	do
-		got = wait_for(tid, &st, 0);
-	while (tid == -1 && waker_ended(got, st));
+	do {
+		got = batch_take(tid, &st);
+		if (!got)
+			got = wait_for(tid, &st, 0);
+	} while (tid == -1 && waker_ended(got, st));
 	if (status)
 		*status = st;
 	return got < 0 ? -errno : got;

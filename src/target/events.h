@@ -50,7 +50,8 @@ void events_sleep(uint64_t timeout_ns);
 typedef void (*events_stop_fn)(pid_t tid, int status);
 void events_on_stop(events_stop_fn fn);
 
-/* waitpid for one thread, restarted when interrupted. Return its tid or -errno. */
+/* waitpid for one thread (-1: any), restarted when interrupted; an event events_next or
+ * events_poll already took from the kernel comes first. Return its tid or -errno. */
 pid_t events_wait_tid(pid_t tid, int *status);
 
 /* True for a signal that ends tracing (the clean detach); false for SIGUSR1/SIGUSR2 (reports)

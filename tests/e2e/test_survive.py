@@ -3,7 +3,8 @@
 
 The program is tests/targets/steady.c: busy's worker threads (malloc, realloc, calloc, free
 without end, checking their data) that answer "ping" on their standard input with the fewest
-rounds any thread has made ("pong N"), so the test sees every thread make progress; "stop" ends
+and the most rounds any thread has made ("pong N M"), so the test sees every thread make
+progress; "stop" ends
 it with "steady: N threads stopped" and its own status. Every wait below is a handshake (a
 breakpoint showing in the program's code, a signal taken by heaptrace, a thread traced or not,
 a ping answered), with a time limit only to catch hangs.
@@ -27,6 +28,8 @@ a ping answered), with a time limit only to catch hangs.
 - Bursts of SIGUSR1 and SIGUSR2 at heaptrace's start-up (from the moment it has blocked them),
   20 rounds with -p and 20 launching tests/targets/leaks: heaptrace always starts, never hangs,
   exits 0, and the launched program's final report has its exact counts.
+- Breakpoint mode, every call a stop of one of 4 threads: heaptrace serves them in turn, so the
+  slowest thread keeps pace with the fastest.
 """
 
 import ctypes
@@ -38,7 +41,8 @@ import signal
 import subprocess
 import time
 
-from helpers import (HEAPTRACE, Busy, Fail, Proc, Run, check_consistency, check_debug_info,
+import helpers
+from helpers import (HEAPTRACE, Busy, Fail, Proc, Run, Skip, check_consistency, check_debug_info,
                      check_sites, check_summary, code_diffs, list_sum_errors, need_heaptrace,
                      pre_main, scratch, site_lines, site_records, sites, summary_record, target,
                      tracer_pids, variants)
@@ -120,8 +124,9 @@ class Steady(Busy):
                        % timeout)
         if not line:
             raise Fail("steady is gone: %s" % self.gone(HANG))
-        if not line.startswith(b"pong ") or not line.endswith(b"\n"):
+        if not line.startswith(b"pong ") or not line.endswith(b"\n") or len(line.split()) != 3:
             raise Fail("steady answered %r to a ping (%s)" % (line, self.gone(HANG)))
+        self.most = int(line.split()[2])
         return int(line.split()[1]), took
 
     def progress(self, more=2):
@@ -834,3 +839,48 @@ def test_usr1_burst_launch():
         check_debug_info(r, rep, prog)
 
     rounds(BURST_ROUNDS, one_round, max_failures=5)
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. Every thread gets its turn
+
+FAIR_SETTLE_S = 1.0
+FAIR_S = 2.0
+FAIR_RATIO = 0.5  # about 1 when served in turn; 0.003 to 0.2 served in the kernel's order
+
+
+def test_threads_served_in_turn():
+    """heaptrace -p --mode=breakpoint on steady (4 threads, every malloc-family call a stop):
+    over 2 s traced (from 1 s after the attach), the thread that made the fewest rounds made at
+    least half as many as the one that made the most. A tracer that takes stops in the order
+    the kernel's wait lists them serves the first threads of that list again and again: the
+    last one made 0.3 % to 20 % as many then."""
+    need_heaptrace()
+    if helpers.MODE != "breakpoint":
+        raise Skip("breakpoint mode only (--mode=breakpoint): a stop per call")
+    t = Steady("in-turn")
+    ht = None
+    try:
+        argv = attach_argv(t, os.path.join(t.dir, "report"))
+        ht = start(argv)
+        wait_breakpoints(t, ht)
+        t.progress()
+        time.sleep(FAIR_SETTLE_S)  # past the start, while heaptrace still reads symbols
+        least0, _ = t.ping()
+        most0 = t.most
+        time.sleep(FAIR_S)
+        least1, _ = t.ping()
+        most1 = t.most
+        os.kill(ht.pid, signal.SIGINT)
+        proc = finish(ht, argv, "SIGINT")
+        ht = None
+        slow, fast = least1 - least0, most1 - most0
+        if fast <= 0 or slow < FAIR_RATIO * fast:
+            raise Fail("in %.1f s traced the slowest thread of steady made %d rounds, the "
+                       "fastest %d: a thread waits while others are served" % (FAIR_S, slow, fast),
+                       proc.describe())
+        check_runs_on(t, proc, clean_code=True, after="the detach")
+    finally:
+        if ht is not None:
+            stop_heaptrace(ht)
+        t.kill()

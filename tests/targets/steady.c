@@ -16,8 +16,9 @@
  * -H ignores SIGHUP (as under nohup).
  * When every thread has made a round, main allows any tracer (PR_SET_PTRACER_ANY) and writes
  * "ready PID\n" on stdout. Then it reads lines on standard input:
- *   "ping"  malloc and free one block (ping_block), answer "pong N\n", N the fewest rounds any
- *           thread has made so far: N grows only when every thread makes progress;
+ *   "ping"  malloc and free one block (ping_block), answer "pong N M\n", N the fewest rounds any
+ *           thread has made so far (N grows only when every thread makes progress), M the
+ *           most;
  *   "stop"  (or end of file) stop the threads, join them, write "steady: THREADS threads
  *           stopped\n" and exit STATUS (default 0).
  * Status 3: a thread found its data damaged; 2: a setup failure. No stdio.
@@ -138,7 +139,7 @@ static void say(struct expect_buf *b)
 static void pong(unsigned nthreads)
 {
 	struct expect_buf b = { .n = 0 };
-	unsigned long least = (unsigned long)-1, r;
+	unsigned long least = (unsigned long)-1, most = 0, r;
 	void *p = ping_block();
 	unsigned i;
 
@@ -150,9 +151,13 @@ static void pong(unsigned nthreads)
 		r = __atomic_load_n(&rounds[i].n, __ATOMIC_RELAXED);
 		if (r < least)
 			least = r;
+		if (r > most)
+			most = r;
 	}
 	expect_str(&b, "pong ");
 	expect_num(&b, least);
+	expect_str(&b, " ");
+	expect_num(&b, most);
 	expect_str(&b, "\n");
 	say(&b);
 }
