@@ -132,7 +132,7 @@ $(OBJS): $(FLAGS_FILE)
 .DEFAULT_GOAL := all
 
 # Pure modules the unit tests link (no ptrace, no libunwind/libdw).
-PURE        := src/util/util.c src/util/log.c src/util/maps.c src/heap/table.c src/heap/hooks.c \
+PURE        := src/util/util.c src/util/log.c src/util/maps.c src/heap/table.c src/heap/blockset.c src/heap/hooks.c \
 	       src/heap/timeline.c src/heap/custom.c src/target/retlog.c src/target/wakers.c \
 	       src/unwind/frames.c \
 	       src/inventory/inventory.c src/inventory/invglibc.c src/inventory/invmusl.c \

@@ -344,9 +344,9 @@ static void htk_exec(struct replay *rp)
 	const struct table *t = &rp->t;
 	uint64_t ms = (rp->now_ns - rp->start_ns) / 1000000;
 
-	for (uint64_t i = 0; i < t->blocks_cap; i++)
-		if (t->blocks[i].ptr)
-			htk_free(rp->htk, ms, t->blocks[i].size, t->blocks[i].bt);
+	for (uint64_t i = 0; i < t->live.cap; i++)
+		if (t->live.slots[i].ptr)
+			htk_free(rp->htk, ms, t->live.slots[i].size, t->live.slots[i].bt);
 	htk_forget(rp->htk);
 }
 
@@ -378,8 +378,8 @@ static void take_chosen(struct replay *root, struct replay *c)
 	c->htk = root->sel_htk;
 	if (!c->htk)
 		return;
-	for (uint64_t i = 0; i < t->blocks_cap; i++) {
-		const struct block *b = &t->blocks[i];
+	for (uint64_t i = 0; i < t->live.cap; i++) {
+		const struct block *b = &t->live.slots[i];
 
 		if (b->ptr)
 			htk_alloc(c->htk, 0, b->size, b->bt, table_bt_pcs(t, &t->bts[b->bt]),

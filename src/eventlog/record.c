@@ -458,8 +458,8 @@ void record_seeded(struct proc *p)
 		return;
 	if (t->nbts)
 		put_backtraces(rp, p, t->nbts - 1);
-	for (uint64_t s = 0; s < t->blocks_cap; s++) {
-		const struct block *blk = &t->blocks[s];
+	for (uint64_t s = 0; s < t->live.cap; s++) {
+		const struct block *blk = &t->live.slots[s];
 
 		if (!blk->ptr)
 			continue;

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Heap bookkeeping. Live blocks sit in one open-addressing table keyed by pointer: power-of-two
- * capacity, linear probing, growth at 3/4 load and backward-shift deletion, so there are no
- * tombstones and a long run of malloc/free never degrades lookups. Backtraces are interned once
- * by their PCs and never removed: their counters outlive their blocks (peaks, totals, age).
+ * Heap bookkeeping. Live blocks sit in a set keyed by pointer (blockset.h). Backtraces are
+ * interned once by their PCs and never removed: their counters outlive their blocks (peaks,
+ * totals, age).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +10,6 @@
 #include "heap/table.h"
 #include "util/util.h"
 
-#define BLOCKS_MIN_CAP 1024u
 #define BT_SLOTS_MIN_CAP 256u
 #define BT_EMPTY UINT32_MAX
 
@@ -26,7 +24,7 @@ void table_destroy(struct table *t)
 	free(t->bts);
 	free(t->bt_slots);
 	free(t->pcs);
-	free(t->blocks);
+	blockset_destroy(&t->live);
 	table_init(t);
 }
 
@@ -37,7 +35,6 @@ void table_copy(struct table *dst, const struct table *src)
 	dst->bts = NULL;
 	dst->bt_slots = NULL;
 	dst->pcs = NULL;
-	dst->blocks = NULL;
 	if (src->bts_cap) {
 		dst->bts = xmalloc(src->bts_cap * sizeof(*src->bts));
 		memcpy(dst->bts, src->bts, src->nbts * sizeof(*src->bts));
@@ -50,10 +47,7 @@ void table_copy(struct table *dst, const struct table *src)
 		dst->pcs = xmalloc(src->pcs_cap * sizeof(*src->pcs));
 		memcpy(dst->pcs, src->pcs, src->npcs * sizeof(*src->pcs));
 	}
-	if (src->blocks_cap) {
-		dst->blocks = xmalloc(src->blocks_cap * sizeof(*src->blocks));
-		memcpy(dst->blocks, src->blocks, src->blocks_cap * sizeof(*src->blocks));
-	}
+	blockset_copy(&dst->live, &src->live);
 }
 
 void table_reset(struct table *t)
@@ -127,58 +121,9 @@ uint32_t table_intern(struct table *t, const uint64_t *pcs, uint32_t depth)
 	return t->nbts++;
 }
 
-static inline uint64_t block_home(uint64_t ptr, uint64_t mask)
-{
-	return hash64(ptr) & mask;
-}
-
-/* Slot of ptr, or of the empty slot where it would go. The table must have capacity. */
-static uint64_t block_slot(const struct table *t, uint64_t ptr)
-{
-	uint64_t mask = t->blocks_cap - 1;
-	uint64_t s = block_home(ptr, mask);
-
-	while (t->blocks[s].ptr && t->blocks[s].ptr != ptr)
-		s = (s + 1) & mask;
-	return s;
-}
-
-static void blocks_grow(struct table *t)
-{
-	struct block *old = t->blocks;
-	uint64_t old_cap = t->blocks_cap;
-
-	t->blocks_cap = old_cap ? old_cap * 2 : BLOCKS_MIN_CAP;
-	t->blocks = xcalloc(t->blocks_cap, sizeof(*t->blocks));
-	for (uint64_t i = 0; i < old_cap; i++)
-		if (old[i].ptr)
-			t->blocks[block_slot(t, old[i].ptr)] = old[i];
-	free(old);
-}
-
 void table_reserve(struct table *t, uint64_t n)
 {
-	while ((t->nblocks + n) * 4 > t->blocks_cap * 3)
-		blocks_grow(t);
-}
-
-/* Remove the block in slot s: move later members of its probe run back so no hole breaks it. */
-static void block_remove(struct table *t, uint64_t s)
-{
-	uint64_t mask = t->blocks_cap - 1;
-	uint64_t hole = s;
-
-	for (uint64_t j = (s + 1) & mask; t->blocks[j].ptr; j = (j + 1) & mask) {
-		uint64_t home = block_home(t->blocks[j].ptr, mask);
-
-		/* Movable unless its home lies cyclically in (hole, j]. */
-		if (((j - home) & mask) >= ((j - hole) & mask)) {
-			t->blocks[hole] = t->blocks[j];
-			hole = j;
-		}
-	}
-	memset(&t->blocks[hole], 0, sizeof(t->blocks[hole]));
-	t->nblocks--;
+	blockset_reserve(&t->live, n);
 }
 
 /*
@@ -234,21 +179,13 @@ static void block_add(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt,
 	struct table_summary *sum = table_heap_sum(t, table_key_heap(ptr));
 	struct block *blk;
 	struct bt *b;
-	uint64_t s;
+	bool added;
 
 	if (!ptr)
 		return; /* 0 marks an empty slot; a NULL return is no allocation anyway */
-	if ((t->nblocks + 1) * 4 > t->blocks_cap * 3)
-		blocks_grow(t);
-	s = block_slot(t, ptr);
-	blk = &t->blocks[s];
-	if (blk->ptr) {
-		/* Its free went unseen: drop it first so the peaks never count both. */
+	blk = blockset_claim(&t->live, ptr, &added);
+	if (!added) /* its free went unseen: drop it first so the peaks never count both */
 		block_unaccount(t, blk);
-	} else {
-		t->nblocks++;
-	}
-	blk->ptr = ptr;
 	blk->size = size;
 	if (!t->base_ns)
 		t->base_ns = now ? now : 1;
@@ -299,41 +236,37 @@ static void count_before_attach(struct table *t, const struct block *blk, int de
 
 bool table_free(struct table *t, uint64_t ptr)
 {
-	uint64_t s;
+	struct block *blk;
 
 	if (!ptr)
 		return false;
-	if (!t->blocks_cap || !t->blocks[s = block_slot(t, ptr)].ptr) {
+	blk = blockset_find(&t->live, ptr);
+	if (!blk) {
 		table_heap_sum(t, table_key_heap(ptr))->unknown_frees++;
 		return false;
 	}
-	count_before_attach(t, &t->blocks[s], 1);
-	block_unaccount(t, &t->blocks[s]);
-	block_remove(t, s);
+	count_before_attach(t, blk, 1);
+	block_unaccount(t, blk);
+	blockset_remove(&t->live, blk);
 	table_heap_sum(t, table_key_heap(ptr))->free_calls++;
 	return true;
 }
 
 const struct block *table_find(const struct table *t, uint64_t ptr)
 {
-	uint64_t s;
-
-	if (!ptr || !t->blocks_cap)
-		return NULL;
-	s = block_slot(t, ptr);
-	return t->blocks[s].ptr ? &t->blocks[s] : NULL;
+	return blockset_find(&t->live, ptr);
 }
 
 bool table_take(struct table *t, uint64_t ptr, struct block *out)
 {
-	uint64_t s;
+	struct block *blk = blockset_find(&t->live, ptr);
 
-	if (!ptr || !t->blocks_cap || !t->blocks[s = block_slot(t, ptr)].ptr)
+	if (!blk)
 		return false;
-	*out = t->blocks[s];
+	*out = *blk;
 	count_before_attach(t, out, 1);
-	block_unaccount(t, &t->blocks[s]);
-	block_remove(t, s);
+	block_unaccount(t, blk);
+	blockset_remove(&t->live, blk);
 	return true;
 }
 
@@ -341,16 +274,10 @@ bool table_put_back(struct table *t, const struct block *blk)
 {
 	struct bt *b = &t->bts[blk->bt];
 	struct table_summary *sum = table_heap_sum(t, table_key_heap(blk->ptr));
-	uint64_t s;
-
-	if ((t->nblocks + 1) * 4 > t->blocks_cap * 3)
-		blocks_grow(t);
-	s = block_slot(t, blk->ptr);
-	if (t->blocks[s].ptr)
+	if (blockset_find(&t->live, blk->ptr))
 		return false; /* the address was handed out again meanwhile: the old block is gone */
-	t->blocks[s] = *blk;
+	blockset_insert(&t->live, blk);
 	count_before_attach(t, blk, -1);
-	t->nblocks++;
 	keep_peak(t, b);
 	b->count++;
 	b->size += blk->size;
@@ -386,8 +313,8 @@ unsigned table_release_range(struct table *t, unsigned heap, uint64_t lo, uint64
 
 	if (lo >= hi || !table_heap_sum(t, heap)->live_blocks)
 		return 0;
-	for (uint64_t i = 0; i < t->blocks_cap; i++) {
-		struct block blk = t->blocks[i], piece;
+	for (uint64_t i = 0; i < t->live.cap; i++) {
+		struct block blk = t->live.slots[i], piece;
 		uint64_t start = blk.ptr & mask, end = start + blk.size;
 
 		if (!blk.ptr || table_key_heap(blk.ptr) != heap || end <= lo || start >= hi ||

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "heap/blockset.h"
+
 struct bt {
 	uint32_t pcs_off; /* index of the first PC in table.pcs */
 	uint32_t depth; /* number of PCs; pcs[0] is the allocation function */
@@ -27,14 +29,6 @@ struct bt {
 	uint64_t snap_count, snap_size;
 	uint32_t snap_epoch;
 	uint8_t heap; /* the heap of its blocks (its key's TABLE_HEAP_SHIFT bits) */
-};
-
-/* 24 bytes: with the hash at most 3/4 full and at least 3/8, a live block costs 32 to 64. */
-struct block {
-	uint64_t ptr; /* 0 marks an empty slot */
-	uint64_t size;
-	uint32_t bt;
-	uint32_t time_ms; /* allocation time, ms after table.base_ns (saturates at 49 days) */
 };
 
 struct table_summary {
@@ -62,6 +56,8 @@ struct table_summary {
  */
 #define TABLE_HEAP_SHIFT 56
 #define TABLE_HEAPS 8
+_Static_assert((uint64_t)(TABLE_HEAPS - 1) << TABLE_HEAP_SHIFT < BLOCKSET_KEY_FREE_BIT,
+	       "keys leave the live set's mark bit free");
 
 static inline uint64_t table_key(unsigned heap, uint64_t ptr)
 {
@@ -80,8 +76,7 @@ struct table {
 	uint32_t bt_slots_cap; /* power of two */
 	uint64_t *pcs;
 	uint32_t npcs, pcs_cap;
-	struct block *blocks;
-	uint64_t nblocks, blocks_cap; /* power of two */
+	struct blockset live; /* the live blocks */
 	struct table_summary sum; /* heap 0's (the only one a table has unless keys say else) */
 	struct table_summary heap_sum[TABLE_HEAPS]; /* the other heaps' ([0] unused): calls,
 						      * live and peak figures only */

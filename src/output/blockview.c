@@ -23,12 +23,12 @@ void blockview_build(struct blockview *bv, const struct table *t, blockview_keep
 {
 	uint64_t n = 0;
 
-	bv->v = xmalloc((t->nblocks ? t->nblocks : 1) * sizeof(*bv->v));
+	bv->v = xmalloc((t->live.n ? t->live.n : 1) * sizeof(*bv->v));
 	bv->first = xcalloc((size_t)t->nbts + 1, sizeof(*bv->first));
-	for (uint64_t s = 0; s < t->blocks_cap; s++) {
-		const struct block *blk = &t->blocks[s];
+	for (uint64_t s = 0; s < t->live.cap; s++) {
+		const struct block *blk = &t->live.slots[s];
 
-		if (blk->ptr && n < t->nblocks && keep(ctx, t, blk))
+		if (blk->ptr && n < t->live.n && keep(ctx, t, blk))
 			bv->v[n++] = blk;
 	}
 	qsort(bv->v, n, sizeof(*bv->v), by_bt_time);
@@ -57,7 +57,7 @@ void blockview_text(FILE *f, const struct blockview *bv, const struct table *t, 
 {
 	for (uint64_t i = bv->first[bt]; i < bv->first[bt + 1]; i++)
 		fprintf(f, "   block 0x%" PRIx64 " %" PRIu64 " bytes, age %.3f ms\n", bv->v[i]->ptr,
-			bv->v[i]->size, age(t, bv->v[i], now_ns) / 1e6);
+			(uint64_t)bv->v[i]->size, age(t, bv->v[i], now_ns) / 1e6);
 }
 
 void blockview_json(FILE *f, const struct blockview *bv, const struct table *t, uint32_t bt,
@@ -66,7 +66,7 @@ void blockview_json(FILE *f, const struct blockview *bv, const struct table *t, 
 	fputs(",\"blocks\":[", f);
 	for (uint64_t i = bv->first[bt]; i < bv->first[bt + 1]; i++)
 		fprintf(f, "%s{\"address\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"age_ns\":%" PRIu64
-			   "}", i > bv->first[bt] ? "," : "", bv->v[i]->ptr, bv->v[i]->size,
+			   "}", i > bv->first[bt] ? "," : "", bv->v[i]->ptr, (uint64_t)bv->v[i]->size,
 			age(t, bv->v[i], now_ns));
 	fputc(']', f);
 }

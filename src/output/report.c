@@ -87,8 +87,8 @@ static struct entry *select_bts(const struct table *t, const struct report_opts 
 		e[i].count = filtered ? 0 : o->temporary ? t->bts[i].temporary : t->bts[i].count;
 		e[i].size = filtered ? 0 : o->temporary ? t->bts[i].temporary_size : t->bts[i].size;
 	}
-	for (uint64_t s = 0; filtered && s < t->blocks_cap; s++) {
-		const struct block *blk = &t->blocks[s];
+	for (uint64_t s = 0; filtered && s < t->live.cap; s++) {
+		const struct block *blk = &t->live.slots[s];
 
 		if (!blk->ptr || !report_keeps_block(t, blk, o, ri))
 			continue;
