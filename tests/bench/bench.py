@@ -438,7 +438,7 @@ def memory(heaptrace, hold, big, env, runs, failed, goals):
           + ("" if own else " (UNSURE: heaptrace's peak is not clearly above the program's,"
              " so %M may be the program's)"))
     goals.append(("3 heaptrace memory per live block", f"{per:.1f} bytes",
-                  "<= 64 B + bt table", per <= 64 if own else None))
+                  "<= 48 B", per <= 48 if own else None))
 
 
 def report(heaptrace, many_bt, callers, env, runs, failed, goals):
