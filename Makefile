@@ -137,8 +137,8 @@ PURE        := src/util/util.c src/util/log.c src/util/maps.c src/heap/table.c s
 	       src/unwind/frames.c \
 	       src/inventory/inventory.c src/inventory/invglibc.c src/inventory/invmusl.c \
 	       src/patch/seccomp.c src/output/report.c src/output/reportjson.c src/output/blockview.c \
-	       src/output/labels.c src/symbols/wrappers.c src/serve/http.c src/serve/listen.c \
-	       src/serve/metrics.c
+	       src/output/labels.c src/symbols/wrappers.c src/symbols/perfmap.c src/serve/http.c \
+	       src/serve/listen.c src/serve/metrics.c
 UNIT_ARCHES := $(wildcard arch/*/arch.c) arch/x86_64/decoder.c arch/arm/thumb.c
 UNIT_SRCS   := $(wildcard tests/unit/test_*.c)
 UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRCS))

@@ -64,8 +64,9 @@ if [ "$1" = --tests ]; then
 	command -v pamcut >/dev/null 2>&1 || need="$need netpbm"
 	command -v tesseract >/dev/null 2>&1 || need="$need tesseract-ocr tesseract-ocr-eng"
 	# the --format=html pages, and speedscope opening --format=pprof, are checked in headless
-	# chromium, driven by playwright-core (npm; tests/html/ pins both). A node from elsewhere
-	# brings its own npm: Debian's only where there is none.
+	# chromium, driven by playwright-core (npm; tests/html/ pins both); node's JavaScript frames
+	# are named from its perf map (tests/e2e/test_jit.py). A node from elsewhere brings its own
+	# npm: Debian's only where there is none.
 	command -v chromium >/dev/null 2>&1 || need="$need chromium"
 	command -v node >/dev/null 2>&1 || need="$need nodejs"
 	command -v npm >/dev/null 2>&1 || need="$need npm"

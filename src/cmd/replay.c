@@ -23,6 +23,7 @@
 #include "output/calltrace.h"
 #include "output/heaptrack.h"
 #include "output/html.h"
+#include "symbols/perfmap.h"
 #include "util/log.h"
 #include "util/progress.h"
 #include "util/util.h"
@@ -51,6 +52,25 @@ static void replay_forget(struct replay *rp)
 		calltrace_flush(rp->ct);
 	table_reset(&rp->t);
 	modlist_clear(&rp->mods);
+	perfmap_free(rp->jit);
+	rp->jit = NULL;
+}
+
+/* J: a return address in JIT code and its name (version 5). */
+static bool read_jit(struct logread *r, struct replay *rp)
+{
+	uint64_t pc, offset;
+	char name[RECORD_MAX_STRING + 1];
+
+	if (r->version < 5)
+		return logread_corrupt(r, "an unknown record type");
+	if (!logread_u(r, &pc) || !logread_u(r, &offset) ||
+	    !logread_bytes(r, name, sizeof(name), NULL))
+		return false;
+	if (!rp->jit)
+		rp->jit = perfmap_new(NULL, 0, 0);
+	perfmap_note(rp->jit, pc, offset, name);
+	return true;
 }
 
 static bool read_module(struct logread *r, struct replay *rp)
@@ -422,6 +442,14 @@ static bool read_fork(struct logread *r, struct replay *root, struct replay *cur
 		memcpy(c->idlen, pp->idlen, pp->mods.n);
 	}
 	c->mods.cap = c->mods.n;
+	for (size_t i = 0; pp->jit && i < perfmap_named(pp->jit); i++) {
+		uint64_t pc, offset;
+		const char *name = perfmap_named_at(pp->jit, i, &pc, &offset);
+
+		if (!c->jit)
+			c->jit = perfmap_new(NULL, 0, 0);
+		perfmap_note(c->jit, pc, offset, name);
+	}
 	memcpy(c->hookpcs, pp->hookpcs, sizeof(c->hookpcs));
 	c->nhookpcs = pp->nhookpcs;
 	c->pid = (int)pid;
@@ -494,6 +522,8 @@ static bool read_record(struct logread *r, struct replay *rp, uint8_t type)
 		return read_module(r, rp);
 	case 'B':
 		return read_backtrace(r, rp);
+	case 'J':
+		return read_jit(r, rp);
 	case 'A':
 		if (!get_time(r, rp) || !logread_u(r, &tid) || !logread_u(r, &bt) ||
 		    !logread_u(r, &size) || !logread_u(r, &ptr))
@@ -712,6 +742,7 @@ void replay_free(struct replay *rp)
 		free(rp->procs);
 	table_destroy(&rp->t);
 	modlist_clear(&rp->mods);
+	perfmap_free(rp->jit);
 	free(rp->ids);
 	free(rp->idlen);
 	free(rp->held);

@@ -19,6 +19,7 @@
 
 struct calltrace;
 struct html_series;
+struct perfmap;
 struct htk;
 struct lifetime;
 
@@ -26,6 +27,7 @@ struct lifetime;
 struct replay {
 	struct table t;
 	struct modlist mods;
+	struct perfmap *jit; /* the names of JIT code (J records), NULL if none */
 	uint8_t (*ids)[64];
 	uint8_t *idlen;
 	struct {

@@ -202,6 +202,7 @@ static int report_child(const struct offline_opts *o, struct side *sd, struct re
 	for (size_t i = 0; i < rp->mods.n; i++)
 		files[i] = side_find_file(o, rp, i);
 	res.sym = sym_open_files(&rp->mods, files, sd->dpath);
+	sym_set_jit(res.sym, rp->jit);
 	ret = report_proc(o, sd, rp, &res);
 	sym_close(res.sym);
 	for (size_t i = 0; i < rp->mods.n; i++)

@@ -234,6 +234,7 @@ int side_open(const struct offline_opts *o, struct side *sd, bool one)
 	sd->dpath = debug_path(o);
 	sd->res.rp = p;
 	sd->res.sym = sym_open_files(&p->mods, sd->files, sd->dpath);
+	sym_set_jit(sd->res.sym, p->jit);
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #define PR_DOMAIN "record"
 #include "eventlog/record.h"
 #include "heap/hooks.h"
+#include "symbols/perfmap.h"
 #include "symbols/symbols.h"
 #include "target/process.h"
 #include "util/log.h"
@@ -56,6 +57,7 @@ static struct recorder {
 		uint32_t epoch; /* p->table.epoch the indices below belong to */
 		uint32_t nbts; /* backtraces written */
 		size_t nmods; /* modules written */
+		size_t njit; /* names of JIT code written (perfmap_named) */
 	} *procs;
 	size_t nprocs, cur; /* cur: the process the records are of now */
 	uint64_t last_ns;
@@ -296,11 +298,27 @@ static void put_modules(struct recproc *rp, const struct proc *p)
 	}
 }
 
+/* J records: the names the perf map gave return addresses since the last ones. */
+static void put_jit(struct recproc *rp, const struct proc *p)
+{
+	for (; p->jit && rp->njit < perfmap_named(p->jit); rp->njit++) {
+		uint64_t pc, offset;
+		const char *name = perfmap_named_at(p->jit, rp->njit, &pc, &offset);
+
+		room();
+		rec.buf[rec.len++] = 'J';
+		put_u(pc);
+		put_u(offset);
+		put_str(name);
+	}
+}
+
 static void put_backtraces(struct recproc *rp, const struct proc *p, uint32_t upto)
 {
 	const struct table *t = &p->table;
 
 	put_modules(rp, p);
+	put_jit(rp, p); /* named as they were unwound */
 	for (; rp->nbts <= upto; rp->nbts++) {
 		const struct bt *b = &t->bts[rp->nbts];
 		const uint64_t *pcs = table_bt_pcs(t, b);
@@ -402,6 +420,7 @@ static struct recproc *follow(const struct proc *p)
 		rp->epoch = p->table.epoch;
 		rp->nbts = 0;
 		rp->nmods = 0;
+		rp->njit = 0;
 	}
 	return rp;
 }
@@ -572,6 +591,7 @@ void record_end(struct proc *p, const struct record_ending *end)
 	record_trace_flush();
 	if (rec.fd < 0 || !(rp = follow(p)))
 		return;
+	put_jit(rp, p); /* and those the report named */
 	put_end(rp, p, end);
 }
 

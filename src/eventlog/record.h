@@ -39,6 +39,10 @@
  *                                      modules and backtraces start as copies of the parent's
  *   W  process                         version 2: the records from here on are of that process
  *                                      (the S process until the first W); times stay one clock
+ *   J  pc offset name                  version 5: frames at return address pc, offset bytes into
+ *                                      code a JIT generated, are named name (from the process's
+ *                                      perf map, which may be gone when the log is read); before
+ *                                      the B records that hold pc
  *
  * Version 3 logs every heap: the ptr of A, F and T records is the table's key (table.h:
  * table_key), whose top byte is the heap (0, malloc's, the only one of older logs).
@@ -57,7 +61,7 @@
 #include "heap/table.h"
 
 #define RECORD_MAGIC "HTRACLOG"
-#define RECORD_VERSION 4u
+#define RECORD_VERSION 5u
 #define RECORD_HEADER_SIZE 16
 #define RECORD_MAX_STRING 4096
 #define RECORD_MAX_ALLOCATORS 16 /* names in an E record (image.h: IMAGE_MAX_ALLOCATORS) */

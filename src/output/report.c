@@ -342,6 +342,8 @@ static bool text_frames(FILE *f, const struct table *t, const struct bt *b,
 			fprintf(f, " [%s]", frames_how_name(frames_how_of(pcs[d])));
 		else if (report_frame_guessed(t, b, d) && (guessed = true))
 			fputs(" [guess]", f);
+		if (sf.jit) /* named from a JIT's perf map */
+			fputs(" [jit]", f);
 		fputc('\n', f);
 	}
 	if (report_truncated(t, b, o, ri))

@@ -147,9 +147,11 @@ static void json_frames(FILE *f, const struct table *t, const struct bt *b,
 		report_json_place(f, &sf);
 		/* frame 0 is the allocation function's entry: no unwinding found it; the blocks
 		 * found at the attach have no call site */
+		/* a JIT's code, named from its perf map: reached by a frame-pointer step or as
+		 * the allocation's caller, never by the scan (it takes no return address there) */
 		if (!table_bt_before_attach(t, b))
 			fprintf(f, ",\"how\":\"%s\"",
-				d ? frames_how_name(frames_how_of(pcs[d])) : "entry");
+				!d ? "entry" : sf.jit ? "jit" : frames_how_name(frames_how_of(pcs[d])));
 		if (pcs[d] & FRAMES_STOPPED && !table_bt_before_attach(t, b))
 			fputs(",\"stopped\":true", f);
 		for (unsigned k = 0; k < sf.ninlined; k++) {

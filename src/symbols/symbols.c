@@ -15,6 +15,7 @@
 #define PR_DOMAIN "symbols"
 #include "symbols/inlines.h"
 #include "util/log.h"
+#include "symbols/perfmap.h"
 #include "symbols/symbols.h"
 #include "util/util.h"
 
@@ -382,6 +383,7 @@ struct symbolizer {
 	size_t cap, n;
 	char **strings; /* interned names we own */
 	size_t nstrings, strings_cap;
+	struct perfmap *jit; /* names for return addresses in no module (sym_set_jit) */
 };
 
 static char *own(struct symbolizer *s, char *str)
@@ -705,6 +707,22 @@ void sym_resolve(struct symbolizer *s, uint64_t pc, bool is_return, struct sym_f
 		s->n++;
 	}
 	*out = s->cache[i].f;
+	/* not kept in the cache: the perf map may name it later */
+	if (!out->module && is_return && s->jit) {
+		uint64_t off;
+		const char *name = perfmap_name(s->jit, pc, true, &off);
+
+		if (name) {
+			out->function = name;
+			out->offset = off;
+			out->jit = true;
+		}
+	}
+}
+
+void sym_set_jit(struct symbolizer *s, struct perfmap *pm)
+{
+	s->jit = pm;
 }
 
 /* In *ph, the first PT_LOAD program header of the ELF file at path that match accepts.

@@ -127,7 +127,14 @@ struct symbolizer *sym_open_files(const struct modlist *ml, char *const *files,
  * the file has none). */
 int sym_build_id(const char *path, uint8_t *id, size_t cap);
 
-/* Symbolise pc; a return address (is_return) is looked up at pc - 1, the call site. */
+/* Symbolise pc; a return address (is_return) is looked up at pc - 1, the call site. A return
+ * address in no module is named from s's perf map (sym_set_jit), if it has one: sf->jit. */
 void sym_resolve(struct symbolizer *s, uint64_t pc, bool is_return, struct sym_frame *out);
+
+struct perfmap;
+
+/* Name the return addresses in no module from pm (perfmap.h; NULL: none), which must live as
+ * long as s does or until the next call. */
+void sym_set_jit(struct symbolizer *s, struct perfmap *pm);
 
 #endif

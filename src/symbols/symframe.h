@@ -6,6 +6,7 @@
  * A symbolised frame, as symbols.h's sym_resolve fills it and the writers print it. A header
  * of its own so that inlines.h, which symbols.c uses, needs nothing of symbols.h.
  */
+#include <stdbool.h>
 #include <stdint.h>
 
 /* A function inlined at a frame's pc, and where in it the pc (or the next inlined call) is. */
@@ -27,6 +28,7 @@ struct sym_frame {
 	unsigned ninlined;
 	const struct sym_inline *inlined;
 	uint64_t module_offset; /* pc - where module is mapped (valid when module != NULL) */
+	bool jit; /* code a JIT generated, named from its perf map (perfmap.h); no module */
 };
 
 #endif

@@ -11,8 +11,10 @@
 
 #include "output/labels.h"
 #include "output/report.h"
+#include "symbols/perfmap.h"
 #include "trace/hints.h"
 #include "target/process.h"
+#include "unwind/jitcode.h"
 
 /* The frame hints look at the backtraces that allocated the most, this many. */
 #define HINTS_BACKTRACES 200
@@ -22,6 +24,7 @@ static struct {
 	int killed_pid, killed_sig;
 	unsigned killed; /* processes killed by a signal */
 	int python_pid;
+	int node_pid; /* a node process without a perf map */
 	int unnamed_pid; /* a process whose frames mostly have no name */
 	unsigned unnamed, frames;
 	int wrapped_pid; /* a process with backtraces cut inside allocator wrappers */
@@ -107,6 +110,30 @@ void hints_python(const struct proc *p)
 		h.python_pid = p->pid;
 }
 
+/* Is p node (the executable node or nodejs, or a libnode it maps)? */
+static bool is_node(const struct proc *p)
+{
+	if (p->exe && (!strcmp(base(p->exe), "node") || !strcmp(base(p->exe), "nodejs")))
+		return true;
+	for (size_t i = 0; i < p->mods.n; i++)
+		if (!strncmp(base(p->mods.v[i].path), "libnode.so", 10))
+			return true;
+	return false;
+}
+
+void hints_node(struct proc *p)
+{
+	struct perfmap *pm;
+
+	if (h.node_pid || !is_node(p))
+		return;
+	pm = jit_map(p);
+	if (perfmap_state(pm) == PERFMAP_UNSEEN)
+		perfmap_refresh(pm); /* looked for now: no backtrace went through JIT code */
+	if (perfmap_state(pm) == PERFMAP_ABSENT)
+		h.node_pid = p->pid;
+}
+
 void hints_frames(const struct proc *p, const struct report_info *ri,
 		  const struct report_opts *ro)
 {
@@ -150,6 +177,11 @@ void hints_print(void)
 		hint("process %d is a Python program: its small objects come from Python's own "
 		     "allocator (pymalloc), not from malloc; run it with PYTHONMALLOC=malloc to see "
 		     "them", h.python_pid);
+	if (h.node_pid)
+		hint("process %d is node, run without a perf map: its JavaScript frames have no "
+		     "names (run node --perf-basic-prof --interpreted-frames-native-stack; they lie "
+		     "deep: --depth=32); V8's own heap is not malloc's, only Buffers and native "
+		     "memory are traced", h.node_pid);
 	if (h.unnamed_pid)
 		hint("%u of the %u frames of process %d's main backtraces have no name (stripped "
 		     "binaries): give their debug information with --symbols=FILE or "

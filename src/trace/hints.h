@@ -5,7 +5,8 @@
 /*
  * Hints where users go wrong, each at most once per run, on standard error as
  * "heaptrace: hint: ...": children that ran untraced (-f), a Python program whose small objects
- * come from pymalloc (PYTHONMALLOC=malloc), a traced process killed by a signal, a set-user-ID
+ * come from pymalloc (PYTHONMALLOC=malloc), node without a perf map (how to name its JavaScript
+ * frames, and that V8's heap is not malloc's), a traced process killed by a signal, a set-user-ID
  * program run without its privileges because heaptrace is not root, a final report whose
  * frames mostly have no name (how to get symbols) or whose backtraces --depth cut inside
  * allocator wrappers. All but the set-user-ID one are printed at the end of the run, after
@@ -24,6 +25,10 @@ void hints_killed(const struct proc *p, int sig);
 
 /* p's final report is written: is it a Python program with pymalloc? */
 void hints_python(const struct proc *p);
+
+/* p's final report is written: is it node without a perf map (no names for its JavaScript
+ * functions, and the JS heap is not malloc's)? */
+void hints_node(struct proc *p);
 
 struct report_info;
 struct report_opts;

@@ -14,6 +14,7 @@
 #include "trace/lifecycle.h"
 #include "trace/symcache.h"
 #include "unwind/fallback.h"
+#include "unwind/jitcode.h"
 #include "unwind/unwind.h"
 #include "util/util.h"
 
@@ -93,6 +94,7 @@ void lifecycle_forget_image(struct proc *p)
 	unwind_destroy(p->unw);
 	p->unw = NULL;
 	fallback_flush(p);
+	jit_forget(p);
 	memset(p->hook_addr, 0, sizeof(p->hook_addr));
 	p->armed = false;
 	p->hooks_full = false;

@@ -109,6 +109,7 @@ static int write_report(struct proc *p, const struct report_opts *ro, struct rep
 	if (p->exited || p->detached) { /* its final figures: the log ends with them */
 		log_end(p, ri);
 		hints_python(p);
+		hints_node(p);
 		hints_frames(p, ri, ro);
 	}
 	calls_unpark(p);

@@ -161,6 +161,7 @@ struct symbolizer *symcache_get(struct proc *p)
 	}
 	if (!c->sym)
 		c->sym = sym_open_sources(&c->mods, c->files);
+	sym_set_jit(c->sym, p->jit); /* made by the unwinder where it met JIT code */
 	return c->sym;
 }
 

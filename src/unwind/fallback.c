@@ -11,7 +11,9 @@
 #include "unwind/fallback.h"
 #include "unwind/frames.h"
 #include "util/log.h"
+#include "symbols/perfmap.h"
 #include "symbols/symbols.h"
+#include "unwind/jitcode.h"
 #include "unwind/unwind.h"
 #include "util/util.h"
 
@@ -73,9 +75,16 @@ enum place { PLACE_OTHER, PLACE_MAIN, PLACE_OUTERMOST };
  */
 #define CFI_UNSEEN -2 /* not looked up yet */
 #define CFI_NO_MODULE -1 /* in no module libdwfl knows (the vdso): libunwind's to step */
+/* A return address the perf map did not name is looked up again (the map read on) only after
+ * this long: the code of a frame is named before it runs, so a miss is seldom a late line. */
+#define JIT_RECHECK_NS 10000000ull
 
 struct fallback {
 	struct symbolizer *sym;
+	/* the executable file mappings, read when code in no module was met (jit_alias) */
+	struct mapping *xmaps;
+	size_t nxmaps;
+	uint64_t xmaps_ns; /* when, 0: never */
 	struct entry {
 		uint64_t key; /* code address << 1 | is_return, 0 = empty */
 		uint64_t start; /* function start (code address), 0 if unknown */
@@ -83,6 +92,8 @@ struct fallback {
 		bool named; /* start and place looked up (libunwind's frames need only cfi) */
 		int cfi; /* enum cfi_table of a return address, or CFI_UNSEEN, CFI_NO_MODULE */
 		signed char signal; /* of a code address: a signal frame's (1), not (0), unseen */
+		signed char jit; /* of a return address: in JIT code (1), not (0), unseen (-1) */
+		uint64_t jit_ns; /* when it was last found not to be */
 	} cache[CACHE_SIZE];
 };
 
@@ -118,7 +129,7 @@ static struct entry *entry_of(struct proc *p, uint64_t pc, bool is_return)
 	}
 	e = &fb->cache[hash64(key) & (CACHE_SIZE - 1)];
 	if (e->key != key)
-		*e = (struct entry){ .key = key, .cfi = CFI_UNSEEN, .signal = -1 };
+		*e = (struct entry){ .key = key, .cfi = CFI_UNSEEN, .signal = -1, .jit = -1 };
 	return e;
 }
 
@@ -136,6 +147,92 @@ static struct entry *look_up(struct proc *p, uint64_t pc, bool is_return)
 		e->named = true;
 	}
 	return e;
+}
+
+/* The executable file mapping of fb's list that holds addr, or NULL. */
+static const struct mapping *xmap_at(const struct fallback *fb, uint64_t addr)
+{
+	for (size_t i = 0; i < fb->nxmaps; i++)
+		if (addr >= fb->xmaps[i].start && addr < fb->xmaps[i].end)
+			return &fb->xmaps[i];
+	return NULL;
+}
+
+/*
+ * Code address code lies in no module: is it in a second mapping of a module's file (V8 maps
+ * its builtins again, next to the code it generates, so that the calls between them are
+ * short)? Return the address of the same byte of the file in the module's own mappings, or 0.
+ * The mappings are read again when code is in none of them, at most every JIT_RECHECK_NS.
+ */
+static uint64_t jit_alias(struct proc *p, uint64_t code)
+{
+	struct fallback *fb = p->fallback;
+	const struct mapping *a = xmap_at(fb, code);
+	uint64_t off;
+
+	if (!a && (!fb->xmaps_ns || now_ns() - fb->xmaps_ns >= JIT_RECHECK_NS)) {
+		struct mapping *maps = NULL;
+		ssize_t n = maps_read(proc_mem_pid(p), &maps);
+
+		fb->nxmaps = 0;
+		for (ssize_t i = 0; i < n; i++)
+			if (maps[i].path[0] == '/' && maps[i].prot & MAP_X)
+				maps[fb->nxmaps++] = maps[i];
+		free(fb->xmaps);
+		fb->xmaps = maps;
+		fb->xmaps_ns = now_ns();
+		a = xmap_at(fb, code);
+	}
+	if (!a || modlist_find(&p->mods, code))
+		return 0;
+	off = code - a->start + a->offset;
+	for (size_t i = 0; i < fb->nxmaps; i++) {
+		const struct mapping *b = &fb->xmaps[i];
+
+		if (b != a && b->inode == a->inode && !strcmp(b->path, a->path) &&
+		    off >= b->offset && off - b->offset < b->end - b->start &&
+		    modlist_find(&p->mods, b->start))
+			return b->start + (off - b->offset);
+	}
+	return 0;
+}
+
+/*
+ * Is return address pc in code a JIT compiler generated, as the process's perf map says? In no
+ * module: the map names it (kept for pc, perfmap.h), or names the code of which it is a second
+ * mapping (jit_alias: then that name is kept for pc). In a module: V8 names its builtins there
+ * too, code with frame pointers and without CFI.
+ */
+static bool jit_code(struct proc *p, uint64_t pc)
+{
+	struct entry *e = entry_of(p, pc, true);
+	uint64_t code = arch->code_addr(frames_addr(pc)), start, off, alias;
+	struct perfmap *pm;
+	const char *name;
+
+	if (e->jit >= 0 && (e->jit || now_ns() - e->jit_ns < JIT_RECHECK_NS))
+		return e->jit;
+	pm = jit_map(p);
+	if (modlist_find(&p->mods, code - 1)) {
+		e->jit = perfmap_find(pm, code - 1, &start) ||
+			 (perfmap_refresh(pm) && perfmap_find(pm, code - 1, &start));
+	} else if (perfmap_name(pm, code, true, &off)) {
+		e->jit = true;
+	} else if ((alias = jit_alias(p, code - 1)) && (name = perfmap_find(pm, alias, &start))) {
+		perfmap_note(pm, code, alias + 1 - start, name);
+		e->jit = true;
+	} else {
+		e->jit = false;
+	}
+	e->jit_ns = now_ns();
+	return e->jit;
+}
+
+/* May ret be a caller's pc: a return address in code, or in JIT code, whose instructions the
+ * stack copy does not hold? */
+static bool ret_ok(void *ctx, uint64_t ret)
+{
+	return is_return(ctx, ret) || jit_code(ctx, ret);
 }
 
 /* The call site of return address pc, as libdwfl looks code up. */
@@ -192,6 +289,9 @@ static bool tables(void *ctx, uint64_t pc)
 {
 	int t = cfi_of(ctx, pc);
 
+	/* JIT code: libunwind would guess (an rbp chain) and call the frame one of its tables' */
+	if (t == CFI_NO_MODULE && jit_code(ctx, pc))
+		return false;
 	return t == CFI_EH_HDR || t == CFI_NO_MODULE || arch->exidx;
 }
 
@@ -214,7 +314,7 @@ static int step_cfi(struct proc *p, uint64_t pc, struct frames_regs *r, uint64_t
 	if (err)
 		return err;
 	if (!frames_reg(&next, arch->dwarf_sp, &nsp) || nsp < lo || !*ret ||
-	    (frames_reg(r, arch->dwarf_sp, &sp) && nsp == sp && *ret == pc) || !is_return(p, *ret))
+	    (frames_reg(r, arch->dwarf_sp, &sp) && nsp == sp && *ret == pc) || !ret_ok(p, *ret))
 		return -EINVAL;
 	*r = next;
 	return 0;
@@ -252,6 +352,36 @@ static int step_fp(struct proc *p, uint64_t pc, struct frames_regs *r, uint64_t 
 	if (arch->fp_sp_off)
 		frames_set_reg(r, arch->dwarf_sp, fp + arch->fp_sp_off);
 	*lo = fp + 2 * w; /* the caller's frame is above the record */
+	return 0;
+}
+
+/*
+ * A step along the frame record of JIT code (jit_code), which V8, the JVM and LuaJIT keep
+ * frame pointers in and describe with no CFI: a real step, not a guess, when the chain is
+ * plausible. The record must lie at or above *lo, aligned, inside the thread's stack, the next
+ * one higher up (or be the last, 0), and its return address follow a call in a module's code
+ * (of any kind: JIT code calls through registers) or lie in JIT code. Return 0 with r, *lo and
+ * *ret the caller's, as step_fp does, or -errno.
+ */
+static int step_jit(struct proc *p, struct frames_regs *r, uint64_t *lo, uint64_t *ret)
+{
+	const unsigned w = arch->word_size;
+	uint64_t fp, nfp, top;
+
+	if (arch->fp_reg < 0 || !frames_reg(r, arch->fp_reg, &fp) || fp < *lo || fp % w)
+		return -ENOENT;
+	if (unwind_current_top(&top) && (fp > top || top - fp < 2 * w))
+		return -EINVAL;
+	if (unwind_read_current(fp, &nfp) || unwind_read_current(fp + w, ret))
+		return -EFAULT;
+	if (!*ret || (nfp && nfp <= fp) || !ret_ok(p, *ret))
+		return -EINVAL;
+	r->known = 0;
+	if (nfp)
+		frames_set_reg(r, arch->fp_reg, nfp);
+	if (arch->fp_sp_off)
+		frames_set_reg(r, arch->dwarf_sp, fp + arch->fp_sp_off);
+	*lo = fp + 2 * w;
 	return 0;
 }
 
@@ -314,8 +444,14 @@ static unsigned extend(void *ctx, uint64_t *pcs, unsigned n, const struct frames
 			frames_reg(&r, arch->dwarf_sp, &lo);
 		} else {
 			how = FRAMES_FP;
-			if (step_fp(p, pc, &r, &lo, &ret))
+			if (!jit_code(p, pc)) {
+				if (step_fp(p, pc, &r, &lo, &ret))
+					break;
+			} else if ((err = step_jit(p, &r, &lo, &ret))) {
+				pr_dbg(2, "pc %#" PRIx64 ": JIT code's frame record refused (%d)", pc,
+				       err);
 				break;
+			}
 		}
 		pcs[n++] = ret | (uint64_t)how << FRAMES_HOW_SHIFT;
 	}
@@ -330,13 +466,14 @@ static unsigned extend(void *ctx, uint64_t *pcs, unsigned n, const struct frames
 
 void fallback_hooks(struct proc *p, struct unwind_hooks *h)
 {
-	*h = (struct unwind_hooks){ is_return, signal_frame, tables, extend, p };
+	*h = (struct unwind_hooks){ ret_ok, signal_frame, tables, extend, p };
 }
 
 void fallback_flush(struct proc *p)
 {
 	if (p->fallback) {
 		sym_close(p->fallback->sym);
+		free(p->fallback->xmaps);
 		free(p->fallback);
 		p->fallback = NULL;
 	}

@@ -11,6 +11,7 @@
 #include "util/log.h"
 #include "util/maps.h"
 #include "unwind/procinfo.h"
+#include "target/process.h"
 #include "target/remote.h"
 #include "unwind/sigmask.h"
 #include "unwind/unwind.h"
@@ -235,6 +236,25 @@ int unwind_read_word(struct unwind_reader *rd, uint64_t addr, uint64_t *val)
 int unwind_read_current(uint64_t addr, uint64_t *val)
 {
 	return active ? unwind_read_word(active, addr, val) : -EFAULT;
+}
+
+bool unwind_current_top(uint64_t *top)
+{
+	const struct thread *t;
+
+	if (!active)
+		return false;
+	if (active->copy) {
+		*top = active->copy_lo + active->copy_len;
+		return true;
+	}
+	t = proc_thread_find(active->tid);
+	/* a call on another stack (a coroutine's, a signal stack): not known */
+	if (!t || !t->stack_top || !active->regs || arch->get_sp(active->regs) >= t->stack_top ||
+	    arch->get_sp(active->regs) < t->stack_lo)
+		return false;
+	*top = t->stack_top;
+	return true;
 }
 
 static int acc_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg)

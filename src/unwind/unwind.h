@@ -45,6 +45,11 @@ int unwind_read_word(struct unwind_reader *rd, uint64_t addr, uint64_t *val);
  * whose unwind_capture is running on the calling thread. -EFAULT outside one. */
 int unwind_read_current(uint64_t addr, uint64_t *val);
 
+/* The top of the stack of the thread being unwound by the capture running on the calling thread
+ * (a copy's end, else the end of the mapping its stack was in when it was first seen): false if
+ * not known. */
+bool unwind_current_top(uint64_t *top);
+
 /*
  * A call in flight whose return address heaptrace replaced with a trapping trampoline's (on
  * the stack at its entry sp, or in the link register, which the function saves below it).
