@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "output/heaptrack.h"
+#include "unwind/frames.h"
 #include "util/pairmap.h"
 #include "util/util.h"
 
@@ -94,7 +95,9 @@ static uint32_t trace(struct htk *h, uint32_t bt, const uint64_t *pcs, uint32_t 
 	if (bt < h->nbt_trace && h->bt_trace[bt])
 		return h->bt_trace[bt];
 	for (uint32_t d = depth; d-- > 1;) {
-		uint32_t ip = frame(h, pcs[d], d), *v = pairmap_slot(&h->nodes, ip, parent);
+		/* the address, without how the frame was found (frames.h) */
+		uint32_t ip = frame(h, frames_addr(pcs[d]), d),
+			 *v = pairmap_slot(&h->nodes, ip, parent);
 
 		if (!*v) {
 			h->nodes.n++;

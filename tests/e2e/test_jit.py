@@ -90,7 +90,8 @@ def test_jit_frames_named(opt):
 
 def test_jit_names_in_log():
     """--record: the names the map gave are in the log; heaptrace report names the frames in
-    text (marked [jit]), JSON and folded stacks after the map is gone."""
+    text (marked [jit]), JSON, folded stacks, heaptrack's and massif's formats after the map is
+    gone."""
     d = scratch("jitmap-record")
     log = os.path.join(d, "jit.htlog")
     jitmap_run("ok", opts=["--record=" + log])
@@ -110,6 +111,16 @@ def test_jit_names_in_log():
                      re.M):
         raise Fail("no folded stack main;call_jit;jit_outer_fn;jit_inner_fn;malloc",
                    folded.describe())
+    for fmt in ("heaptrack", "massif"):
+        path = os.path.join(d, "jit." + fmt)
+        p = run([helpers.HEAPTRACE, "report", "--format=" + fmt, "--outfile=" + path, log])
+        with open(path, errors="replace") as f:
+            got = f.read()
+        missing = [fn for fn in ("jit_inner_fn", "jit_late_fn", "jit_outer_fn", "call_jit")
+                   if fn not in got]
+        if p.rc != 0 or missing:
+            raise Fail("report --format=%s (exit %s) names no %s" % (fmt, p.rc, missing),
+                       p.describe())
 
 
 @variants("other", "writable")
