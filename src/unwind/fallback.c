@@ -218,7 +218,8 @@ static bool jit_code(struct proc *p, uint64_t pc)
 			 (perfmap_refresh(pm) && perfmap_find(pm, code - 1, &start));
 	} else if (perfmap_name(pm, code, true, &off)) {
 		e->jit = true;
-	} else if ((alias = jit_alias(p, code - 1)) && (name = perfmap_find(pm, alias, &start))) {
+	} else if (perfmap_state(pm) == PERFMAP_OPEN && (alias = jit_alias(p, code - 1)) &&
+		   (name = perfmap_find(pm, alias, &start))) {
 		perfmap_note(pm, code, alias + 1 - start, name);
 		e->jit = true;
 	} else {
