@@ -195,12 +195,13 @@ def test_record_bad_logs():
     if not shutil.which("zstd"):
         raise Fail("the zstd command is missing (tests/deps.sh installs it)")
     raw = subprocess.run(["zstd", "-dc"], input=data[16:], capture_output=True).stdout
+    newer = int.from_bytes(data[8:12], "little") + 1  # one this heaptrace does not know
     cases = [
         ("truncated", data[:len(data) // 2], ["truncated", "corrupt"]),
         ("header-only", data[:16], ["truncated"]),
         ("short-header", data[:10], ["truncated"]),
         ("magic", b"NOTALOG!" + data[8:], ["not a heaptrace log"]),
-        ("newer", data[:8] + bytes([5, 0, 0, 0]) + data[12:], ["version 5"]),
+        ("newer", data[:8] + newer.to_bytes(4, "little") + data[12:], ["version %d" % newer]),
         ("random", os.urandom(4096), ["not a heaptrace log"]),
         ("random-body", data[:16] + os.urandom(4096), ["corrupt"]),
         ("empty", b"", ["not a heaptrace log"]),
