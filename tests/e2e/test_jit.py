@@ -250,12 +250,14 @@ def wait_patched(pid, name):
 
 
 class Node:
-    """makebuffers.js wait, started with flags: "ready" read."""
+    """makebuffers.js wait, started with flags in directory d (where V8 writes its own log with
+    --perf-basic-prof): "ready" read."""
 
-    def __init__(self, flags):
+    def __init__(self, flags, d):
         self.p = subprocess.Popen([need_node()] + flags + [SCRIPT, "wait"],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, bufsize=0, start_new_session=True)
+                                  stderr=subprocess.PIPE, bufsize=0, start_new_session=True,
+                                  cwd=d)
         if self.line() != "ready":
             self.kill()
             raise Fail("node did not get ready")
@@ -303,7 +305,7 @@ def finish(p, out, d):
 def test_node_attached():
     """heaptrace -p on node running with a perf map, the Buffers made after the attach."""
     d = scratch("node-attached")
-    node = Node(NODE_FLAGS)
+    node = Node(NODE_FLAGS, d)
     try:
         p, out = attach(node, d, [DEPTH, "--no-inventory"])
         wait_patched(node.p.pid, "calloc")
@@ -326,7 +328,7 @@ def test_node_hint_without_map():
     """node without a perf map: one hint (how to get names, V8's heap is not malloc's), once
     for several reports."""
     d = scratch("node-hint")
-    node = Node([])
+    node = Node([], d)
     try:
         p, out = attach(node, d, ["--interval=0.2", "--duration=1"])
         r = finish(p, out, d)
