@@ -359,9 +359,16 @@ static bool inside(uint64_t a, uint64_t value, size_t len)
 	return a > value && a < value + len;
 }
 
+/*
+ * A jump through a RIP-relative pointer (jmp *X(%rip): no register, no index, so no jump table)
+ * is a tail call through a function pointer or a GOT entry (CPython's PyObject_Malloc through
+ * its allocator table, code built with -fno-plt): it goes to a function's entry, not into the
+ * bytes of this one's. Only one through a register, or indexed memory, may go anywhere.
+ */
 bool x86_dec_enters(const struct x86_dec *d, uint64_t value, size_t len)
 {
-	return d->flow == X86_INDIRECT || (d->flow == X86_REL && inside(d->target, value, len)) ||
+	return (d->flow == X86_INDIRECT && !d->rip) ||
+	       (d->flow == X86_REL && inside(d->target, value, len)) ||
 	       (d->rip && inside(d->rip_addr, value, len));
 }
 

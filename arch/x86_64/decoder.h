@@ -33,13 +33,15 @@ struct x86_dec {
 int x86_dec_insn(const uint8_t *code, size_t n, uint64_t pc, struct x86_dec *d);
 
 /* True if the instruction d (of a function at value) may lead into (value, value + len): a
- * relative branch or a RIP-relative operand there, or a jump through a register or memory. */
+ * relative branch or a RIP-relative operand there, or a jump through a register or indexed
+ * memory (one through a RIP-relative pointer is a tail call to some function's entry). */
 bool x86_dec_enters(const struct x86_dec *d, uint64_t value, size_t len);
 
 /*
  * The patch-safety rule (arch.h entry_scan) for the size bytes at code of the function at
  * value: 0 if every byte decodes, no direct branch or RIP-relative operand points into
- * (value, value + len) and nothing jumps through a register or memory; -EXDEV otherwise.
+ * (value, value + len) and nothing jumps through a register or memory other than a RIP-relative
+ * pointer; -EXDEV otherwise.
  */
 int x86_entry_scan(uint64_t value, const uint8_t *code, size_t size, size_t len);
 

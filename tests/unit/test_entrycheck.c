@@ -152,6 +152,15 @@ TEST_CASE(scan_rule)
 	/* a jump through a register anywhere; bytes that do not decode at the end */
 	n = unhex("53" "5b" "ffe0", code);
 	CHECK_EQ(x86_entry_scan(0x1000, code, n, 5), -EXDEV);
+	/* through indexed memory (a jump table) too; a tail call through a RIP-relative pointer
+	 * (CPython's PyObject_Free: mov %rdi,%rsi; mov X(%rip),%rdi; jmp *Y(%rip)) is not, unless
+	 * the pointer itself lies in the patch */
+	n = unhex("53" "5b" "ff24c5" "00200000", code);
+	CHECK_EQ(x86_entry_scan(0x1000, code, n, 5), -EXDEV);
+	n = unhex("4889fe" "488b3de6cf2a00" "ff2500d02a00", code);
+	CHECK_EQ(x86_entry_scan(0x1000, code, n, 5), 0);
+	n = unhex("53" "5b" "ff25faffffff", code);
+	CHECK_EQ(x86_entry_scan(0x1000, code, n, 5), -EXDEV);
 	n = unhex("53" "5b" "c3" "06", code);
 	CHECK_EQ(x86_entry_scan(0x1000, code, n, 5), -EXDEV);
 	/* the last instruction cut by the function's size */
