@@ -60,15 +60,19 @@ void acct_drop_stale(struct thread *t, uint64_t sp, unsigned adjust)
 /*
  * True if t has a call of heap in flight: a call made inside it is part of it (realloc ->
  * malloc). A call of another heap is counted in its own (a pool function's malloc of a new
- * chunk is malloc's).
+ * chunk is malloc's), but for CPython's: pymalloc gives malloc the requests over 512 bytes,
+ * and PYTHONMALLOC=malloc all of them, so such a block is the Python call's alone.
  */
 static bool inside(const struct thread *t, unsigned heap)
 {
 	if (heap == HEAP_MMAP)
 		return t->nframes != 0; /* an allocator's own mapping is its blocks' */
-	for (unsigned i = 0; i < t->nframes; i++)
-		if (hook_table[t->frames[i].call.id].heap == heap)
+	for (unsigned i = 0; i < t->nframes; i++) {
+		unsigned in = hook_table[t->frames[i].call.id].heap;
+
+		if (in == heap || (heap == HEAP_MALLOC && in == HEAP_PYMALLOC))
 			return true;
+	}
 	return false;
 }
 
@@ -399,7 +403,14 @@ static bool enter_free(struct thread *t, const struct acct_entry *e, const struc
 {
 	uint64_t ptr = e->arg(e->ctx, (unsigned)d->ptr), key = table_key(d->heap, ptr);
 	const struct block *b = key ? table_find(&t->p->table, key) : NULL;
-	uint64_t size = b ? b->size : 0;
+	uint64_t size;
+
+	/* a Python block malloc's heap holds (found at the attach, or made before the process
+	 * had CPython's allocator traced) is released there: the free() inside is not counted */
+	if (!b && key && d->heap == HEAP_PYMALLOC &&
+	    (b = table_find(&t->p->table, table_key(HEAP_MALLOC, ptr))))
+		key = table_key(HEAP_MALLOC, ptr);
+	size = b ? b->size : 0;
 
 	if (!b && key && e->hook == HOOK_FREE && t->tid) {
 		late_hold(t, key, e->ns);

@@ -62,6 +62,7 @@ static struct recorder {
 	size_t nprocs, cur; /* cur: the process the records are of now */
 	uint64_t last_ns;
 	unsigned depth; /* --depth, for S records */
+	unsigned heaps_put; /* bit h: heap h's H record is in the log */
 } rec = { .fd = -1 };
 
 static int write_all(int fd, const void *data, size_t len)
@@ -250,12 +251,15 @@ int record_open(const char *path, unsigned depth)
 	return 0;
 }
 
-/* H records: the heaps besides malloc's, named once for the whole log. */
-static void put_heaps(void)
+/* H records: the heaps besides malloc's, named once for the whole log (all: again, after an
+ * S record); a heap named while tracing (CPython's, hook_enable_pymalloc) before its first
+ * backtrace. */
+static void put_heaps(bool all)
 {
 	for (unsigned h = HEAP_MALLOC + 1; h < HEAP_MAX; h++) {
-		if (!hook_heap_name(h))
+		if (!hook_heap_name(h) || (!all && (rec.heaps_put & 1u << h)))
 			continue;
+		rec.heaps_put |= 1u << h;
 		room();
 		rec.buf[rec.len++] = 'H';
 		put_u(h);
@@ -276,7 +280,7 @@ static void put_start(const struct proc *p)
 	put_u(rec.depth);
 	put_str(p && p->command ? p->command : "?");
 	rec.last_ns = p ? p->start_ns : 0;
-	put_heaps();
+	put_heaps(true);
 }
 
 static void put_modules(struct recproc *rp, const struct proc *p)
@@ -317,6 +321,7 @@ static void put_backtraces(struct recproc *rp, const struct proc *p, uint32_t up
 {
 	const struct table *t = &p->table;
 
+	put_heaps(false);
 	put_modules(rp, p);
 	put_jit(rp, p); /* named as they were unwound */
 	for (; rp->nbts <= upto; rp->nbts++) {

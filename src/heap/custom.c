@@ -93,7 +93,8 @@ int custom_add(enum custom_shape shape, const char *spec, char *why, size_t len)
 	} else if (*s) {
 		goto bad;
 	}
-	if (!strcmp(sp.heap, hook_heap_name(HEAP_MALLOC)) || !strcmp(sp.heap, "mmap")) {
+	if (!strcmp(sp.heap, hook_heap_name(HEAP_MALLOC)) || !strcmp(sp.heap, "mmap") ||
+	    !strcmp(sp.heap, "pymalloc")) {
 		snprintf(why, len, "%s=%s: the heap name %s is heaptrace's own", option[shape],
 			 spec, sp.heap);
 		return -EINVAL;
@@ -193,8 +194,9 @@ int custom_commit(char *why, size_t len)
 			return ret;
 		}
 		if (ret < 0) {
+			/* malloc's, mmap's and pymalloc's are heaptrace's own */
 			snprintf(why, len, "more than %d heaps of --alloc, --realloc and --free",
-				 HEAP_MAX - 1);
+				 HEAP_MAX - 3);
 			return ret;
 		}
 	}

@@ -18,6 +18,11 @@
 /* mimalloc's re*alloc(heap, p, [count,] size, ...) of w argument words (0: up to 4) */
 #define HEAP_RE(n, cnt, w) { n, HK_REALLOC, (cnt) < 0 ? 2 : 3, cnt, 1, 0, HEAP_MALLOC, w }
 
+/* CPython's PyObject_* and PyMem_* (HEAP_PYMALLOC) */
+#define PY_ALLOC(n, sz, cnt) { n, HK_ALLOC, sz, cnt, -1, 0, HEAP_PYMALLOC }
+#define PY_REALLOC(n) { n, HK_REALLOC, 1, -1, 0, 0, HEAP_PYMALLOC }
+#define PY_FREE(n) { n, HK_FREE, -1, -1, 0, HF_NESTS, HEAP_PYMALLOC }
+
 struct hook_desc hook_table[HOOK_COUNT] = {
 	[HOOK_MALLOC] = ALLOC("malloc", 0, -1),
 	[HOOK_CALLOC] = ALLOC("calloc", 1, 0),
@@ -190,6 +195,15 @@ struct hook_desc hook_table[HOOK_COUNT] = {
 	/* releases that call mi_free or mi_free_size on x86_64, but their internals on arm */
 	[HOOK_MI_CFREE] = FREE("mi_cfree"),
 	[HOOK_MI_FREE_SIZE_ALIGNED] = FREE("mi_free_size_aligned"),
+	/* CPython's domains: a free calls free() for a block malloc made (HF_NESTS) */
+	[HOOK_PY_OBJECT_MALLOC] = PY_ALLOC("PyObject_Malloc", 0, -1),
+	[HOOK_PY_OBJECT_CALLOC] = PY_ALLOC("PyObject_Calloc", 1, 0),
+	[HOOK_PY_OBJECT_REALLOC] = PY_REALLOC("PyObject_Realloc"),
+	[HOOK_PY_OBJECT_FREE] = PY_FREE("PyObject_Free"),
+	[HOOK_PY_MEM_MALLOC] = PY_ALLOC("PyMem_Malloc", 0, -1),
+	[HOOK_PY_MEM_CALLOC] = PY_ALLOC("PyMem_Calloc", 1, 0),
+	[HOOK_PY_MEM_REALLOC] = PY_REALLOC("PyMem_Realloc"),
+	[HOOK_PY_MEM_FREE] = PY_FREE("PyMem_Free"),
 };
 
 /*
@@ -236,7 +250,8 @@ const char *hook_symbol(int h, unsigned word_size, char *buf, size_t len)
 	return buf;
 }
 
-/* heap names by index; HEAP_MALLOC's is fixed, HEAP_MMAP's named with --mmap */
+/* heap names by index; HEAP_MALLOC's is fixed, HEAP_MMAP's named with --mmap, HEAP_PYMALLOC's
+ * once a process has it */
 static const char *heap_names[HEAP_MAX] = { [HEAP_MALLOC] = "malloc" };
 
 static void hook_heap_name_set(unsigned h, const char *name)
@@ -259,6 +274,11 @@ void hook_enable_mmap(void)
 	hook_heap_name_set(HEAP_MMAP, "mmap");
 }
 
+void hook_enable_pymalloc(void)
+{
+	hook_heap_name_set(HEAP_PYMALLOC, "pymalloc");
+}
+
 int hook_add_custom(const struct hook_desc *d, const char *heap_name)
 {
 	unsigned heap = HEAP_MAX;
@@ -272,7 +292,7 @@ int hook_add_custom(const struct hook_desc *d, const char *heap_name)
 		if (heap_names[h] && !strcmp(heap_names[h], heap_name))
 			heap = h;
 	for (unsigned h = 0; h < HEAP_MAX && heap == HEAP_MAX; h++)
-		if (!heap_names[h] && h != HEAP_MMAP)
+		if (!heap_names[h] && h != HEAP_MMAP && h != HEAP_PYMALLOC)
 			heap = h;
 	if (slot == HOOK_COUNT || heap == HEAP_MAX)
 		return -ENOSPC;
@@ -301,9 +321,6 @@ bool hook_args_in_regs(const struct hook_desc *d, unsigned reg_args)
 }
 
 static const struct hook_foreign foreign[] = {
-	/* Python calls pymalloc through its own pointers, mostly not by these names */
-	{ "PyObject_Malloc", "Python's small-object allocator, pymalloc",
-	  "the environment variable PYTHONMALLOC=malloc" },
 	{ "dlmalloc", "dlmalloc",
 	  "--alloc=dlmalloc:1 --alloc=dlcalloc:2:1 --realloc=dlrealloc:1:2 --free=dlfree:1" },
 	{ "mspace_malloc", "dlmalloc's mspaces",

@@ -168,6 +168,17 @@ enum hook_id {
 	HOOK_MI_HEAP_RECALLOC_ALIGNED_AT,
 	HOOK_MI_CFREE,
 	HOOK_MI_FREE_SIZE_ALIGNED,
+	/* CPython's allocator domains (pymalloc.h): its object allocator (PyObject_*) and its
+	 * memory one (PyMem_*), which the default build sends to pymalloc too; their raw domain
+	 * (PyMem_Raw*) is malloc's, traced as malloc */
+	HOOK_PY_OBJECT_MALLOC,
+	HOOK_PY_OBJECT_CALLOC,
+	HOOK_PY_OBJECT_REALLOC,
+	HOOK_PY_OBJECT_FREE,
+	HOOK_PY_MEM_MALLOC,
+	HOOK_PY_MEM_CALLOC,
+	HOOK_PY_MEM_REALLOC,
+	HOOK_PY_MEM_FREE,
 	/* the program's own allocator functions named by --alloc, --realloc and --free
 	 * (custom.h): slots filled before tracing starts, named NULL while unused */
 	HOOK_CUSTOM0,
@@ -181,6 +192,11 @@ enum hook_id {
  * its own, so that blocks a pool carves from malloc are not counted twice. */
 #define HEAP_MALLOC 0
 #define HEAP_MMAP 1 /* --mmap: anonymous private mappings and sbrk's ranges */
+/* CPython's object and memory domains (HOOK_PY_*): named once a process has them traced
+ * (hook_enable_pymalloc). A front end of malloc's: a malloc call made inside one of its calls
+ * is part of it (pymalloc hands requests over 512 bytes to malloc), so each Python block
+ * counts once, as Python asked for it. */
+#define HEAP_PYMALLOC 2
 #define HEAP_MAX 8 /* heaps, HEAP_MALLOC included (table.h keeps a summary for each) */
 
 enum hook_kind {
@@ -304,6 +320,15 @@ const struct hook_foreign *hook_foreign_at(int i);
 
 /* Name the mapping hooks (HOOK_MMAP..HOOK_SBRK) and their heap, so that they are traced. */
 void hook_enable_mmap(void);
+
+/* Name HEAP_PYMALLOC: a process has CPython's allocator traced. */
+void hook_enable_pymalloc(void);
+
+/* True if h is one of CPython's allocator entries (HOOK_PY_*). */
+static inline bool hook_is_python(int h)
+{
+	return h >= HOOK_PY_OBJECT_MALLOC && h <= HOOK_PY_MEM_FREE;
+}
 
 /* What a completed mapping call did: the range [release_lo, release_hi) of HEAP_MMAP blocks
  * released (none if equal), then a block added at allocated (0: none) of size bytes; with

@@ -58,6 +58,37 @@ static void warn_foreign(const struct module *m, uint32_t foreign)
 	}
 }
 
+/* The most bytes of a PyObject_Malloc, PyMem_Malloc or PyObject_Free that only calls through
+ * CPython's allocator table (16 to 35 in CPython 3.6 to 3.13, shared or static): larger, it
+ * holds pymalloc's own code. */
+#define PY_DISPATCH_MAX 64
+
+/*
+ * CPython's entry points in module m (its hooks found: hooks), if it defines them: traced
+ * only if they are what every allocation goes through. A build optimised with profiles and
+ * link-time optimisation (Debian's static python3.11) inlines pymalloc's fast path into the
+ * entry points and into each of its callers, behind a test of the table's pointer: most
+ * calls then reach no entry, and the counts would be wrong. Left untraced (the hint says
+ * what to do).
+ */
+static void python_check(const struct module *m, uint64_t *hooks)
+{
+	static const int probe[] = { HOOK_PY_OBJECT_MALLOC, HOOK_PY_MEM_MALLOC,
+				     HOOK_PY_OBJECT_FREE };
+	bool inlined = false;
+
+	for (size_t i = 0; i < ARRAY_SIZE(probe); i++)
+		if (hooks[probe[i]] &&
+		    sym_func_size(m->path, arch->code_addr(hooks[probe[i]])) > PY_DISPATCH_MAX)
+			inlined = true;
+	if (!inlined)
+		return;
+	for (int h = HOOK_PY_OBJECT_MALLOC; h <= HOOK_PY_MEM_FREE; h++)
+		hooks[h] = 0;
+	pr_info("%s: its Python allocator (pymalloc) is inlined into its callers: its blocks "
+		"are not traced", m->path);
+}
+
 /* Note the load bias of modules [old, n) and the hooks they define. */
 static void note_modules(struct proc *p, size_t old)
 {
@@ -80,6 +111,7 @@ static void note_modules(struct proc *p, size_t old)
 
 			sym_find_hooks_foreign(m->path, p->mod_hooks[i], &foreign);
 			warn_foreign(m, foreign);
+			python_check(m, p->mod_hooks[i]);
 		}
 	}
 	p->mod_hooks_n = p->mods.n;
@@ -275,7 +307,8 @@ static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
 		return 0;
 	}
 	if (ret && ((h >= HOOK_MMAP && h <= HOOK_SBRK) || hook_table[h].heap != HEAP_MALLOC)) {
-		/* an extra the user asked for (--alloc, --mmap): the rest is traced all the same */
+		/* an extra the user asked for (--alloc, --mmap) or CPython's: the rest is traced
+		 * all the same */
 		pr_warn("cannot trace %s at %#llx in %s: %s: it is left out", hook_table[h].name,
 			(unsigned long long)addr, m->path,
 			ret == -ENOTSUP ? "its first instruction is not supported yet" :
@@ -292,6 +325,8 @@ static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
 	}
 	p->hook_addr[h] = addr;
 	custom_found(h);
+	if (hook_is_python(h))
+		hook_enable_pymalloc();
 	pr_dbg(1, "traced %s at %#llx (%s)", hook_table[h].name, (unsigned long long)addr,
 	       m->path);
 	return 0;
@@ -338,7 +373,9 @@ unsigned image_allocators(struct proc *p, const char **out, unsigned max)
 
 		if (!p->hook_addr[h] || d->kind == HK_UNWIND)
 			continue;
-		if (d->heap != HEAP_MALLOC) {
+		if (d->heap == HEAP_PYMALLOC) {
+			snprintf(names[k], sizeof(names[k]), "pymalloc");
+		} else if (d->heap != HEAP_MALLOC) {
 			snprintf(names[k], sizeof(names[k]), "%s (--%s)", hook_heap_name(d->heap),
 				 d->heap == HEAP_MMAP ? "mmap" : "alloc");
 		} else {

@@ -106,7 +106,9 @@ void hints_killed(const struct proc *p, int sig)
 
 void hints_python(const struct proc *p)
 {
-	if (!h.python_pid && is_python(p) && pymalloc_on(p))
+	/* where CPython's entry points are traced, its blocks are in the report already */
+	if (!h.python_pid && is_python(p) && pymalloc_on(p) &&
+	    !p->hook_addr[HOOK_PY_OBJECT_MALLOC])
 		h.python_pid = p->pid;
 }
 
@@ -174,9 +176,9 @@ void hints_print(void)
 		hint("%u child process%s ran untraced: -f (--follow-fork) traces them too",
 		     h.untraced, h.untraced == 1 ? "" : "es");
 	if (h.python_pid)
-		hint("process %d is a Python program: its small objects come from Python's own "
-		     "allocator (pymalloc), not from malloc; run it with PYTHONMALLOC=malloc to see "
-		     "them", h.python_pid);
+		hint("process %d is a Python program whose own allocator (pymalloc) heaptrace "
+		     "could not trace (-v says why): its small objects are not in the report; run "
+		     "it with PYTHONMALLOC=malloc to see them", h.python_pid);
 	if (h.node_pid)
 		hint("process %d is node, run without a perf map: its JavaScript frames have no "
 		     "names (run node --perf-basic-prof --interpreted-frames-native-stack; they lie "

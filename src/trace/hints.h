@@ -4,9 +4,10 @@
 
 /*
  * Hints where users go wrong, each at most once per run, on standard error as
- * "heaptrace: hint: ...": children that ran untraced (-f), a Python program whose small objects
- * come from pymalloc (PYTHONMALLOC=malloc), node without a perf map (how to name its JavaScript
- * frames, and that V8's heap is not malloc's), a traced process killed by a signal, a set-user-ID
+ * "heaptrace: hint: ...": children that ran untraced (-f), a Python program whose pymalloc
+ * heaptrace could not trace (PYTHONMALLOC=malloc), node without a perf map (how to name its
+ * JavaScript frames, and that V8's heap is not malloc's), a traced process killed by a signal,
+ * a set-user-ID
  * program run without its privileges because heaptrace is not root, a final report whose
  * frames mostly have no name (how to get symbols) or whose backtraces --depth cut inside
  * allocator wrappers. All but the set-user-ID one are printed at the end of the run, after
@@ -23,7 +24,7 @@ void hints_untraced_child(void);
 /* Traced process p was killed by signal sig. */
 void hints_killed(const struct proc *p, int sig);
 
-/* p's final report is written: is it a Python program with pymalloc? */
+/* p's final report is written: is it a Python program with a pymalloc not traced? */
 void hints_python(const struct proc *p);
 
 /* p's final report is written: is it node without a perf map (no names for its JavaScript
