@@ -7,10 +7,9 @@
  * "heaptrace: hint: ...": children that ran untraced (-f), a Python program whose pymalloc
  * heaptrace could not trace (PYTHONMALLOC=malloc), node without a perf map (how to name its
  * JavaScript frames, and that V8's heap is not malloc's), a traced process killed by a signal,
- * a set-user-ID
- * program run without its privileges because heaptrace is not root, a final report whose
- * frames mostly have no name (how to get symbols) or whose backtraces --depth cut inside
- * allocator wrappers. All but the set-user-ID one are printed at the end of the run, after
+ * a set-user-ID program run without its privileges because heaptrace is not root, a final
+ * report whose frames mostly have no name (how to get symbols) or whose backtraces --depth cut
+ * inside allocator wrappers. All but the set-user-ID one are printed at the end of the run, after
  * the reports.
  */
 #include <signal.h>

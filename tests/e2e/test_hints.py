@@ -2,7 +2,8 @@
 """Hints, once per run on standard error ("heaptrace: hint: ..."): children that ran untraced
 (tests/targets/forker.c makes four: the fork child, the vfork child, system's and popen's
 shells), a process killed by a signal (tests/targets/crash.c dies of SIGSEGV or SIGABRT), a
-Python program with pymalloc, a set-user-ID program run by a heaptrace that is not root; and
+Python program whose pymalloc is not traced (Debian's python3, which inlines it: see
+test_pymalloc.py), a set-user-ID program run by a heaptrace that is not root; and
 no hint where none applies."""
 
 import os
