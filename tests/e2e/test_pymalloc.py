@@ -176,10 +176,19 @@ def attached(py, name, n):
 
 def test_pymalloc_attached():
     """pyenv's python3.11 attached with -p before it makes its objects: all of them in heap
-    pymalloc, the large ones once; the script runs on after the detach and exits 0."""
+    pymalloc, the large ones once; the large strings it made before the attach, malloc's
+    blocks in the heap found at the attach, released there by PyObject_Free (none an unknown
+    free of pymalloc's); the script runs on after the detach and exits 0."""
     r, res = attached(python(PYENV), "pymalloc-attach",
                       N if helpers.MODE == "stubs" else N_STOPS)
     check_objects(r, r.report, res, "pymalloc", "malloc")
+    summ = r.report["summary"]
+    if summ.get("freed_from_before_attach", 0) < res["freed_before"]:
+        r.fail("%s blocks from before the attach freed, expected at least the script's %d"
+               % (summ.get("freed_from_before_attach"), res["freed_before"]))
+    if summ["heaps"]["pymalloc"]["unknown_frees"] >= res["freed_before"]:
+        r.fail("the strings from before the attach are unknown frees of pymalloc: %s"
+               % summ["heaps"]["pymalloc"])
     if said(r.proc.stderr):
         r.fail("heaptrace said: %s" % said(r.proc.stderr))
 

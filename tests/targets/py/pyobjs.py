@@ -10,8 +10,10 @@ Python asks its allocator for: a str or bytes has no GC header) and what tracema
 just before, counts live at each of those lines.
   - launch: then ends with os._exit, so that every object is still live in heaptrace's final
     report.
-  - attach: first prints "ready" and waits until PyObject_Malloc's first bytes change (heaptrace
-    -p has traced it), makes the objects, sends its tracer SIGINT (final report and detach),
+  - attach: first makes N // 4 strings of BIG_SIZE (malloc's blocks, which heaptrace finds in
+    the heap at the attach), prints "ready" and waits until PyObject_Malloc's first bytes
+    change (heaptrace -p has traced it), frees those strings (the result's "freed_before"),
+    makes the objects, sends its tracer SIGINT (final report and detach),
     waits until it is no longer traced and exits 0 (exit 99: no tracer within 60 s).
   - fork: a forked child makes the objects and ends with os._exit; the parent waits for it.
 notm: without tracemalloc (its counts are then null), whose tables cost a malloc per object.
@@ -49,7 +51,7 @@ def lines():
             for tag in ("STR", "BYTES", "BIG")}
 
 
-def make(n):
+def make(n, **more):
     tm_on = sys.argv[3:] != ["notm"]
     if tm_on:
         tracemalloc.start()
@@ -69,6 +71,7 @@ def make(n):
         tm[tag] = [sum(s.count for s in stats), sum(s.size for s in stats)]
     out = {"pid": os.getpid(), "n": n, "big_n": n // 4, "str": sys.getsizeof(strs[0]),
            "bytes": sys.getsizeof(byts[0]), "big": sys.getsizeof(bigs[0]), "tracemalloc": tm}
+    out.update(more)
     print(json.dumps(out), flush=True)
     return strs, byts, bigs
 
@@ -90,11 +93,14 @@ def wait(cond):
 
 
 def attach(n):
+    old = [make_big(i) for i in range(n // 4)]
     entry = ctypes.cast(ctypes.pythonapi.PyObject_Malloc, ctypes.c_void_p).value
     before = ctypes.string_at(entry, 8)
     print("ready", flush=True)
     wait(lambda: ctypes.string_at(entry, 8) != before)
-    keep = make(n)
+    freed_before = len(old)
+    del old
+    keep = make(n, freed_before=freed_before)
     os.kill(tracer(), signal.SIGINT)
     wait(lambda: tracer() == 0)
     del keep
