@@ -134,7 +134,7 @@ $(OBJS): $(FLAGS_FILE)
 # Pure modules the unit tests link (no ptrace, no libunwind/libdw).
 PURE        := src/util/util.c src/util/log.c src/util/maps.c src/heap/table.c src/heap/blockset.c src/heap/hooks.c \
 	       src/heap/timeline.c src/heap/custom.c src/target/retlog.c src/target/wakers.c \
-	       src/unwind/frames.c \
+	       src/unwind/frames.c src/unwind/pylayout.c \
 	       src/inventory/inventory.c src/inventory/invglibc.c src/inventory/invmusl.c \
 	       src/patch/seccomp.c src/output/report.c src/output/reportjson.c src/output/blockview.c \
 	       src/output/labels.c src/symbols/wrappers.c src/symbols/perfmap.c src/serve/http.c \
@@ -287,6 +287,20 @@ $(BUILD)/unit/test_calls: tests/unit/test_calls.c src/account/acct.c $(PURE) $(U
 	@mkdir -p $(dir $@)
 	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Isrc -I. -Itests/unit -o $@ $< \
 		src/account/acct.c $(PURE) $(UNIT_ARCHES)
+
+# The 3.11 offsets of src/unwind/pylayout.c are checked against CPython's own headers where they
+# are installed (pyenv's, or PY311_INCLUDE=DIR); without them that check is skipped.
+PY311_INCLUDE ?= $(firstword $(wildcard /root/.pyenv/versions/3.11.*/include/python3.11 \
+		  /usr/include/python3.11))
+PY311_DEF := $(if $(wildcard $(PY311_INCLUDE)/internal/pycore_frame.h),-DHAVE_PY311 \
+	     -isystem $(PY311_INCLUDE),)
+$(BUILD)/unit/test_pylayout: tests/unit/test_pylayout.c tests/unit/pyoffsets.c $(PURE) \
+		$(UNIT_ARCHES) $(UNIT_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Isrc -I. $(PY311_DEF) -c \
+		-o $@-offsets.o tests/unit/pyoffsets.c
+	$(CC) -Wall -Wextra -std=gnu11 -g -O1 $(SAN_FLAGS) -Isrc -I. -Itests/unit -o $@ $< \
+		$@-offsets.o $(PURE) $(UNIT_ARCHES)
 
 # WERROR=1: the unit tests' rules each name their own flags, but all compile with $(CC)
 ifneq ($(WERROR),)

@@ -15,6 +15,7 @@
 #include "account/calls.h"
 #include "unwind/fallback.h"
 #include "unwind/frames.h"
+#include "unwind/python.h"
 #include "patch/guard.h"
 #include "patch/image.h"
 #include "util/log.h"
@@ -234,6 +235,16 @@ static int stop_caller(void *ctx, uint64_t *ret, bool *tail)
 	return 0;
 }
 
+/* The thread pointer of stopped thread t (regs: its registers), 0 if unknown. */
+static uint64_t thread_pointer(struct thread *t, const struct arch_regs *regs)
+{
+	uint64_t tp = arch->get_tls(regs);
+
+	if (!tp && arch_thread_pointer(t->tid, &tp))
+		tp = 0;
+	return tp;
+}
+
 /*
  * At the entry the caller's frame is exact: pc = return address, sp above it, the other
  * registers untouched. Unwinding from there needs no unwind information for the allocator's
@@ -253,7 +264,7 @@ static unsigned stop_unwind(void *ctx, struct unwind_reader *rd, uint64_t *pcs, 
 	sent_returns(rd, s->t, true);
 	n = unwind_capture(s->t->p->unw, rd, &caller, pcs, max, &h);
 	sent_returns(rd, s->t, false);
-	return n;
+	return python_merge(s->t->p, thread_pointer(s->t, s->regs), pcs, n, max);
 }
 
 /* Send the return of t's innermost call f to the trapping trampoline (regs: t's registers at

@@ -308,7 +308,10 @@ static bool text_frames(FILE *f, const struct table *t, const struct bt *b,
 		struct sym_frame sf;
 
 		resolve(ri, t, b, d, &sf);
-		snprintf(buf, sizeof(buf), "0x%" PRIx64, frames_addr(pcs[d]));
+		if (d && frames_how_of(pcs[d]) == FRAMES_PYTHON && !table_bt_before_attach(t, b))
+			snprintf(buf, sizeof(buf), "python");
+		else
+			snprintf(buf, sizeof(buf), "0x%" PRIx64, frames_addr(pcs[d]));
 		/* code inlined at the pc, innermost first, numbered as the frame it is in */
 		for (unsigned k = 0; k < sf.ninlined; k++) {
 			const struct sym_inline *in = &sf.inlined[k];
@@ -325,7 +328,7 @@ static bool text_frames(FILE *f, const struct table *t, const struct bt *b,
 		fprintf(f, "%2u [%14s] ", d, buf);
 		if (sf.function) {
 			text_name(f, sf.function);
-			if (!table_bt_before_attach(t, b))
+			if (!table_bt_before_attach(t, b) && frames_how_of(pcs[d]) != FRAMES_PYTHON)
 				fprintf(f, " +0x%" PRIx64, sf.offset);
 		} else if (sf.module) { /* where to look: the module and the offset in it */
 			text_name(f, sf.module);

@@ -128,6 +128,20 @@ static void json_inventory(FILE *f, const struct inventory *inv)
 	fputs("]}", f);
 }
 
+/* A Python frame: its function (qualified name), file (as the code object names it), line. */
+static void json_python_frame(FILE *f, uint32_t d, const struct sym_frame *sf)
+{
+	fputs(d ? ",{\"function\":" : "{\"function\":", f);
+	report_json_str(f, sf->function);
+	fputs(",\"file\":", f);
+	report_json_str(f, sf->file);
+	if (sf->line > 0)
+		fprintf(f, ",\"line\":%d", sf->line);
+	else
+		fputs(",\"line\":null", f);
+	fputs(",\"how\":\"python\"}", f);
+}
+
 static void json_frames(FILE *f, const struct table *t, const struct bt *b,
 			const struct report_info *ri)
 {
@@ -137,6 +151,11 @@ static void json_frames(FILE *f, const struct table *t, const struct bt *b,
 		struct sym_frame sf;
 
 		report_frame(ri, t, b, d, &sf);
+		if (d && frames_how_of(pcs[d]) == FRAMES_PYTHON &&
+		    !table_bt_before_attach(t, b)) {
+			json_python_frame(f, d, &sf);
+			continue;
+		}
 		fprintf(f, "%s{\"address\":\"0x%" PRIx64 "\",\"function\":", d ? "," : "",
 			frames_addr(pcs[d]));
 		report_json_str(f, sf.function);

@@ -178,9 +178,9 @@ const char *sym_source(const char *path)
 }
 
 /* Call fn for every defined function symbol of .symtab and .dynsym (of path's symbol file). */
-static int for_each_func(const char *path,
-			 void (*fn)(void *ctx, const char *name, uint64_t v, uint64_t size),
-			 void *ctx)
+/* Call fn for each defined function symbol of path (and data object, if objects). */
+static int for_each_sym(const char *path, bool objects,
+			void (*fn)(void *ctx, const char *name, uint64_t v, uint64_t size), void *ctx)
 {
 	Elf_Scn *scn = NULL;
 	int fd;
@@ -202,7 +202,9 @@ static int for_each_func(const char *path,
 			const char *name;
 
 			if (!gelf_getsym(data, i, &sym) || sym.st_shndx == SHN_UNDEF ||
-			    !sym.st_value || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+			    !sym.st_value ||
+			    (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
+			     (!objects || GELF_ST_TYPE(sym.st_info) != STT_OBJECT)))
 				continue;
 			name = elf_strptr(e, sh.sh_link, sym.st_name);
 			if (name)
@@ -212,6 +214,13 @@ static int for_each_func(const char *path,
 	elf_end(e);
 	close(fd);
 	return 0;
+}
+
+static int for_each_func(const char *path,
+			 void (*fn)(void *ctx, const char *name, uint64_t v, uint64_t size),
+			 void *ctx)
+{
+	return for_each_sym(path, false, fn, ctx);
 }
 
 struct hooks_ctx {
@@ -272,6 +281,34 @@ uint64_t sym_lookup(const char *path, const char *name)
 
 	for_each_func(path, lookup_cb, &l);
 	return l.value;
+}
+
+struct many_ctx {
+	const char *const *names;
+	size_t n;
+	uint64_t *values, *sizes;
+};
+
+static void many_cb(void *ctx, const char *name, uint64_t v, uint64_t size)
+{
+	struct many_ctx *c = ctx;
+
+	for (size_t i = 0; i < c->n; i++) {
+		if (!c->values[i] && !strcmp(name, c->names[i])) {
+			c->values[i] = v;
+			c->sizes[i] = size;
+		}
+	}
+}
+
+int sym_lookup_many(const char *path, const char *const *names, size_t n, uint64_t *values,
+		    uint64_t *sizes)
+{
+	struct many_ctx c = { names, n, values, sizes };
+
+	memset(values, 0, n * sizeof(*values));
+	memset(sizes, 0, n * sizeof(*sizes));
+	return for_each_sym(path, true, many_cb, &c);
 }
 
 /*

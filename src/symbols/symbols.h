@@ -73,6 +73,11 @@ int sym_add_symbols(const char *path, char *id, size_t len);
  * -errno (-ENOTDIR). */
 int sym_set_debug_dir(const char *dir);
 
+/* The values and sizes of the defined function or data symbols names[0..n) of path (0: not
+ * defined), from its symbol table and its dynamic one. Return 0 or -errno. */
+int sym_lookup_many(const char *path, const char *const *names, size_t n, uint64_t *values,
+		    uint64_t *sizes);
+
 /* Value of a defined function symbol in path, or 0. */
 uint64_t sym_lookup(const char *path, const char *name);
 

@@ -92,6 +92,7 @@ struct proc {
 	struct unwinder *unw;
 	struct fallback *fallback; /* function starts for stack scans (fallback.c) */
 	struct perfmap *jit; /* its JIT's perf map (unwind/jitcode.h), NULL until needed */
+	struct pyproc *py; /* its Python interpreter and frames (unwind/python.h), NULL if none */
 	uint64_t hook_addr[HOOK_COUNT]; /* armed entries, 0 if none */
 	/* each custom hook's function (custom.h) takes no argument on the stack, as its debug
 	 * information says (image_regs_only) */

@@ -15,6 +15,7 @@
 #include "trace/symcache.h"
 #include "unwind/fallback.h"
 #include "unwind/jitcode.h"
+#include "unwind/python.h"
 #include "unwind/unwind.h"
 #include "util/util.h"
 
@@ -66,6 +67,7 @@ struct proc *lifecycle_fork(const struct proc *pp, pid_t pid, bool shares_mm, bo
 	}
 	fork_image(p, pp);
 	p->unw = unwind_new(pid);
+	python_fork(p, pp);
 	if (counting) {
 		table_destroy(&p->table);
 		table_copy(&p->table, &pp->table);
@@ -95,6 +97,7 @@ void lifecycle_forget_image(struct proc *p)
 	p->unw = NULL;
 	fallback_flush(p);
 	jit_forget(p);
+	python_forget_image(p);
 	memset(p->hook_addr, 0, sizeof(p->hook_addr));
 	p->armed = false;
 	p->hooks_full = false;
@@ -125,5 +128,6 @@ void lifecycle_free(struct proc *p)
 	free(p->inv);
 	free(p->bps);
 	free(p->guard);
+	python_free(p);
 	proc_release(p);
 }

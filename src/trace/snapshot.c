@@ -18,6 +18,7 @@
 #include "trace/session.h"
 #include "trace/snapshot.h"
 #include "trace/symcache.h"
+#include "unwind/python.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -25,6 +26,8 @@ void snapshot_resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_f
 {
 	struct snapshot_resolver *rc = ctx;
 
+	if (python_resolve(rc->p, pc, out))
+		return;
 	pc = arch->code_addr(pc);
 	sym_resolve(rc->sym, pc, index > 0, out);
 	if (index == 0) {

@@ -37,7 +37,7 @@ size_t frames_each_word(uint64_t lo, uint64_t hi, unsigned word_size, frames_rea
 
 const char *frames_how_name(enum frames_how how)
 {
-	static const char *const names[] = { "cfi", "fp", "scan" };
+	static const char *const names[] = { "cfi", "fp", "scan", "python" };
 
 	return how < sizeof(names) / sizeof(names[0]) ? names[how] : "?";
 }

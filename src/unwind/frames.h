@@ -35,12 +35,27 @@ size_t frames_each_word(uint64_t lo, uint64_t hi, unsigned word_size, frames_rea
  * a frame-pointer chain, or a validated stack scan. Backtraces keep it in the top bits of each
  * address (user addresses stay below 1 << 56 on every supported architecture), with
  * FRAMES_STOPPED on the last frame when the unwind stopped there for lack of information.
+ * FRAMES_PYTHON is a Python frame (unwind/python.h): no address but FRAMES_PY_TAG and the
+ * index of its (function, file, line) in its process's table, so that frames_addr of it is
+ * no code address either.
  */
-enum frames_how { FRAMES_CFI, FRAMES_FP, FRAMES_SCAN };
+enum frames_how { FRAMES_CFI, FRAMES_FP, FRAMES_SCAN, FRAMES_PYTHON };
 
 #define FRAMES_HOW_SHIFT 62
 #define FRAMES_STOPPED (1ull << 61)
 #define FRAMES_ADDR_MASK (FRAMES_STOPPED - 1)
+#define FRAMES_PY_TAG (1ull << 60)
+
+static inline uint64_t frames_python(uint32_t id)
+{
+	return (uint64_t)FRAMES_PYTHON << FRAMES_HOW_SHIFT | FRAMES_PY_TAG | id;
+}
+
+/* Is addr (frames_addr of a frame) a Python frame's? Its index is then (uint32_t)addr. */
+static inline bool frames_is_python(uint64_t addr)
+{
+	return (addr & ~(uint64_t)UINT32_MAX) == FRAMES_PY_TAG;
+}
 
 static inline uint64_t frames_addr(uint64_t v)
 {

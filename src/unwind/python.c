@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Python frames read from outside the process, and their table (python.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PR_DOMAIN "python"
+#include "arch/arch.h"
+#include "symbols/symbols.h"
+#include "target/remote.h"
+#include "unwind/frames.h"
+#include "unwind/pylayout.h"
+#include "unwind/python.h"
+#include "util/log.h"
+#include "util/pairmap.h"
+#include "util/util.h"
+
+/* Code objects kept before the cache starts again (code made at run time, exec'd strings). */
+#define PY_CODE_MAX 65536u
+/* Longest name or file name read, in characters. */
+#define PY_STR_MAX 1024u
+/* Longest location table read, in bytes. */
+#define PY_TABLE_MAX (256u << 10)
+
+/* PY_NONE: none in the modules probed so far */
+enum py_state { PY_NONE, PY_UNSUPPORTED, PY_READY };
+
+/* A code object read, known by its address and the words that identify it there. */
+struct pycode {
+	uint64_t addr, fingerprint;
+	uint32_t function, file; /* string ids */
+	int firstlineno;
+	uint64_t ncode; /* code units */
+	uint8_t *table;
+	size_t len;
+};
+
+/* A Python frame as backtraces hold it: names are string ids. */
+struct pyframe {
+	uint32_t function, file;
+	int line;
+};
+
+struct pyproc {
+	enum py_state state;
+	size_t mods_seen; /* modules of p probed */
+	const struct pylayout *l;
+	uint64_t runtime, code_type; /* _PyRuntime, PyCode_Type */
+	uint64_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault */
+	/* code objects by (address, fingerprint) */
+	struct pairmap code_ids;
+	struct pycode *codes;
+	uint32_t ncodes, codes_cap;
+	/* interned strings and frames: never forgotten while backtraces name them */
+	struct pairmap str_ids;
+	char **strs;
+	uint32_t nstrs, strs_cap;
+	struct pairmap frame_ids;
+	struct pyframe *frames;
+	uint32_t nframes, frames_cap;
+};
+
+static struct pyproc *pyproc_of(struct proc *p)
+{
+	if (!p->py)
+		p->py = xcalloc(1, sizeof(*p->py));
+	return p->py;
+}
+
+static uint32_t intern_str(struct pyproc *py, const char *s)
+{
+	uint32_t *slot = pairmap_slot(&py->str_ids, pairmap_str_hash(s, 0),
+				      pairmap_str_hash(s, 0x9e3779b97f4a7c15ull));
+
+	if (*slot)
+		return *slot - 1;
+	if (py->nstrs == py->strs_cap) {
+		py->strs_cap = py->strs_cap ? 2 * py->strs_cap : 64;
+		py->strs = xrealloc(py->strs, py->strs_cap * sizeof(*py->strs));
+	}
+	py->strs[py->nstrs] = xstrdup(s);
+	py->str_ids.n++;
+	*slot = ++py->nstrs;
+	return *slot - 1;
+}
+
+static uint32_t intern_frame(struct pyproc *py, uint32_t function, uint32_t file, int line)
+{
+	uint32_t *slot = pairmap_slot(&py->frame_ids, (uint64_t)function << 32 | file,
+				      (uint64_t)(uint32_t)line);
+
+	if (*slot)
+		return *slot - 1;
+	if (py->nframes == py->frames_cap) {
+		py->frames_cap = py->frames_cap ? 2 * py->frames_cap : 256;
+		py->frames = xrealloc(py->frames, py->frames_cap * sizeof(*py->frames));
+	}
+	py->frames[py->nframes] = (struct pyframe){ function, file, line };
+	py->frame_ids.n++;
+	*slot = ++py->nframes;
+	return *slot - 1;
+}
+
+/* ---- finding the interpreter ---- */
+
+static bool python_module(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "python3", 7) || !strncmp(base, "libpython3", 10);
+}
+
+/* Look at module m for an interpreter: set py's state if it has one. */
+static void probe_module(struct proc *p, struct pyproc *py, const struct module *m)
+{
+	static const char *const names[] = { "_PyRuntime", "Py_Version", "PyCode_Type",
+					     "_PyEval_EvalFrameDefault" };
+	uint64_t v[ARRAY_SIZE(names)], sz[ARRAY_SIZE(names)];
+	uint32_t version = 0;
+
+	if (!m->bias_known || !python_module(m->path) ||
+	    sym_lookup_many(m->path, names, ARRAY_SIZE(names), v, sz) || !v[0])
+		return;
+	/* Py_Version (3.11 on) is PY_VERSION_HEX: 0x030b07f0 for 3.11.7 */
+	if (v[1] && remote_read(proc_mem_pid(p), v[1] + m->bias, &version, 4) != 4)
+		return;
+	py->l = version ? pylayout_find(version >> 24, version >> 16 & 0xff) : NULL;
+	if (!py->l || !v[2] || !v[3] || !sz[3]) {
+		py->state = PY_UNSUPPORTED;
+		if (version)
+			pr_warn("process %d runs Python %u.%u: Python frames are not shown for this "
+				"version (its allocations are traced without them)", p->pid,
+				version >> 24, version >> 16 & 0xff);
+		else
+			pr_warn("process %d runs a Python older than 3.11: Python frames are not "
+				"shown for it (its allocations are traced without them)", p->pid);
+		return;
+	}
+	py->runtime = v[0] + m->bias;
+	py->code_type = v[2] + m->bias;
+	py->eval_lo = v[3] + m->bias;
+	py->eval_hi = py->eval_lo + sz[3];
+	py->state = PY_READY;
+	pr_dbg(1, "process %d: Python %u.%u in %s", p->pid, version >> 24, version >> 16 & 0xff,
+	       m->path);
+}
+
+static void probe(struct proc *p, struct pyproc *py)
+{
+	if (py->state != PY_NONE || p->mods.n == py->mods_seen)
+		return;
+	if (p->mods.n < py->mods_seen)
+		py->mods_seen = 0;
+	for (size_t i = py->mods_seen; i < p->mods.n && py->state == PY_NONE; i++)
+		probe_module(p, py, &p->mods.v[i]);
+	py->mods_seen = p->mods.n;
+}
+
+/* ---- reading code objects ---- */
+
+static uint64_t word_at(const uint8_t *buf, unsigned off)
+{
+	uint64_t v;
+
+	memcpy(&v, buf + off, sizeof(v));
+	return v;
+}
+
+/* The text of the str object at addr into out, or -EINVAL. */
+static int read_str(pid_t pid, const struct pylayout *l, uint64_t addr, char *out, size_t cap)
+{
+	uint8_t head[128], *chars;
+	uint32_t state;
+	unsigned off, kind;
+	uint64_t n;
+
+	if (!addr || addr & 7 || remote_read(pid, addr, head, l->str_compact_data) !=
+	    (ssize_t)l->str_compact_data)
+		return -EINVAL;
+	memcpy(&state, head + l->str_state, sizeof(state));
+	n = word_at(head, l->str_length);
+	if (pylayout_str(l, state, n, &off, &kind))
+		return -EINVAL;
+	n = n < PY_STR_MAX ? n : PY_STR_MAX;
+	chars = xmalloc(n * kind + 1);
+	if (remote_read(pid, addr + off, chars, n * kind) != (ssize_t)(n * kind)) {
+		free(chars);
+		return -EINVAL;
+	}
+	pylayout_utf8(chars, n, kind, out, cap);
+	free(chars);
+	return 0;
+}
+
+/* A bytes object's contents (co_linetable), or NULL. */
+static uint8_t *read_bytes(pid_t pid, const struct pylayout *l, uint64_t addr, size_t *len)
+{
+	uint64_t n;
+	uint8_t *buf;
+
+	if (!addr || addr & 7 || remote_read_word(pid, addr + l->ob_size, 8, &n) ||
+	    n > PY_TABLE_MAX)
+		return NULL;
+	buf = xmalloc(n ? n : 1);
+	if (remote_read(pid, addr + l->bytes_data, buf, n) != (ssize_t)n) {
+		free(buf);
+		return NULL;
+	}
+	*len = n;
+	return buf;
+}
+
+static void forget_codes(struct pyproc *py)
+{
+	for (uint32_t i = 0; i < py->ncodes; i++)
+		free(py->codes[i].table);
+	free(py->code_ids.v);
+	py->code_ids = (struct pairmap){ 0 };
+	py->ncodes = 0;
+}
+
+/* Read the code object whose head is head (at addr) into a new cache entry, or NULL. */
+static struct pycode *read_code(struct proc *p, struct pyproc *py, uint64_t addr,
+				const uint8_t *head, uint64_t fp, uint32_t *slot)
+{
+	const struct pylayout *l = py->l;
+	pid_t pid = proc_mem_pid(p);
+	char name[PY_STR_MAX * 4], file[PY_STR_MAX * 4];
+	struct pycode c = { .addr = addr, .fingerprint = fp };
+	int32_t first;
+
+	if (read_str(pid, l, word_at(head, l->co_qualname), name, sizeof(name)) ||
+	    read_str(pid, l, word_at(head, l->co_filename), file, sizeof(file)))
+		return NULL;
+	c.table = read_bytes(pid, l, word_at(head, l->co_linetable), &c.len);
+	if (!c.table)
+		return NULL;
+	memcpy(&first, head + l->co_firstlineno, sizeof(first));
+	c.firstlineno = first;
+	c.ncode = word_at(head, l->co_size);
+	c.function = intern_str(py, name);
+	c.file = intern_str(py, file);
+	if (py->ncodes == py->codes_cap) {
+		py->codes_cap = py->codes_cap ? 2 * py->codes_cap : 256;
+		py->codes = xrealloc(py->codes, py->codes_cap * sizeof(*py->codes));
+	}
+	py->codes[py->ncodes] = c;
+	py->code_ids.n++;
+	*slot = ++py->ncodes;
+	return &py->codes[py->ncodes - 1];
+}
+
+/* The code object at addr as it is now, read or from the cache; NULL if it is none. */
+static struct pycode *code_at(struct proc *p, struct pyproc *py, uint64_t addr)
+{
+	const struct pylayout *l = py->l;
+	uint8_t head[256];
+	uint64_t fp;
+	uint32_t *slot;
+
+	if (!addr || addr & 7 ||
+	    remote_read(proc_mem_pid(p), addr, head, l->co_head) != (ssize_t)l->co_head ||
+	    word_at(head, l->ob_type) != py->code_type)
+		return NULL;
+	/* another code object at an address freed and reused has other names or table */
+	fp = hash64(word_at(head, l->co_qualname) ^ hash64(word_at(head, l->co_filename) ^
+		    hash64(word_at(head, l->co_linetable) ^
+			   word_at(head, l->co_firstlineno & ~7u))));
+	if (py->ncodes >= PY_CODE_MAX)
+		forget_codes(py);
+	slot = pairmap_slot(&py->code_ids, addr, fp);
+	if (*slot)
+		return &py->codes[*slot - 1];
+	return read_code(p, py, addr, head, fp, slot);
+}
+
+/* ---- the frame chain ---- */
+
+/* The thread state of the GIL holder if it is the thread with thread pointer tp, else 0. */
+static uint64_t gil_holder(pid_t pid, const struct pyproc *py, uint64_t tp)
+{
+	uint64_t ts, id;
+
+	if (remote_read_word(pid, py->runtime + py->l->rt_tstate_current, 8, &ts) || !ts ||
+	    ts & 7 || remote_read_word(pid, ts + py->l->ts_thread_id, 8, &id) || id != tp)
+		return 0;
+	return ts;
+}
+
+/* The Python frames of thread state ts, innermost first, into py_out (entry: is_entry). */
+static unsigned read_chain(struct proc *p, struct pyproc *py, uint64_t ts, uint64_t *out,
+			   bool *entry, unsigned max)
+{
+	const struct pylayout *l = py->l;
+	pid_t pid = proc_mem_pid(p);
+	uint64_t cf, fr;
+	unsigned n = 0;
+
+	if (remote_read_word(pid, ts + l->ts_cframe, 8, &cf) || !cf || cf & 7 ||
+	    remote_read_word(pid, cf + l->cf_current_frame, 8, &fr))
+		return 0;
+	for (unsigned k = 0; fr && k < PYLAYOUT_MAX_FRAMES && n < max; k++) {
+		uint8_t f[128];
+		struct pycode *c;
+		int64_t addrq;
+		int line;
+
+		if (fr & 7 || remote_read(pid, fr, f, l->fr_size) != (ssize_t)l->fr_size ||
+		    f[l->fr_owner] > l->owner_max || f[l->fr_is_entry] > 1)
+			break;
+		c = code_at(p, py, word_at(f, l->fr_code));
+		if (!c)
+			break;
+		addrq = (int64_t)(word_at(f, l->fr_prev_instr) - (c->addr + l->co_code));
+		if (addrq < -2 || addrq >= (int64_t)(c->ncode * 2))
+			break;
+		line = pylayout_line(c->table, c->len, c->firstlineno, addrq);
+		entry[n] = f[l->fr_is_entry];
+		out[n++] = frames_python(intern_frame(py, c->function, c->file, line));
+		fr = word_at(f, l->fr_previous);
+	}
+	return n;
+}
+
+static bool in_eval(void *ctx, uint64_t pc)
+{
+	const struct pyproc *py = ctx;
+	uint64_t a = arch->code_addr(frames_addr(pc));
+
+	/* return addresses: the call is the byte before */
+	return a > py->eval_lo && a <= py->eval_hi;
+}
+
+unsigned python_merge(struct proc *p, uint64_t tp, uint64_t *pcs, unsigned n, unsigned max)
+{
+	struct pyproc *py = pyproc_of(p);
+	uint64_t frames[PYLAYOUT_MAX_FRAMES], *out;
+	bool entry[PYLAYOUT_MAX_FRAMES];
+	unsigned m;
+	uint64_t ts;
+
+	probe(p, py);
+	if (py->state != PY_READY || !tp || !max)
+		return n;
+	ts = gil_holder(proc_mem_pid(p), py, tp);
+	if (!ts)
+		return n;
+	m = read_chain(p, py, ts, frames, entry, max < PYLAYOUT_MAX_FRAMES ? max :
+						 PYLAYOUT_MAX_FRAMES);
+	if (!m)
+		return n;
+	out = xmalloc(max * sizeof(*out));
+	n = pylayout_merge(pcs, n, frames, entry, m, in_eval, py, out, max);
+	memcpy(pcs, out, n * sizeof(*out));
+	free(out);
+	return n;
+}
+
+bool python_resolve(const struct proc *p, uint64_t addr, struct sym_frame *sf)
+{
+	const struct pyproc *py = p->py;
+	const struct pyframe *f;
+	const char *file;
+
+	if (!frames_is_python(addr))
+		return false;
+	*sf = (struct sym_frame){ .line = -1 };
+	if (!py || (uint32_t)addr >= py->nframes) {
+		sf->function = "[python]";
+		return true;
+	}
+	f = &py->frames[(uint32_t)addr];
+	file = py->strs[f->file];
+	sf->function = py->strs[f->function];
+	sf->file = file;
+	sf->line = f->line;
+	return true;
+}
+
+void python_forget_image(struct proc *p)
+{
+	struct pyproc *py = p->py;
+
+	if (!py)
+		return;
+	forget_codes(py);
+	py->state = PY_NONE;
+	py->mods_seen = 0;
+	py->l = NULL;
+}
+
+void python_fork(struct proc *child, const struct proc *parent)
+{
+	const struct pyproc *pp = parent->py;
+	struct pyproc *py;
+
+	if (!pp)
+		return;
+	py = pyproc_of(child);
+	for (uint32_t i = 0; i < pp->nframes; i++) {
+		const struct pyframe *f = &pp->frames[i];
+
+		intern_frame(py, intern_str(py, pp->strs[f->function]),
+			     intern_str(py, pp->strs[f->file]), f->line);
+	}
+}
+
+void python_free(struct proc *p)
+{
+	struct pyproc *py = p->py;
+
+	if (!py)
+		return;
+	forget_codes(py);
+	free(py->codes);
+	for (uint32_t i = 0; i < py->nstrs; i++)
+		free(py->strs[i]);
+	free(py->strs);
+	free(py->str_ids.v);
+	free(py->frames);
+	free(py->frame_ids.v);
+	free(py);
+	p->py = NULL;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+#ifndef HEAPTRACE_PYTHON_H
+#define HEAPTRACE_PYTHON_H
+
+/*
+ * Python frames in backtraces, read from outside: a CPython interpreter in the process is
+ * found by its exported symbols (_PyRuntime, Py_Version), the frame chain of the thread
+ * holding the GIL is read at an allocation, and each frame's code object (its qualified name,
+ * file and location table) is read and kept while the process lives. A Python frame goes into
+ * a backtrace as an id (frames.h's FRAMES_PYTHON) of the process's table of (function, file,
+ * line), which lives as long as the process's table of backtraces.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "symbols/symframe.h"
+#include "target/process.h"
+
+/*
+ * Merge the Python frames of p's thread with thread pointer tp, stopped or at an allocation's
+ * entry, into its native backtrace pcs[0..n) (at most max frames; pcs[0] the caller's pc):
+ * only if that thread holds the GIL (its frames cannot change while it is stopped). Python
+ * frames take the place of the evaluation loop's native frames they ran in. Return the new n.
+ */
+unsigned python_merge(struct proc *p, uint64_t tp, uint64_t *pcs, unsigned n, unsigned max);
+
+/* Fill sf for the Python frame addr (frames_addr of a FRAMES_PYTHON value) of p. Return false
+ * if addr is no Python frame of p. */
+bool python_resolve(const struct proc *p, uint64_t addr, struct sym_frame *sf);
+
+/* Forget the interpreter found in p's image (an exec): its frames stay nameable. */
+void python_forget_image(struct proc *p);
+
+/* child (a fork of parent) gets a copy of parent's Python frames, which its backtraces name. */
+void python_fork(struct proc *child, const struct proc *parent);
+
+/* Free all of it (p's table is going). */
+void python_free(struct proc *p);
+
+#endif
