@@ -19,6 +19,23 @@
 #define STUB_D_COPY 40 /* most bytes of stack an entry record copies */
 #define STUB_D_TRAMP 48 /* ht_stub_ret in the process */
 #define STUB_D_NOTSC 56 /* nonzero: no time-stamp counter (x86_64: PR_SET_TSC); stamps 0 */
+/*
+ * Python frames (unwind/python.h), where the process runs a CPython whose layout heaptrace
+ * knows: the address of the word that points to the thread state holding the GIL (0: no
+ * Python, no walk: a process without one pays one load), and the offsets the walk reads.
+ * Written when the area is made, or later (an interpreter mapped after it) while stubs run:
+ * then STUB_D_PY_MAX last, which the stub code reads first. Its value has one nonzero byte, so
+ * that a store the stub sees half done reads as 0 or as the whole value.
+ */
+#define STUB_D_PY_TSTATE 64 /* &_PyRuntime.gilstate.tstate_current, 0: none */
+#define STUB_D_PY_THREAD_ID 72 /* PyThreadState.thread_id: pthread_self(), the thread pointer */
+#define STUB_D_PY_CFRAME 80 /* PyThreadState.cframe */
+#define STUB_D_PY_CURRENT 88 /* _PyCFrame.current_frame */
+#define STUB_D_PY_CODE 96 /* _PyInterpreterFrame.f_code */
+#define STUB_D_PY_INSTR 104 /* _PyInterpreterFrame.prev_instr */
+#define STUB_D_PY_ENTRY 112 /* _PyInterpreterFrame.is_entry (a byte) */
+#define STUB_D_PY_PREVIOUS 120 /* _PyInterpreterFrame.previous */
+#define STUB_D_PY_MAX 128 /* most frames recorded (STUB_PY_MAX_FRAMES), 0: no walk */
 #define STUB_D_MAIN_LO 192 /* the main thread's stack: [lo, top), whatever its key */
 #define STUB_D_MAIN_TOP 200
 /* Per hook (up to 224, hooks.h: patch/stubs.c asserts it), its continuation (the relocated first
@@ -83,6 +100,21 @@
 #define STUB_RR_RESULT 24 /* u64 */
 #define STUB_RR_THREAD 32 /* u64 */
 #define STUB_REC_RETURN 48
+/*
+ * An entry's Python section, after the stack copy at STUB_REC_ENTRY + copy rounded up to 16,
+ * present when the record is longer than that: written only by a thread that holds the GIL
+ * (the thread state's thread_id is its thread pointer), whose frame chain cannot change while
+ * it is in the allocator. A count, then per frame, innermost first, its code object and its
+ * last instruction, bit 0 of which is set on the first frame of an evaluation loop's run
+ * (is_entry; instructions are 2-byte units).
+ */
+#define STUB_PY_COUNT 0 /* u64 */
+#define STUB_PY_FRAMES 16 /* the first frame */
+#define STUB_PY_FRAME 16 /* bytes per frame */
+#define STUB_PY_CODE 0 /* u64: the frame's PyCodeObject */
+#define STUB_PY_INSTR 8 /* u64: prev_instr | STUB_PY_ENTRY_BIT */
+#define STUB_PY_ENTRY_BIT 1
+#define STUB_PY_MAX_FRAMES 128 /* STUB_D_PY_MAX's value: one nonzero byte */
 #define STUB_HOOK_FREE 0x100 /* in the thunk's word: a free, recorded at entry only */
 #define STUB_HOOK_NORET 0x200 /* in the thunk's word: an entry record, its return left alone
 			       * (libstdc++'s operator new: stubpatch.c) */
@@ -104,6 +136,11 @@ _Static_assert(STUB_RR_COOKIE == STUB_R_HOOK + 4 && STUB_RR_RESULT == STUB_RR_CO
 		       STUB_RR_THREAD == STUB_RR_RESULT + 8 &&
 		       STUB_RR_THREAD + 8 <= STUB_REC_RETURN,
 	       "a return: cookie, result (one stp), thread");
+_Static_assert(STUB_D_PY_TSTATE >= STUB_D_NOTSC + 8 && STUB_D_PY_MAX + 8 <= STUB_D_MAIN_LO,
+	       "the Python words of the data page");
+_Static_assert(STUB_PY_MAX_FRAMES > 0 && STUB_PY_MAX_FRAMES <= 255, "one nonzero byte");
+_Static_assert(STUB_PY_FRAMES % 16 == 0 && STUB_PY_FRAME == 16,
+	       "the Python section keeps records a multiple of 16 bytes");
 _Static_assert(STUB_REC_FREE % 16 == 0 && STUB_REC_RETURN % 16 == 0,
 	       "records are multiples of 16 bytes");
 

@@ -7,6 +7,7 @@
  * are spelled into assembly: plain numbers only) and heaptrace's side. Offsets are bytes.
  */
 #define STUBS_SUPPORTED 1
+#define STUB_PY_SUPPORTED 1 /* the stub code records Python frames (STUB_D_PY_*) */
 
 #include "arch/stub_layout.h"
 

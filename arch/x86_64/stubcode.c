@@ -9,7 +9,8 @@
  * with the function's return address above that word. It saves every register it touches and
  * the flags, reserves a record in the shared ring with `lock xadd` on its head, writes it
  * (free: the pointer and a time stamp; others: arguments, the registers an unwinder needs, a
- * time stamp, and a copy of the stack from the return address up), and publishes it by writing its tag last.
+ * time stamp, a copy of the stack from the return address up, and in a Python process the
+ * thread's Python frames when it holds the GIL), and publishes it by writing its tag last.
  * An allocation's return goes through ht_stub_ret, which records the result. Then the
  * function goes on at its continuation: its displaced first instructions, relocated, and a
  * jump back. With the data page's off word set, or heaptrace gone (the kernel marks the
@@ -24,6 +25,8 @@
  */
 #define STUB_CODE_ONLY
 #include "stub_arch.h"
+
+_Static_assert(STUB_PY_FRAME == 16, "PY_WRITE: bytes to frames by a shift of 4");
 
 #define S_(x) #x
 #define S(x) S_(x)
@@ -48,6 +51,70 @@
 	".globl ht_stub_tsc_" #x "_end\nht_stub_tsc_" #x "_end:\n"                           \
 	"	shl $32,%rdx\n"                                                                   \
 	"	or %rdx,%rax\n"
+
+/*
+ * The Python frames of the thread, if it holds the GIL (stub_layout.h: STUB_D_PY_*): their
+ * count into rax (rdi, rdx clobbered), at most STUB_D_PY_MAX, which is 0 until the other words
+ * are written. The thread state that holds the
+ * GIL is only compared (its thread_id with the thread pointer) before anything else of it is
+ * read; from there the chain is the thread's own, which nothing changes while it allocates.
+ */
+#define PY_COUNT                                                                                  \
+	"	xor %eax,%eax\n"                                                                   \
+	"	cmpq $0," S(STUB_D_PY_MAX) "(%r10)\n	je 11f\n"                                      \
+	"	mov " S(STUB_D_PY_TSTATE) "(%r10),%rdi\n"                                          \
+	"	test %rdi,%rdi\n	jz 11f\n"                                                      \
+	"	mov (%rdi),%rdi\n"                                                                \
+	"	test %rdi,%rdi\n	jz 11f\n"                                                      \
+	"	mov " S(STUB_D_PY_THREAD_ID) "(%r10),%rdx\n"                                       \
+	"	mov (%rdi,%rdx),%rdx\n"                                                           \
+	"	cmp %fs:0,%rdx\n	jne 11f\n"                                                     \
+	"	mov " S(STUB_D_PY_CFRAME) "(%r10),%rdx\n"                                          \
+	"	mov (%rdi,%rdx),%rdi\n"                                                           \
+	"	test %rdi,%rdi\n	jz 11f\n"                                                      \
+	"	mov " S(STUB_D_PY_CURRENT) "(%r10),%rdx\n"                                         \
+	"	mov (%rdi,%rdx),%rdi\n"                                                           \
+	"	mov " S(STUB_D_PY_PREVIOUS) "(%r10),%rdx\n"                                        \
+	"12:	test %rdi,%rdi\n	jz 11f\n"                                                    \
+	"	test $7,%dil\n	jnz 11f\n"                                                        \
+	"	cmp " S(STUB_D_PY_MAX) "(%r10),%rax\n	jae 11f\n"                                  \
+	"	inc %eax\n"                                                                       \
+	"	mov (%rdi,%rdx),%rdi\n"                                                           \
+	"	jmp 12b\n"                                                                        \
+	"11:\n"
+
+/*
+ * The Python section of the entry record at r11, after the stack copy (rdi: its end): the same
+ * walk again, as many frames as PY_COUNT counted (the record's length says how many), each
+ * frame's code object and last instruction with the is_entry bit, then the count of those
+ * written. rax, rcx, rdx, rsi, rdi clobbered.
+ */
+#define PY_WRITE                                                                                  \
+	"	mov " S(STUB_R_LEN) "(%r11),%eax\n"                                                \
+	"	add $15,%rdi\n	and $-16,%rdi\n"                                                   \
+	"	mov %rdi,%rdx\n	sub %r11,%rdx\n"                                                 \
+	"	sub %rdx,%rax\n	jz 19f\n"                                                      \
+	"	sub $" S(STUB_PY_FRAMES) ",%rax\n"                                                 \
+	"	xor %ecx,%ecx\n"                                                                  \
+	"	mov " S(STUB_D_PY_TSTATE) "(%r10),%rsi\n	mov (%rsi),%rsi\n"                      \
+	"	mov " S(STUB_D_PY_CFRAME) "(%r10),%rdx\n	mov (%rsi,%rdx),%rsi\n"                 \
+	"	mov " S(STUB_D_PY_CURRENT) "(%r10),%rdx\n	mov (%rsi,%rdx),%rsi\n"                \
+	"13:	cmp %rax,%rcx\n	jae 18f\n"                                                   \
+	"	test %rsi,%rsi\n	jz 18f\n"                                                      \
+	"	test $7,%sil\n	jnz 18f\n"                                                        \
+	"	mov " S(STUB_D_PY_CODE) "(%r10),%rdx\n	mov (%rsi,%rdx),%rdx\n"                   \
+	"	mov %rdx," S(STUB_PY_FRAMES) "+" S(STUB_PY_CODE) "(%rdi,%rcx)\n"                   \
+	"	mov " S(STUB_D_PY_ENTRY) "(%r10),%rdx\n	movzbl (%rsi,%rdx),%edx\n"              \
+	"	and $" S(STUB_PY_ENTRY_BIT) ",%edx\n"                                              \
+	"	mov %rdx," S(STUB_PY_FRAMES) "+" S(STUB_PY_INSTR) "(%rdi,%rcx)\n"                  \
+	"	mov " S(STUB_D_PY_INSTR) "(%r10),%rdx\n	mov (%rsi,%rdx),%rdx\n"                  \
+	"	or %rdx," S(STUB_PY_FRAMES) "+" S(STUB_PY_INSTR) "(%rdi,%rcx)\n"                   \
+	"	mov " S(STUB_D_PY_PREVIOUS) "(%r10),%rdx\n	mov (%rsi,%rdx),%rsi\n"              \
+	"	add $" S(STUB_PY_FRAME) ",%rcx\n"                                                  \
+	"	jmp 13b\n"                                                                        \
+	"18:	shr $4,%rcx\n"                                                                  \
+	"	mov %rcx," S(STUB_PY_COUNT) "(%rdi)\n"                                             \
+	"19:\n"
 
 __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	".p2align 12\n"
@@ -120,9 +187,14 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"6:	mov " S(STUB_D_COPY) "(%r10),%rdx\n"
 	"	cmp %rdx,%rcx\n"
 	"	cmova %rdx,%rcx\n"
+	PY_COUNT
 	"	lea " S(STUB_REC_ENTRY) "+15(%rcx),%rdx\n"
 	"	and $-16,%rdx\n"
-	"	mov %rdx,%rax\n"
+	"	test %rax,%rax\n"
+	"	jz 10f\n"
+	"	shl $4,%rax\n"
+	"	lea " S(STUB_PY_FRAMES) "(%rdx,%rax),%rdx\n"
+	"10:	mov %rdx,%rax\n"
 	"	lock xadd %rax," S(STUB_C_HEAD) "(%r9)\n"
 	"	call ht_stub_room\n"
 	"	mov %rax,%r8\n" /* the record's position: its cookie */
@@ -157,6 +229,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	mov %rax," S(STUB_RE_TIME) "(%r11)\n"
 	"	lea " S(STUB_REC_ENTRY) "(%r11),%rdi\n"
 	"	rep movsb\n"
+	PY_WRITE
 	"	or $" S(STUB_KIND_ENTRY) ",%r8\n"
 	"	mov %r8," S(STUB_R_TAG) "(%r11)\n" /* the tag, last: the record is complete */
 	"	test %r9,%r9\n"

@@ -19,6 +19,7 @@
 #include "stub_arch.h"
 #include "target/process.h"
 #include "unwind/fallback.h"
+#include "unwind/python.h"
 #include "unwind/unwind.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -173,13 +174,18 @@ static unsigned unwind_rec(void *arg, struct unwind_reader *rd, uint64_t *pcs, u
 	struct unwind_ctx *c = arg;
 	struct arch_regs regs;
 	struct unwind_hooks h;
+	unsigned n;
 
 	if (c->rr->copy < 8 || !c->p->unw)
 		return 0;
 	stub_regs(&regs, c->rec); /* the caller's frame: pc = the return address */
 	fallback_hooks(c->p, &h);
-	return unwind_capture_copy(c->p->unw, rd, &regs, c->rr->sp, c->rec + STUB_REC_ENTRY,
-				   c->rr->copy, pcs, max, &h);
+	n = unwind_capture_copy(c->p->unw, rd, &regs, c->rr->sp, c->rec + STUB_REC_ENTRY,
+				c->rr->copy, pcs, max, &h);
+	if (c->rr->py_count)
+		n = python_merge_recorded(c->p, c->rec + c->rr->py_off, c->rr->py_count, pcs, n,
+					  max);
+	return n;
 }
 
 static void take_entry(struct proc *p, struct stubs *s, const uint8_t *r,

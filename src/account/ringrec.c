@@ -40,6 +40,23 @@ static void parse_entry(const uint8_t *r, struct ringrec *o)
 	o->returns = get32(r + STUB_RE_RETURNS) != 0;
 }
 
+/* An entry's Python section, if its length leaves room for one after the stack copy. */
+static enum ringrec_state parse_python(const uint8_t *r, struct ringrec *o)
+{
+	uint32_t off = (STUB_REC_ENTRY + o->copy + 15) & ~15u;
+	uint64_t count;
+
+	if (o->len <= off)
+		return RINGREC_OK;
+	count = get64(r + off + STUB_PY_COUNT);
+	if (o->len - off < STUB_PY_FRAMES || count > STUB_PY_MAX_FRAMES ||
+	    count > (o->len - off - STUB_PY_FRAMES) / STUB_PY_FRAME)
+		return RINGREC_BROKEN;
+	o->py_off = off;
+	o->py_count = (uint32_t)count;
+	return RINGREC_OK;
+}
+
 enum ringrec_state ringrec_parse(const uint8_t *r, uint64_t pos, uint64_t size,
 				 struct ringrec *o)
 {
@@ -61,7 +78,7 @@ enum ringrec_state ringrec_parse(const uint8_t *r, uint64_t pos, uint64_t size,
 		/* the unwinder reads copy bytes from STUB_REC_ENTRY: within the record only */
 		if (o->copy > o->len - STUB_REC_ENTRY)
 			return RINGREC_BROKEN;
-		break;
+		return parse_python(r, o);
 	case STUB_KIND_FREE:
 		o->args[0] = get64(r + STUB_RF_PTR);
 		o->key = get64(r + STUB_RF_THREAD);

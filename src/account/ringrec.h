@@ -22,6 +22,9 @@ struct ringrec {
 	uint64_t sp; /* entry: sp at the entry */
 	uint32_t copy; /* entry: bytes of stack copied, from the record's STUB_REC_ENTRY */
 	bool returns; /* entry: its return goes through the trampoline */
+	/* entry: its Python section (stub_layout.h: STUB_PY_*) at this offset, with py_count
+	 * frames; 0 and 0 if none */
+	uint32_t py_off, py_count;
 	uint64_t cookie, result; /* return */
 };
 

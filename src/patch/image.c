@@ -118,6 +118,7 @@ static void note_modules(struct proc *p, size_t old)
 	if (p->unw)
 		unwind_flush(p->unw);
 	fallback_flush(p);
+	stubs_python(p);
 }
 
 /* Read the mappings again (libraries were loaded or unloaded). */

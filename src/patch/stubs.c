@@ -23,6 +23,7 @@
 #include "stub_arch.h"
 #include "target/process.h"
 #include "target/remote.h"
+#include "unwind/python.h"
 #include "util/log.h"
 #include "util/maps.h"
 #include "util/util.h"
@@ -202,6 +203,54 @@ static void main_stack(struct proc *p, uint64_t *lo, uint64_t *top)
 		*top = 0;
 }
 
+/* The Python words of a data page (stub_layout.h: STUB_D_PY_*), where the stub code reads them
+ * and the process has an interpreter heaptrace reads. */
+static void python_words(struct proc *p, struct stubs *s, uint8_t *data)
+{
+#ifdef STUB_PY_SUPPORTED
+	uint64_t w[PYTHON_STUB_WORDS];
+
+	_Static_assert(STUB_D_PY_MAX - STUB_D_PY_TSTATE == 8 * (PYTHON_STUB_WORDS - 1),
+		       "python_stub_words fills the data page's Python words in order");
+	if (python_stub_words(p, w)) {
+		for (unsigned i = 0; i < PYTHON_STUB_WORDS; i++)
+			put64(data + STUB_D_PY_TSTATE + 8 * i, w[i]);
+		s->python = true;
+	}
+#else
+	(void)p;
+	(void)s;
+	(void)data;
+#endif
+}
+
+void stubs_python(struct proc *p)
+{
+#ifdef STUB_PY_SUPPORTED
+	struct stubs *s = p->stubs;
+	uint64_t w[PYTHON_STUB_WORDS];
+	pid_t pid = proc_mem_pid(p);
+
+	if (!s || s->python || !python_stub_words(p, w))
+		return;
+	/* STUB_D_PY_MAX, which lets the stubs walk, after the words it vouches for */
+	for (unsigned i = 0; i < s->nareas; i++) {
+		uint64_t at = s->area[i] + 4096 + STUB_D_PY_TSTATE;
+
+		if (remote_write_data(pid, at, w, 8 * (PYTHON_STUB_WORDS - 1)) ||
+		    remote_write_data(pid, at + 8 * (PYTHON_STUB_WORDS - 1),
+				      &w[PYTHON_STUB_WORDS - 1], 8)) {
+			pr_warn("process %d: the entry stubs record no Python frames (their data "
+				"page cannot be written)", p->pid);
+			break;
+		}
+	}
+	s->python = true;
+#else
+	(void)p;
+#endif
+}
+
 /* An area: the code page (the common code, r-x) and the data page after it, near hint: a
  * patched entry branches there with a 32-bit displacement. Return 0 or -errno. */
 static int map_code(struct proc *p, struct stubs *s, pid_t tid, uint64_t hint,
@@ -227,6 +276,7 @@ static int map_code(struct proc *p, struct stubs *s, pid_t tid, uint64_t hint,
 	put64(data + STUB_D_TRAMP, at + (ht_stub_ret - ht_stub_blob));
 	put64(data + STUB_D_MAIN_LO, s->main_lo);
 	put64(data + STUB_D_MAIN_TOP, s->main_top);
+	python_words(p, s, data);
 	/* written while not executable: the kernel makes the instruction cache see it when
 	 * mprotect first maps the page executable (arm64 syncs a page at its first executable
 	 * mapping); later code and patches go through ptrace writes, which sync too */

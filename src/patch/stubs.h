@@ -89,6 +89,7 @@ struct stubs {
 	bool off;
 	bool tops_full_told; /* a thread found no room in the table: said once */
 	bool notsc_told; /* the process turned the time-stamp counter off: said once */
+	bool python; /* the data pages' Python words are written (STUB_D_PY_*) */
 	unsigned threads_gen; /* moves when a thread comes, goes or learns its key */
 	struct stubs_reader rd;
 };
@@ -98,6 +99,10 @@ struct stubs {
 
 extern const uint8_t ht_stub_blob[], ht_stub_entry[], ht_stub_ret[], ht_stub_code_end[],
 	ht_stub_blob_end[];
+
+/* An interpreter was mapped after p's stub areas were made: write its words into their data
+ * pages (once), so that the stubs record Python frames from now on. */
+void stubs_python(struct proc *p);
 
 /* Entry stubs can be used on this architecture. */
 bool stubs_supported(void);

@@ -7,6 +7,7 @@
 
 #define PR_DOMAIN "python"
 #include "arch/arch.h"
+#include "arch/stub_layout.h"
 #include "symbols/symbols.h"
 #include "target/remote.h"
 #include "unwind/frames.h"
@@ -276,6 +277,22 @@ static struct pycode *code_at(struct proc *p, struct pyproc *py, uint64_t addr)
 	return read_code(p, py, addr, head, fp, slot);
 }
 
+/* The Python frame of code object code at its instruction instr, as a backtrace holds it; 0
+ * if code is no code object, or instr not in it. */
+static uint64_t frame_at(struct proc *p, struct pyproc *py, uint64_t code, uint64_t instr)
+{
+	struct pycode *c = code_at(p, py, code);
+	int64_t addrq;
+
+	if (!c)
+		return 0;
+	addrq = (int64_t)(instr - (c->addr + py->l->co_code));
+	if (addrq < -2 || addrq >= (int64_t)(c->ncode * 2))
+		return 0;
+	return frames_python(intern_frame(py, c->function, c->file,
+					  pylayout_line(c->table, c->len, c->firstlineno, addrq)));
+}
+
 /* ---- the frame chain ---- */
 
 /* The thread state of the GIL holder if it is the thread with thread pointer tp, else 0. */
@@ -303,22 +320,14 @@ static unsigned read_chain(struct proc *p, struct pyproc *py, uint64_t ts, uint6
 		return 0;
 	for (unsigned k = 0; fr && k < PYLAYOUT_MAX_FRAMES && n < max; k++) {
 		uint8_t f[128];
-		struct pycode *c;
-		int64_t addrq;
-		int line;
 
 		if (fr & 7 || remote_read(pid, fr, f, l->fr_size) != (ssize_t)l->fr_size ||
 		    f[l->fr_owner] > l->owner_max || f[l->fr_is_entry] > 1)
 			break;
-		c = code_at(p, py, word_at(f, l->fr_code));
-		if (!c)
+		out[n] = frame_at(p, py, word_at(f, l->fr_code), word_at(f, l->fr_prev_instr));
+		if (!out[n])
 			break;
-		addrq = (int64_t)(word_at(f, l->fr_prev_instr) - (c->addr + l->co_code));
-		if (addrq < -2 || addrq >= (int64_t)(c->ncode * 2))
-			break;
-		line = pylayout_line(c->table, c->len, c->firstlineno, addrq);
-		entry[n] = f[l->fr_is_entry];
-		out[n++] = frames_python(intern_frame(py, c->function, c->file, line));
+		entry[n++] = f[l->fr_is_entry];
 		fr = word_at(f, l->fr_previous);
 	}
 	return n;
@@ -333,10 +342,69 @@ static bool in_eval(void *ctx, uint64_t pc)
 	return a > py->eval_lo && a <= py->eval_hi;
 }
 
+/* Merge frames[0..m) into pcs[0..n) (at most max). */
+static unsigned merge(struct pyproc *py, const uint64_t *frames, const bool *entry, unsigned m,
+		      uint64_t *pcs, unsigned n, unsigned max)
+{
+	uint64_t *out;
+
+	if (!m)
+		return n;
+	out = xmalloc(max * sizeof(*out));
+	n = pylayout_merge(pcs, n, frames, entry, m, in_eval, py, out, max);
+	memcpy(pcs, out, n * sizeof(*out));
+	free(out);
+	return n;
+}
+
+unsigned python_merge_recorded(struct proc *p, const uint8_t *sec, unsigned count, uint64_t *pcs,
+			       unsigned n, unsigned max)
+{
+	struct pyproc *py = pyproc_of(p);
+	uint64_t frames[STUB_PY_MAX_FRAMES];
+	bool entry[STUB_PY_MAX_FRAMES];
+	unsigned m = 0;
+
+	probe(p, py);
+	if (py->state != PY_READY || !max)
+		return n;
+	for (unsigned i = 0; i < count && i < STUB_PY_MAX_FRAMES && m < max; i++) {
+		const uint8_t *f = sec + STUB_PY_FRAMES + i * STUB_PY_FRAME;
+		uint64_t code = word_at(f, STUB_PY_CODE), instr = word_at(f, STUB_PY_INSTR);
+
+		frames[m] = frame_at(p, py, code, instr & ~(uint64_t)STUB_PY_ENTRY_BIT);
+		if (!frames[m])
+			break;
+		entry[m++] = instr & STUB_PY_ENTRY_BIT;
+	}
+	return merge(py, frames, entry, m, pcs, n, max);
+}
+
+bool python_stub_words(struct proc *p, uint64_t w[PYTHON_STUB_WORDS])
+{
+	struct pyproc *py = pyproc_of(p);
+	const struct pylayout *l;
+
+	probe(p, py);
+	if (py->state != PY_READY)
+		return false;
+	l = py->l;
+	w[0] = py->runtime + l->rt_tstate_current;
+	w[1] = l->ts_thread_id;
+	w[2] = l->ts_cframe;
+	w[3] = l->cf_current_frame;
+	w[4] = l->fr_code;
+	w[5] = l->fr_prev_instr;
+	w[6] = l->fr_is_entry;
+	w[7] = l->fr_previous;
+	w[8] = STUB_PY_MAX_FRAMES;
+	return true;
+}
+
 unsigned python_merge(struct proc *p, uint64_t tp, uint64_t *pcs, unsigned n, unsigned max)
 {
 	struct pyproc *py = pyproc_of(p);
-	uint64_t frames[PYLAYOUT_MAX_FRAMES], *out;
+	uint64_t frames[PYLAYOUT_MAX_FRAMES];
 	bool entry[PYLAYOUT_MAX_FRAMES];
 	unsigned m;
 	uint64_t ts;
@@ -349,13 +417,7 @@ unsigned python_merge(struct proc *p, uint64_t tp, uint64_t *pcs, unsigned n, un
 		return n;
 	m = read_chain(p, py, ts, frames, entry, max < PYLAYOUT_MAX_FRAMES ? max :
 						 PYLAYOUT_MAX_FRAMES);
-	if (!m)
-		return n;
-	out = xmalloc(max * sizeof(*out));
-	n = pylayout_merge(pcs, n, frames, entry, m, in_eval, py, out, max);
-	memcpy(pcs, out, n * sizeof(*out));
-	free(out);
-	return n;
+	return merge(py, frames, entry, m, pcs, n, max);
 }
 
 bool python_resolve(const struct proc *p, uint64_t addr, struct sym_frame *sf)

@@ -24,6 +24,19 @@
  */
 unsigned python_merge(struct proc *p, uint64_t tp, uint64_t *pcs, unsigned n, unsigned max);
 
+/*
+ * The same from an entry record's Python section (arch/stub_layout.h: STUB_PY_*; sec, count
+ * frames written by the stub of a thread that held the GIL at the call): each code object is
+ * read now, checked to be one, and kept.
+ */
+unsigned python_merge_recorded(struct proc *p, const uint8_t *sec, unsigned count, uint64_t *pcs,
+			       unsigned n, unsigned max);
+
+/* What the entry stubs' data page holds for p's interpreter (STUB_D_PY_TSTATE to STUB_D_PY_MAX,
+ * in that order, as words): false if p has no interpreter heaptrace reads. */
+#define PYTHON_STUB_WORDS 9
+bool python_stub_words(struct proc *p, uint64_t words[PYTHON_STUB_WORDS]);
+
 /* Fill sf for the Python frame addr (frames_addr of a FRAMES_PYTHON value) of p. Return false
  * if addr is no Python frame of p. */
 bool python_resolve(const struct proc *p, uint64_t addr, struct sym_frame *sf);

@@ -14,6 +14,7 @@ import os
 import select
 import signal
 import subprocess
+import time
 
 from helpers import Fail, Skip, excerpt, need_heaptrace, parse_json_reports, scratch
 import helpers
@@ -54,6 +55,20 @@ def wait_line(p, want, limit):
         raise Fail("the script said %r, not %r" % (line, want))
 
 
+def report_written(outfile, tracer):
+    """Wait until heaptrace has written a whole JSON report to outfile."""
+    deadline = time.monotonic() + helpers.TIMEOUT
+    while time.monotonic() < deadline and tracer.poll() is None:
+        try:
+            with open(outfile, encoding="utf-8") as f:
+                if parse_json_reports(f.read()):
+                    return
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    raise Fail("heaptrace wrote no report after SIGINT")
+
+
 def traced(python, how):
     """Run the script under heaptrace (launched, or attached with -p), take heaptrace's report
     once the script has measured itself: (report, tracemalloc's results, Run-like text)."""
@@ -79,20 +94,22 @@ def traced(python, how):
                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                       start_new_session=True)
         wait_line(target, b"measured\n", helpers.TIMEOUT)
-        tracer.send_signal(signal.SIGINT)  # the report of this moment, and the detach
-        tracer.wait(timeout=helpers.TIMEOUT)
-        if tracer.returncode != 0:
-            raise Fail("heaptrace exited %s" % tracer.returncode,
-                       excerpt(tracer.stderr.read().decode()))
-        # the script goes on, untraced, to its end: a launched one is heaptrace's child and
-        # says how it ended on its output
+        tracer.send_signal(signal.SIGINT)  # the detach, then the report of this moment
+        if how == "launched":
+            # heaptrace waits for the program it launched, which runs on untraced once the
+            # report is written
+            report_written(outfile, tracer)
+        else:
+            tracer.wait(timeout=helpers.TIMEOUT)
         target.stdin.write(b"\n")
         target.stdin.close()
         rest = target.stdout.read()
-        if how == "launched" and rest != b"ended\n":
+        if rest != b"ended\n":
             raise Fail("the script did not end well after the detach: %r" % rest)
-        if how == "attached" and target.wait(timeout=helpers.TIMEOUT) != 0:
-            raise Fail("the script exited %s" % target.returncode)
+        for p in (tracer, target):
+            if p.wait(timeout=helpers.TIMEOUT) != 0:
+                raise Fail("%s exited %s" % ("heaptrace" if p is tracer else "the script",
+                                             p.returncode), excerpt(p.stderr.read().decode()))
     finally:
         for p in (tracer, target):
             if p and p.poll() is None:
