@@ -33,14 +33,27 @@ bool report_frame_guessed(const struct table *t, const struct bt *b, unsigned id
 	       frames_how_of(table_bt_pcs(t, b)[idx]) == FRAMES_SCAN;
 }
 
-/* The label frame of b: its index and name (NULL: none after frame 0 is named and no
- * allocator), *sf that frame's; *wrapped: the outermost frame named as an allocator before
+/* The label frame of b: its innermost Python frame if it has one, else the first frame that is
+ * no allocator; its index and name (NULL: none after frame 0 is named and no allocator), *sf
+ * that frame's; *wrapped: the outermost frame named as an allocator before
  * it (0: none). */
 static unsigned label_frame(const struct report_info *ri, const struct table *t,
 			    const struct bt *b, struct sym_frame *sf, const char **name,
 			    const char **file, int *line, unsigned *wrapped)
 {
 	*wrapped = 0;
+	/* in a Python program the script's innermost frame, past the interpreter's machinery */
+	for (unsigned d = 1; d < b->depth && !table_bt_before_attach(t, b); d++) {
+		if (frames_how_of(table_bt_pcs(t, b)[d]) != FRAMES_PYTHON)
+			continue;
+		report_frame(ri, t, b, d, sf);
+		if (!sf->function)
+			break;
+		*name = sf->function;
+		*file = sf->file;
+		*line = sf->line;
+		return d;
+	}
 	for (unsigned d = 1; d < b->depth; d++) {
 		report_frame(ri, t, b, d, sf);
 		*name = wrap_frame_name(sf, file, line);

@@ -208,3 +208,89 @@ def test_pyenv_launched():
 
 def test_debian_launched():
     launched(DEBIAN)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad states: fewer or no Python frames, never wrong ones, and the program unharmed
+
+
+def churn():
+    return os.path.join(helpers.TARGETS_SRC, "python", "churn.py")
+
+
+def functions(path):
+    """{qualified name: (first line, last line)} of the functions in path, and <module>."""
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    out = {"<module>": (1, 10 ** 6)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            out[node.name] = (node.lineno, node.end_lineno)
+    return out
+
+
+def run_churn(python, mode, n):
+    """heaptrace -- python churn.py MODE N to its end: (report, heaptrace's Proc), after checking
+    that the program said what it says untraced and ended as it does."""
+    need_heaptrace()
+    if not os.access(python, os.X_OK):
+        raise Skip("%s is not installed" % python)
+    env = {"PYTHONMALLOC": "malloc"}
+    alone = helpers.run([python, "-S", churn(), mode, str(n)], env=env)
+    if alone.rc != 0:
+        raise Fail("churn.py fails untraced", alone.describe())
+    r = helpers.heaptrace(python, ["-S", churn(), mode, str(n)], env=env,
+                          name="pyframes-churn-%s" % mode)
+    if r.rc != 0 or r.proc.stdout != alone.stdout:
+        r.fail("traced, churn.py exited %s and said %r (untraced: 0, %r)"
+               % (r.rc, r.proc.stdout, alone.stdout))
+    return r.report, r
+
+
+def check_frames_right(report, path):
+    """Every Python frame of path names a function of path at a line inside it."""
+    fns = functions(path)
+    n = 0
+    for bt in report["backtraces"]:
+        for f in bt["frames"]:
+            if f.get("how") != "python" or f["file"] != path:
+                continue
+            n += 1
+            span = fns.get(f["function"].split(".")[-1])
+            if not span or f["line"] is None or not span[0] <= f["line"] <= span[1]:
+                raise Fail("a Python frame that is not the script's: %r" % f)
+    return n
+
+
+def test_threads_changing_frames():
+    """8 threads whose frame chains change all the time, all allocating."""
+    report, r = run_churn(PYENV, "threads", 300 if helpers.MODE == "stubs" else 40)
+    if not check_frames_right(report, churn()):
+        r.fail("no Python frame of the script")
+
+
+def test_finalising():
+    """Threads run Python code while the interpreter is finalised at exit."""
+    report, r = run_churn(DEBIAN, "finalise", 2000)
+    check_frames_right(report, churn())
+
+
+def test_unknown_versions():
+    """Another CPython: one line says its Python frames are not shown; traced without them."""
+    seen = 0
+    for version in ("3.10.13", "3.12.1", "3.13.0"):
+        python = "/root/.pyenv/versions/%s/bin/python%s" % (version, version[:version.rindex(".")])
+        if not os.access(python, os.X_OK):
+            continue
+        seen += 1
+        report, r = run_churn(python, "threads", 20)
+        said = [line for line in r.proc.stderr.splitlines() if "Python frames" in line]
+        if len(said) != 1 or "not shown" not in said[0]:
+            r.fail("Python %s: expected one line saying Python frames are not shown, got %r"
+                   % (version, said))
+        if any(f.get("how") == "python" for bt in report["backtraces"] for f in bt["frames"]):
+            r.fail("Python %s: Python frames in the report" % version)
+        if not report["summary"]["alloc_calls"]:
+            r.fail("Python %s: no allocation traced" % version)
+    if not seen:
+        raise Skip("no CPython of another version installed")
