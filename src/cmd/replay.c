@@ -407,6 +407,15 @@ static void take_chosen(struct replay *root, struct replay *c)
 	}
 }
 
+static void add_pyframe(struct replay *rp, const char *function, const char *file, int line)
+{
+	if (rp->npy == rp->py_cap) {
+		rp->py_cap = rp->py_cap ? 2 * rp->py_cap : 64;
+		rp->py = xrealloc(rp->py, rp->py_cap * sizeof(*rp->py));
+	}
+	rp->py[rp->npy++] = (struct replay_pyframe){ xstrdup(function), xstrdup(file), line };
+}
+
 /* N: a process forked from procs[parent] (-f), with copies of its heap, modules and
  * backtraces; its times go on from the parent's. */
 static bool read_fork(struct logread *r, struct replay *root, struct replay *cur)
@@ -450,6 +459,8 @@ static bool read_fork(struct logread *r, struct replay *root, struct replay *cur
 			c->jit = perfmap_new(NULL, 0, 0);
 		perfmap_note(c->jit, pc, offset, name);
 	}
+	for (uint32_t i = 0; i < pp->npy; i++)
+		add_pyframe(c, pp->py[i].function, pp->py[i].file, pp->py[i].line);
 	memcpy(c->hookpcs, pp->hookpcs, sizeof(c->hookpcs));
 	c->nhookpcs = pp->nhookpcs;
 	c->pid = (int)pid;
@@ -495,6 +506,21 @@ static bool read_any(struct logread *r, struct replay *root)
 	return read_record(r, rp, type);
 }
 
+/* Y: the process's next Python frame. */
+static bool read_pyframe(struct logread *r, struct replay *rp)
+{
+	char function[RECORD_MAX_STRING + 1], file[RECORD_MAX_STRING + 1];
+	int64_t line;
+
+	if (!logread_bytes(r, function, sizeof(function), NULL) ||
+	    !logread_bytes(r, file, sizeof(file), NULL) || !logread_s(r, &line))
+		return false;
+	if (rp->npy == UINT32_MAX || line < INT32_MIN || line > INT32_MAX)
+		return logread_corrupt(r, "a Python frame out of range");
+	add_pyframe(rp, function, file, (int)line);
+	return true;
+}
+
 static bool read_record(struct logread *r, struct replay *rp, uint8_t type)
 {
 	uint64_t tid, bt, size, ptr;
@@ -520,6 +546,8 @@ static bool read_record(struct logread *r, struct replay *rp, uint8_t type)
 		return true;
 	case 'M':
 		return read_module(r, rp);
+	case 'Y':
+		return read_pyframe(r, rp);
 	case 'B':
 		return read_backtrace(r, rp);
 	case 'J':
@@ -750,5 +778,10 @@ void replay_free(struct replay *rp)
 		free(rp->allocators[i]);
 	for (unsigned h = 0; h < HEAP_MAX; h++)
 		free(rp->heap_names[h]);
+	for (uint32_t i = 0; i < rp->npy; i++) {
+		free(rp->py[i].function);
+		free(rp->py[i].file);
+	}
+	free(rp->py);
 	free(rp);
 }

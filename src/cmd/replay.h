@@ -66,6 +66,12 @@ struct replay {
 	struct replay **procs;
 	size_t nprocs, cur; /* cur: the process the records are of now (W) */
 	struct replay *root; /* the one with procs */
+	/* its Python frames (Y records), by the index backtraces hold (frames.h: FRAMES_PYTHON) */
+	struct replay_pyframe {
+		char *function, *file;
+		int line;
+	} *py;
+	uint32_t npy, py_cap;
 	char *heap_names[HEAP_MAX]; /* in the root: by number (H records), [0] "malloc" */
 	uint64_t end_seq; /* 1 + how many processes ended before this one, 0 if it did not */
 	uint64_t nended; /* in the root */

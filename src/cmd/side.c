@@ -11,6 +11,7 @@
 #define PR_DOMAIN "offline"
 #include "cmd/side.h"
 #include "symbols/dbgserver.h"
+#include "unwind/frames.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -102,6 +103,17 @@ static void resolve_frame(void *ctx, uint64_t pc, unsigned index, struct sym_fra
 	struct offline_resolve *res = ctx;
 	const struct module *m;
 
+	if (frames_is_python(pc)) { /* the log's Y records name it */
+		const struct replay *rp = res->rp;
+
+		*out = (struct sym_frame){ .function = "[python]", .line = -1 };
+		if ((uint32_t)pc < rp->npy) {
+			out->function = rp->py[(uint32_t)pc].function;
+			out->file = rp->py[(uint32_t)pc].file;
+			out->line = rp->py[(uint32_t)pc].line;
+		}
+		return;
+	}
 	if (res->rp->machine == EM_ARM)
 		pc &= ~(uint64_t)1; /* the Thumb bit */
 	sym_resolve(res->sym, pc, index > 0, out);

@@ -22,6 +22,8 @@
 #include "symbols/perfmap.h"
 #include "symbols/symbols.h"
 #include "target/process.h"
+#include "unwind/frames.h"
+#include "unwind/python.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -58,6 +60,7 @@ static struct recorder {
 		uint32_t nbts; /* backtraces written */
 		size_t nmods; /* modules written */
 		size_t njit; /* names of JIT code written (perfmap_named) */
+		uint32_t npy; /* Python frames written (unwind/python.h) */
 	} *procs;
 	size_t nprocs, cur; /* cur: the process the records are of now */
 	uint64_t last_ns;
@@ -317,6 +320,29 @@ static void put_jit(struct recproc *rp, const struct proc *p)
 	}
 }
 
+/* The Y records of the Python frames of pcs[0..depth) not written yet, and those before them:
+ * the n-th Y record of a process is its Python frame n. */
+static void put_python(struct recproc *rp, const struct proc *p, const uint64_t *pcs,
+		       uint32_t depth)
+{
+	for (uint32_t d = 0; d < depth; d++) {
+		uint64_t a = frames_addr(pcs[d]);
+
+		if (frames_how_of(pcs[d]) != FRAMES_PYTHON || !frames_is_python(a))
+			continue;
+		for (; rp->npy <= (uint32_t)a; rp->npy++) {
+			struct sym_frame sf;
+
+			python_resolve(p, FRAMES_PY_TAG | rp->npy, &sf);
+			room();
+			rec.buf[rec.len++] = 'Y';
+			put_str(sf.function ? sf.function : "");
+			put_str(sf.file ? sf.file : "");
+			put_s(sf.line);
+		}
+	}
+}
+
 static void put_backtraces(struct recproc *rp, const struct proc *p, uint32_t upto)
 {
 	const struct table *t = &p->table;
@@ -334,6 +360,7 @@ static void put_backtraces(struct recproc *rp, const struct proc *p, uint32_t up
 		for (int h = 0; h < HOOK_COUNT && !hook; h++) /* the first, as the live report */
 			if (p->hook_addr[h] && p->hook_addr[h] == arch->code_addr(pcs[0]))
 				hook = h + 1;
+		put_python(rp, p, pcs, depth);
 		room();
 		rec.buf[rec.len++] = 'B';
 		put_u(hook);
@@ -443,6 +470,7 @@ void record_fork(const struct proc *child, const struct proc *parent)
 	/* the child's table, modules and backtraces are copies of the parent's (process.c) */
 	cp->nbts = pp->nbts;
 	cp->nmods = pp->nmods;
+	cp->npy = pp->npy; /* and its Python frames (python_fork) */
 	room();
 	rec.buf[rec.len++] = 'N';
 	put_u(parent_idx);

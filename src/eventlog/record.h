@@ -43,6 +43,10 @@
  *                                      code a JIT generated, are named name (from the process's
  *                                      perf map, which may be gone when the log is read); before
  *                                      the B records that hold pc
+ *   Y  function file line(s)           version 6: the process's next Python frame (its n-th Y
+ *                                      record is frame n: unwind/python.h), written before the
+ *                                      first B record that holds it; kept across an X, copied
+ *                                      to a child with the rest (N)
  *
  * Version 3 logs every heap: the ptr of A, F and T records is the table's key (table.h:
  * table_key), whose top byte is the heap (0, malloc's, the only one of older logs).
@@ -61,7 +65,7 @@
 #include "heap/table.h"
 
 #define RECORD_MAGIC "HTRACLOG"
-#define RECORD_VERSION 5u
+#define RECORD_VERSION 6u
 #define RECORD_HEADER_SIZE 16
 #define RECORD_MAX_STRING 4096
 #define RECORD_MAX_ALLOCATORS 16 /* names in an E record (image.h: IMAGE_MAX_ALLOCATORS) */

@@ -18,6 +18,7 @@ import time
 
 from helpers import Fail, Skip, excerpt, need_heaptrace, parse_json_reports, scratch
 import helpers
+from test_record import heaptrack_print
 
 PYENV = "/root/.pyenv/versions/3.11.7/bin/python3.11"
 DEBIAN = "/usr/bin/python3.11"
@@ -69,9 +70,9 @@ def report_written(outfile, tracer):
     raise Fail("heaptrace wrote no report after SIGINT")
 
 
-def traced(python, how):
-    """Run the script under heaptrace (launched, or attached with -p), take heaptrace's report
-    once the script has measured itself: (report, tracemalloc's results, Run-like text)."""
+def traced(python, how, opts=()):
+    """Run the script under heaptrace OPTS (launched, or attached with -p), take heaptrace's
+    report once the script has measured itself: (report, tracemalloc's results)."""
     need_heaptrace()
     if not os.access(python, os.X_OK):
         raise Skip("%s is not installed" % python)
@@ -80,7 +81,7 @@ def traced(python, how):
     outfile, results = os.path.join(d, "report"), os.path.join(d, "tracemalloc.json")
     env = dict(os.environ, PYTHONMALLOC="malloc")
     cmd = [python, "-S", script(), how, results]
-    ht = [helpers.HEAPTRACE, "--format=json", "--outfile=" + outfile]
+    ht = [helpers.HEAPTRACE, "--format=json", "--outfile=" + outfile] + list(opts)
     pipes = dict(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                  cwd=d, start_new_session=True)
     target = tracer = None
@@ -208,6 +209,29 @@ def test_pyenv_launched():
 
 def test_debian_launched():
     launched(DEBIAN)
+
+
+def test_record_names_them():
+    """--record writes the Python frames into the log: heaptrace report names them as the live
+    report did (JSON, against tracemalloc again), and so do heaptrack's and pprof's files."""
+    if helpers.MODE != "stubs":  # reads a log: the same in every mode
+        raise Skip("a log's Python frames are tested with entry stubs")
+    d = scratch("pyframes-record")
+    log = os.path.join(d, "run.log")
+    report, measured = traced(DEBIAN, "attached", ["--record=" + log])
+    offline = helpers.run([helpers.HEAPTRACE, "report", log, "--format=json"])
+    if offline.rc != 0:
+        raise Fail("heaptrace report exited %s" % offline.rc, offline.describe())
+    check_python_frames(parse_json_reports(offline.stdout)[-1])
+    check_against_tracemalloc(parse_json_reports(offline.stdout)[-1], measured)
+    htk = os.path.join(d, "run.heaptrack")
+    p = helpers.run([helpers.HEAPTRACE, "report", log, "--format=heaptrack", "--outfile=" + htk])
+    if p.rc != 0:
+        raise Fail("heaptrace report --format=heaptrack exited %s" % p.rc, p.describe())
+    chains = " ".join(heaptrack_print(htk, "allocations")[1])
+    for fn in set(sites(script()).values()):
+        if "%s (%s)" % (fn, os.path.basename(measured["file"])) not in chains:
+            raise Fail("heaptrack_print does not name %s" % fn, excerpt(chains))
 
 
 # ---------------------------------------------------------------------------------------------
