@@ -125,3 +125,33 @@ TEST_CASE(scribbled_copy_length)
 	put32(STUB_RE_COPY, 65); /* one byte past the record's 64 */
 	CHECK(ringrec_parse(rec, POS, SIZE, &r) == RINGREC_BROKEN);
 }
+
+/* An entry's Python section (stub_layout.h: STUB_PY_*): after the stack copy rounded up to 16,
+ * present when the length leaves room; its count must fit in the record. */
+TEST_CASE(python_section)
+{
+	struct ringrec r;
+	uint32_t off = (STUB_REC_ENTRY + 40 + 15) & ~15u;
+
+	entry(40);
+	REQUIRE(ringrec_parse(rec, POS, SIZE, &r) == RINGREC_OK);
+	CHECK_EQ(r.py_count, 0);
+	CHECK_EQ(r.py_off, 0);
+	put32(STUB_R_LEN, off + STUB_PY_FRAMES + 2 * STUB_PY_FRAME);
+	put64(off + STUB_PY_COUNT, 2);
+	REQUIRE(ringrec_parse(rec, POS, SIZE, &r) == RINGREC_OK);
+	CHECK_EQ(r.py_off, off);
+	CHECK_EQ(r.py_count, 2);
+	/* fewer written than room for: the count says */
+	put64(off + STUB_PY_COUNT, 1);
+	REQUIRE(ringrec_parse(rec, POS, SIZE, &r) == RINGREC_OK);
+	CHECK_EQ(r.py_count, 1);
+	/* a count past the record, or past the most the stubs write */
+	put64(off + STUB_PY_COUNT, 3);
+	CHECK(ringrec_parse(rec, POS, SIZE, &r) == RINGREC_BROKEN);
+	put64(off + STUB_PY_COUNT, (uint64_t)1 << 60);
+	CHECK(ringrec_parse(rec, POS, SIZE, &r) == RINGREC_BROKEN);
+	put32(STUB_R_LEN, off + STUB_PY_FRAMES + 200 * STUB_PY_FRAME);
+	put64(off + STUB_PY_COUNT, 200);
+	CHECK(ringrec_parse(rec, POS, SIZE, &r) == RINGREC_BROKEN);
+}
