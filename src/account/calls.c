@@ -264,6 +264,8 @@ static unsigned stop_unwind(void *ctx, struct unwind_reader *rd, uint64_t *pcs, 
 	sent_returns(rd, s->t, true);
 	n = unwind_capture(s->t->p->unw, rd, &caller, pcs, max, &h);
 	sent_returns(rd, s->t, false);
+	if (!python_found(s->t->p)) /* the thread pointer may cost a system call */
+		return n;
 	return python_merge(s->t->p, thread_pointer(s->t, s->regs), pcs, n, max);
 }
 

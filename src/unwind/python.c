@@ -159,6 +159,14 @@ static void probe(struct proc *p, struct pyproc *py)
 	py->mods_seen = p->mods.n;
 }
 
+bool python_found(struct proc *p)
+{
+	struct pyproc *py = pyproc_of(p);
+
+	probe(p, py);
+	return py->state == PY_READY;
+}
+
 /* ---- reading code objects ---- */
 
 static uint64_t word_at(const uint8_t *buf, unsigned off)

@@ -16,6 +16,9 @@
 #include "symbols/symframe.h"
 #include "target/process.h"
 
+/* Does p run an interpreter whose frames heaptrace reads (its modules probed as they come)? */
+bool python_found(struct proc *p);
+
 /*
  * Merge the Python frames of p's thread with thread pointer tp, stopped or at an allocation's
  * entry, into its native backtrace pcs[0..n) (at most max frames; pcs[0] the caller's pc):
