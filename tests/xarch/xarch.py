@@ -818,16 +818,16 @@ attach() { # run-id program mode heaptrace-options...: as test_attach.attach_run
 """
 
 # SIGKILL of heaptrace -p while it traces steady (tests/targets/steady.c: 4 busy threads that
-# answer "ping" with "pong N", N growing only while every thread makes progress) through entry
+# answer "ping" with "pong N M", N growing only while every thread makes progress) through entry
 # stubs: the stubs turn to pass-through when the kernel marks heaptrace's robust futex, and the
 # program runs on. Each round: a new steady, heaptrace attached until its ring is mapped in the
 # program and three traced pings came back, then SIGKILL; then steady must still make progress
 # on every thread, stop on "stop" and exit 0, untraced. Prints "round I: survived" or why not.
 SURVIVE_SH = r"""#!/bin/sh
 rounds=$1; threads=$2; shift 2 # the rest: heaptrace's options
-pong() { # the N of one ping's answer, or nothing
+pong() { # the N of one ping's answer ("pong N M"), or nothing
 	echo ping >&4
-	read -t 30 line <&3 && echo "${line#pong }"
+	read -t 30 line <&3 && line=${line#pong } && echo "${line%% *}"
 }
 for i in $(seq 1 $rounds); do
 	rm -f in out; mkfifo in out
