@@ -35,7 +35,10 @@
 #define STUB_D_PY_INSTR 104 /* _PyInterpreterFrame.prev_instr */
 #define STUB_D_PY_ENTRY 112 /* _PyInterpreterFrame.is_entry (a byte) */
 #define STUB_D_PY_PREVIOUS 120 /* _PyInterpreterFrame.previous */
-#define STUB_D_PY_MAX 128 /* most frames recorded (STUB_PY_MAX_FRAMES), 0: no walk */
+/* &_PyRuntime._finalizing: once the interpreter ends, thread states are freed before the one
+ * holding the GIL is cleared, so from then on the stub reads none */
+#define STUB_D_PY_FINALIZING 128
+#define STUB_D_PY_MAX 136 /* most frames recorded (STUB_PY_MAX_FRAMES), 0: no walk */
 #define STUB_D_MAIN_LO 192 /* the main thread's stack: [lo, top), whatever its key */
 #define STUB_D_MAIN_TOP 200
 /* Per hook (up to 224, hooks.h: patch/stubs.c asserts it), its continuation (the relocated first

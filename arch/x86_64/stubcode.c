@@ -55,13 +55,16 @@ _Static_assert(STUB_PY_FRAME == 16, "PY_WRITE: bytes to frames by a shift of 4")
 /*
  * The Python frames of the thread, if it holds the GIL (stub_layout.h: STUB_D_PY_*): their
  * count into rax (rdi, rdx clobbered), at most STUB_D_PY_MAX, which is 0 until the other words
- * are written. The thread state that holds the
- * GIL is only compared (its thread_id with the thread pointer) before anything else of it is
- * read; from there the chain is the thread's own, which nothing changes while it allocates.
+ * are written; none once the interpreter is ending (it frees thread states then). The thread
+ * state that holds the GIL is only compared (its thread_id with the thread pointer) before
+ * anything else of it is read; from there the chain is the thread's own, which nothing changes
+ * while it allocates.
  */
 #define PY_COUNT                                                                                  \
 	"	xor %eax,%eax\n"                                                                   \
 	"	cmpq $0," S(STUB_D_PY_MAX) "(%r10)\n	je 11f\n"                                      \
+	"	mov " S(STUB_D_PY_FINALIZING) "(%r10),%rdi\n"                                      \
+	"	cmpq $0,(%rdi)\n	jne 11f\n"                                                     \
 	"	mov " S(STUB_D_PY_TSTATE) "(%r10),%rdi\n"                                          \
 	"	test %rdi,%rdi\n	jz 11f\n"                                                      \
 	"	mov (%rdi),%rdi\n"                                                                \

@@ -13,6 +13,7 @@
 static const struct pylayout py311 = {
 	.version = 3 << 8 | 11,
 	.rt_tstate_current = 576,
+	.rt_finalizing = 24,
 	.ts_cframe = 56,
 	.ts_thread_id = 152,
 	.cf_current_frame = 8,

@@ -21,6 +21,7 @@ struct pylayout {
 	uint32_t version; /* major << 8 | minor */
 	/* _PyRuntimeState */
 	uint16_t rt_tstate_current; /* gilstate.tstate_current: the thread holding the GIL */
+	uint16_t rt_finalizing; /* _finalizing: set once the interpreter starts to end */
 	/* PyThreadState */
 	uint16_t ts_cframe, ts_thread_id;
 	/* _PyCFrame */

@@ -405,7 +405,8 @@ bool python_stub_words(struct proc *p, uint64_t w[PYTHON_STUB_WORDS])
 	w[5] = l->fr_prev_instr;
 	w[6] = l->fr_is_entry;
 	w[7] = l->fr_previous;
-	w[8] = STUB_PY_MAX_FRAMES;
+	w[8] = py->runtime + l->rt_finalizing;
+	w[9] = STUB_PY_MAX_FRAMES;
 	return true;
 }
 

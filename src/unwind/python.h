@@ -37,7 +37,7 @@ unsigned python_merge_recorded(struct proc *p, const uint8_t *sec, unsigned coun
 
 /* What the entry stubs' data page holds for p's interpreter (STUB_D_PY_TSTATE to STUB_D_PY_MAX,
  * in that order, as words): false if p has no interpreter heaptrace reads. */
-#define PYTHON_STUB_WORDS 9
+#define PYTHON_STUB_WORDS 10
 bool python_stub_words(struct proc *p, uint64_t words[PYTHON_STUB_WORDS]);
 
 /* Fill sf for the Python frame addr (frames_addr of a FRAMES_PYTHON value) of p. Return false

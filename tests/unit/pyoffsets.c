@@ -31,6 +31,7 @@ bool pyoffsets_311(struct pylayout *l)
 	*l = (struct pylayout){
 		.version = PY_MAJOR_VERSION << 8 | PY_MINOR_VERSION,
 		.rt_tstate_current = offsetof(_PyRuntimeState, gilstate.tstate_current),
+		.rt_finalizing = offsetof(_PyRuntimeState, _finalizing),
 		.ts_cframe = offsetof(PyThreadState, cframe),
 		.ts_thread_id = offsetof(PyThreadState, thread_id),
 		.cf_current_frame = offsetof(_PyCFrame, current_frame),

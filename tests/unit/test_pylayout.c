@@ -25,6 +25,7 @@ TEST_CASE(offsets_311)
 #define SAME(f) CHECK_EQ(l->f, h.f)
 	SAME(version);
 	SAME(rt_tstate_current);
+	SAME(rt_finalizing);
 	SAME(ts_cframe);
 	SAME(ts_thread_id);
 	SAME(cf_current_frame);
