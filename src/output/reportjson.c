@@ -70,16 +70,21 @@ void report_json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-void report_json_place(FILE *f, const struct sym_frame *sf)
+static void json_file_line(FILE *f, const struct sym_frame *sf)
 {
-	fputs(",\"module\":", f);
-	report_json_str(f, sf->module);
 	fputs(",\"file\":", f);
 	report_json_str(f, sf->file);
 	if (sf->line > 0)
 		fprintf(f, ",\"line\":%d", sf->line);
 	else
 		fputs(",\"line\":null", f);
+}
+
+void report_json_place(FILE *f, const struct sym_frame *sf)
+{
+	fputs(",\"module\":", f);
+	report_json_str(f, sf->module);
+	json_file_line(f, sf);
 }
 
 /* "heap_at_attach" (man/heaptrace.1), and the summary's freed_from_before_attach before it. */
@@ -133,12 +138,7 @@ static void json_python_frame(FILE *f, uint32_t d, const struct sym_frame *sf)
 {
 	fputs(d ? ",{\"function\":" : "{\"function\":", f);
 	report_json_str(f, sf->function);
-	fputs(",\"file\":", f);
-	report_json_str(f, sf->file);
-	if (sf->line > 0)
-		fprintf(f, ",\"line\":%d", sf->line);
-	else
-		fputs(",\"line\":null", f);
+	json_file_line(f, sf);
 	fputs(",\"how\":\"python\"}", f);
 }
 

@@ -321,6 +321,19 @@ static int step_cfi(struct proc *p, uint64_t pc, struct frames_regs *r, uint64_t
 	return 0;
 }
 
+/* The caller's registers from the frame record at fp, whose saved frame pointer is nfp; *lo:
+ * the caller's frame is above the record. Return 0. */
+static int to_caller(struct frames_regs *r, uint64_t fp, uint64_t nfp, uint64_t *lo)
+{
+	r->known = 0;
+	if (nfp)
+		frames_set_reg(r, arch->fp_reg, nfp);
+	if (arch->fp_sp_off)
+		frames_set_reg(r, arch->dwarf_sp, fp + arch->fp_sp_off);
+	*lo = fp + 2 * arch->word_size;
+	return 0;
+}
+
 /*
  * A step along frame records (arch_ops.fp_reg) from the frame at return address pc whose
  * frame lies at or above *lo: the record must lie there too, the next one higher up (or be
@@ -347,13 +360,7 @@ static int step_fp(struct proc *p, uint64_t pc, struct frames_regs *r, uint64_t 
 	start = func_start(p, pc, true);
 	if (!target || !start || target != start)
 		return -EINVAL;
-	r->known = 0;
-	if (nfp)
-		frames_set_reg(r, arch->fp_reg, nfp);
-	if (arch->fp_sp_off)
-		frames_set_reg(r, arch->dwarf_sp, fp + arch->fp_sp_off);
-	*lo = fp + 2 * w; /* the caller's frame is above the record */
-	return 0;
+	return to_caller(r, fp, nfp, lo);
 }
 
 /*
@@ -377,13 +384,7 @@ static int step_jit(struct proc *p, struct frames_regs *r, uint64_t *lo, uint64_
 		return -EFAULT;
 	if (!*ret || (nfp && nfp <= fp) || !ret_ok(p, *ret))
 		return -EINVAL;
-	r->known = 0;
-	if (nfp)
-		frames_set_reg(r, arch->fp_reg, nfp);
-	if (arch->fp_sp_off)
-		frames_set_reg(r, arch->dwarf_sp, fp + arch->fp_sp_off);
-	*lo = fp + 2 * w;
-	return 0;
+	return to_caller(r, fp, nfp, lo);
 }
 
 /* The C library's restorer: glibc's .eh_frame describes it as a signal frame (its x86_64 FDE
