@@ -72,6 +72,9 @@ if [ "$1" = --tests ]; then
 	command -v npm >/dev/null 2>&1 || need="$need npm"
 	# the terminal --live's tests drive (tests/e2e/test_live.py)
 	command -v tmux >/dev/null 2>&1 || need="$need tmux"
+	# Debian's own interpreter, the second one test_pymalloc and test_pyframes trace (libpython
+	# linked in statically, link-time optimised, stripped; pyenv's is the other)
+	[ -x /usr/bin/python3.11 ] || need="$need python3.11"
 	# the pprof test builds Google's pprof from Debian's Go sources, offline (GOPATH mode);
 	# the --serve tests fetch heaptrace's endpoint with Go's own "go tool pprof"
 	command -v go >/dev/null 2>&1 || need="$need golang-go"
