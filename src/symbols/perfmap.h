@@ -51,8 +51,9 @@ enum perfmap_state perfmap_state(const struct perfmap *pm);
  * every PERFMAP_RETRY_NS, while it is not there). As perf does, the file is used only when it
  * is a regular file owned by the process's user or by root, and not writable by others;
  * otherwise it is ignored for good, with one line that says why. A file last written before
- * the process started is an earlier process's of the same pid: ignored too (said with -v). A file that shrank was
- * written anew: its lines are read again from its start. Return whether lines were added.
+ * the process started is an earlier process's of the same pid: ignored too (said with -v). A
+ * file that shrank was written anew: its lines are read again from its start. Return whether
+ * lines were added.
  */
 bool perfmap_refresh(struct perfmap *pm);
 
