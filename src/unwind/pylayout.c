@@ -145,18 +145,19 @@ size_t pylayout_utf8(const void *chars, size_t n, unsigned kind, char *out, size
 			buf[0] = (char)(0xc0 | c >> 6);
 			buf[1] = (char)(0x80 | (c & 63));
 			k = 2;
-		} else if (c < 0x10000) {
+		} else if (c < 0x10000 && (c < 0xd800 || c > 0xdfff)) {
 			buf[0] = (char)(0xe0 | c >> 12);
 			buf[1] = (char)(0x80 | (c >> 6 & 63));
 			buf[2] = (char)(0x80 | (c & 63));
 			k = 3;
-		} else {
-			c = c > 0x10ffff ? 0xfffd : c;
+		} else if (c >= 0x10000 && c <= 0x10ffff) {
 			buf[0] = (char)(0xf0 | c >> 18);
 			buf[1] = (char)(0x80 | (c >> 12 & 63));
 			buf[2] = (char)(0x80 | (c >> 6 & 63));
 			buf[3] = (char)(0x80 | (c & 63));
 			k = 4;
+		} else {
+			return SIZE_MAX; /* a surrogate or past Unicode: not a str's text */
 		}
 		if (o + k >= cap)
 			break;

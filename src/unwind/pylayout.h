@@ -59,7 +59,8 @@ int pylayout_str(const struct pylayout *l, uint32_t state, uint64_t length, unsi
 		 unsigned *kind);
 
 /* Append the UTF-8 encoding of n characters of width kind at chars to out (cap bytes, NUL
- * terminated, cut at a character). Return the bytes written. */
+ * terminated, cut at a character). Return the bytes written, or SIZE_MAX if a character is
+ * none a str holds (a surrogate, or past U+10FFFF: the memory read is not a str's). */
 size_t pylayout_utf8(const void *chars, size_t n, unsigned kind, char *out, size_t cap);
 
 /*

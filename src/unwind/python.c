@@ -47,7 +47,7 @@ struct pyproc {
 	enum py_state state;
 	size_t mods_seen; /* modules of p probed */
 	const struct pylayout *l;
-	uint64_t runtime, code_type; /* _PyRuntime, PyCode_Type */
+	uint64_t runtime, code_type, str_type; /* _PyRuntime, PyCode_Type, PyUnicode_Type */
 	uint64_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault */
 	/* code objects by (address, fingerprint) */
 	struct pairmap code_ids;
@@ -117,7 +117,7 @@ static bool python_module(const char *path)
 static void probe_module(struct proc *p, struct pyproc *py, const struct module *m)
 {
 	static const char *const names[] = { "_PyRuntime", "Py_Version", "PyCode_Type",
-					     "_PyEval_EvalFrameDefault" };
+					     "_PyEval_EvalFrameDefault", "PyUnicode_Type" };
 	uint64_t v[ARRAY_SIZE(names)], sz[ARRAY_SIZE(names)];
 	uint32_t version = 0;
 
@@ -128,7 +128,7 @@ static void probe_module(struct proc *p, struct pyproc *py, const struct module 
 	if (v[1] && remote_read(proc_mem_pid(p), v[1] + m->bias, &version, 4) != 4)
 		return;
 	py->l = version ? pylayout_find(version >> 24, version >> 16 & 0xff) : NULL;
-	if (!py->l || !v[2] || !v[3] || !sz[3]) {
+	if (!py->l || !v[2] || !v[3] || !sz[3] || !v[4]) {
 		py->state = PY_UNSUPPORTED;
 		if (version)
 			pr_warn("process %d runs Python %u.%u: Python frames are not shown for this "
@@ -141,6 +141,7 @@ static void probe_module(struct proc *p, struct pyproc *py, const struct module 
 	}
 	py->runtime = v[0] + m->bias;
 	py->code_type = v[2] + m->bias;
+	py->str_type = v[4] + m->bias;
 	py->eval_lo = v[3] + m->bias;
 	py->eval_hi = py->eval_lo + sz[3];
 	py->state = PY_READY;
@@ -178,7 +179,8 @@ static uint64_t word_at(const uint8_t *buf, unsigned off)
 }
 
 /* The text of the str object at addr into out, or -EINVAL. */
-static int read_str(pid_t pid, const struct pylayout *l, uint64_t addr, char *out, size_t cap)
+static int read_str(pid_t pid, const struct pylayout *l, uint64_t str_type, uint64_t addr,
+		    char *out, size_t cap)
 {
 	uint8_t head[128], *chars;
 	uint32_t state;
@@ -186,7 +188,7 @@ static int read_str(pid_t pid, const struct pylayout *l, uint64_t addr, char *ou
 	uint64_t n;
 
 	if (!addr || addr & 7 || remote_read(pid, addr, head, l->str_compact_data) !=
-	    (ssize_t)l->str_compact_data)
+	    (ssize_t)l->str_compact_data || word_at(head, l->ob_type) != str_type)
 		return -EINVAL;
 	memcpy(&state, head + l->str_state, sizeof(state));
 	n = word_at(head, l->str_length);
@@ -198,9 +200,9 @@ static int read_str(pid_t pid, const struct pylayout *l, uint64_t addr, char *ou
 		free(chars);
 		return -EINVAL;
 	}
-	pylayout_utf8(chars, n, kind, out, cap);
+	n = pylayout_utf8(chars, n, kind, out, cap);
 	free(chars);
-	return 0;
+	return n == SIZE_MAX ? -EINVAL : 0;
 }
 
 /* A bytes object's contents (co_linetable), or NULL. */
@@ -240,8 +242,8 @@ static struct pycode *read_code(struct proc *p, struct pyproc *py, uint64_t addr
 	struct pycode c = { .addr = addr, .fingerprint = fp };
 	int32_t first;
 
-	if (read_str(pid, l, word_at(head, l->co_qualname), name, sizeof(name)) ||
-	    read_str(pid, l, word_at(head, l->co_filename), file, sizeof(file)))
+	if (read_str(pid, l, py->str_type, word_at(head, l->co_qualname), name, sizeof(name)) ||
+	    read_str(pid, l, py->str_type, word_at(head, l->co_filename), file, sizeof(file)))
 		return NULL;
 	c.table = read_bytes(pid, l, word_at(head, l->co_linetable), &c.len);
 	if (!c.table)

@@ -136,6 +136,16 @@ TEST_CASE(strings)
 	/* cut at a whole character */
 	CHECK_EQ(pylayout_utf8(wide, 3, 2, out, 5), 3);
 	CHECK_STREQ(out, "a\xc3\xa9");
+	/* four bytes past U+FFFF; a surrogate or a value past U+10FFFF is no str's text */
+	{
+		static const uint32_t astral[] = { 0x1f600 }, past[] = { 'a', 0x110000 };
+		static const uint16_t lone[] = { 'a', 0xd800 };
+
+		CHECK_EQ(pylayout_utf8(astral, 1, 4, out, sizeof(out)), 4);
+		CHECK_STREQ(out, "\xf0\x9f\x98\x80");
+		CHECK_EQ(pylayout_utf8(past, 2, 4, out, sizeof(out)), SIZE_MAX);
+		CHECK_EQ(pylayout_utf8(lone, 2, 2, out, sizeof(out)), SIZE_MAX);
+	}
 }
 
 /* Native pcs 0x100..: the ones in [0x500, 0x600) are the evaluation loop's. */
