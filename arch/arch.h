@@ -208,6 +208,14 @@ struct arch_ops {
 	 * adr, or an indirect jump other than a return), -EXDEV if something may, or -errno.
 	 */
 	int (*entry_scan)(uint64_t value, const uint8_t *code, size_t size, size_t len);
+	/*
+	 * The data addresses the first instructions of a function read PC-relative, in order:
+	 * code holds size bytes at pc; at most max into out; return how many (NULL: not known;
+	 * x86_64: its RIP-relative operands). stub_ctx_args: the stub code honours STUB_HOOK_CTX.
+	 */
+	unsigned (*pc_data_refs)(uint64_t pc, const uint8_t *code, size_t size, uint64_t *out,
+				 unsigned max);
+	bool stub_ctx_args;
 	/* mmap's offset argument counts units of 1 << mmap_off_shift bytes (arm's mmap2: 12). */
 	unsigned mmap_off_shift;
 

@@ -121,6 +121,10 @@
 #define STUB_HOOK_FREE 0x100 /* in the thunk's word: a free, recorded at entry only */
 #define STUB_HOOK_NORET 0x200 /* in the thunk's word: an entry record, its return left alone
 			       * (libstdc++'s operator new: stubpatch.c) */
+/* in the thunk's word: the function takes a context first (CPython's allocator table: ctx,
+ * then the arguments; patch/pytable.h), so the three arguments recorded are the ones after it
+ * (only where arch_ops.stub_ctx_args) */
+#define STUB_HOOK_CTX 0x400
 
 /* The relations the stub code counts on: pair stores (aarch64's stp, arm's strd) write two
  * neighbouring fields at once, and the entry's fixed fields fit around the arch's registers. */

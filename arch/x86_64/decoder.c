@@ -384,3 +384,20 @@ int x86_entry_scan(uint64_t value, const uint8_t *code, size_t size, size_t len)
 	}
 	return 0;
 }
+
+unsigned x86_pc_data_refs(uint64_t pc, const uint8_t *code, size_t size, uint64_t *out,
+			  unsigned max)
+{
+	unsigned n = 0;
+
+	for (size_t off = 0; off < size && n < max;) {
+		struct x86_dec d;
+
+		if (x86_dec_insn(code + off, size - off, pc + off, &d))
+			break;
+		if (d.rip)
+			out[n++] = d.rip_addr;
+		off += d.len;
+	}
+	return n;
+}

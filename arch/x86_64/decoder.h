@@ -45,4 +45,9 @@ bool x86_dec_enters(const struct x86_dec *d, uint64_t value, size_t len);
  */
 int x86_entry_scan(uint64_t value, const uint8_t *code, size_t size, size_t len);
 
+/* The RIP-relative operands of the instructions in code[0..size) at pc, in order, until one
+ * does not decode or max are found (arch.h pc_data_refs). */
+unsigned x86_pc_data_refs(uint64_t pc, const uint8_t *code, size_t size, uint64_t *out,
+			  unsigned max);
+
 #endif

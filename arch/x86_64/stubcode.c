@@ -119,6 +119,16 @@ _Static_assert(STUB_PY_FRAME == 16, "PY_WRITE: bytes to frames by a shift of 4")
 	"	mov %rcx," S(STUB_PY_COUNT) "(%rdi)\n"                                             \
 	"19:\n"
 
+/*
+ * rax = rsp, or rsp + 8 when the thunk's word (r11) says the function takes a context first
+ * (STUB_HOOK_CTX): the saved rdi, rsi, rdx then read as the saved rsi, rdx, rcx (32, 40, 48).
+ */
+#define ARGS_AT                                                                                   \
+	"	xor %eax,%eax\n"                                                                   \
+	"	test $" S(STUB_HOOK_CTX) ",%r11d\n"                                                \
+	"	setnz %al\n"                                                                       \
+	"	lea (%rsp,%rax,8),%rax\n"
+
 __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	".p2align 12\n"
 	".globl ht_stub_blob\n"
@@ -206,9 +216,10 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	add " S(STUB_D_RING) "(%r10),%rdi\n"
 	"	mov %edx," S(STUB_R_LEN) "(%rdi)\n"
 	"	mov %r11d," S(STUB_R_HOOK) "(%rdi)\n"
-	"	mov 32(%rsp),%rax\n	mov %rax," S(STUB_RE_ARG0) "(%rdi)\n"
-	"	mov 40(%rsp),%rax\n	mov %rax," S(STUB_RE_ARG1) "(%rdi)\n"
-	"	mov 48(%rsp),%rax\n	mov %rax," S(STUB_RE_ARG2) "(%rdi)\n"
+	ARGS_AT
+	"	mov 32(%rax),%rdx\n	mov %rdx," S(STUB_RE_ARG0) "(%rdi)\n"
+	"	mov 40(%rax),%rdx\n	mov %rdx," S(STUB_RE_ARG1) "(%rdi)\n"
+	"	mov 48(%rax),%rdx\n	mov %rdx," S(STUB_RE_ARG2) "(%rdi)\n"
 	"	mov %rsi," S(STUB_RE_SP) "(%rdi)\n"
 	"	mov %rbp," S(STUB_RE_RBP) "(%rdi)\n	mov %rbx," S(STUB_RE_RBX) "(%rdi)\n"
 	"	mov %r12," S(STUB_RE_R12) "(%rdi)\n	mov %r13," S(STUB_RE_R13) "(%rdi)\n"
@@ -249,7 +260,8 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	add " S(STUB_D_RING) "(%r10),%rdi\n"
 	"	mov %edx," S(STUB_R_LEN) "(%rdi)\n"
 	"	mov %r11d," S(STUB_R_HOOK) "(%rdi)\n"
-	"	mov 32(%rsp),%rcx\n	mov %rcx," S(STUB_RF_PTR) "(%rdi)\n"
+	ARGS_AT
+	"	mov 32(%rax),%rcx\n	mov %rcx," S(STUB_RF_PTR) "(%rdi)\n"
 	"	mov %fs:0,%rcx\n	mov %rcx," S(STUB_RF_THREAD) "(%rdi)\n"
 	STAMP(b)
 	"	mov %rax," S(STUB_RF_TIME) "(%rdi)\n"

@@ -15,6 +15,7 @@
 #include "patch/guard.h"
 #include "unwind/fallback.h"
 #include "patch/image.h"
+#include "patch/pytable.h"
 #include "patch/inject.h"
 #include "inventory/inventory.h"
 #include "util/log.h"
@@ -58,37 +59,6 @@ static void warn_foreign(const struct module *m, uint32_t foreign)
 	}
 }
 
-/* The most bytes of a PyObject_Malloc, PyMem_Malloc or PyObject_Free that only calls through
- * CPython's allocator table (16 to 35 in CPython 3.6 to 3.13, shared or static): larger, it
- * holds pymalloc's own code. */
-#define PY_DISPATCH_MAX 64
-
-/*
- * CPython's entry points in module m (its hooks found: hooks), if it defines them: traced
- * only if they are what every allocation goes through. A build optimised with profiles and
- * link-time optimisation (Debian's static python3.11) inlines pymalloc's fast path into the
- * entry points and into each of its callers, behind a test of the table's pointer: most
- * calls then reach no entry, and the counts would be wrong. Left untraced (the hint says
- * what to do).
- */
-static void python_check(const struct module *m, uint64_t *hooks)
-{
-	static const int probe[] = { HOOK_PY_OBJECT_MALLOC, HOOK_PY_MEM_MALLOC,
-				     HOOK_PY_OBJECT_FREE };
-	bool inlined = false;
-
-	for (size_t i = 0; i < ARRAY_SIZE(probe); i++)
-		if (hooks[probe[i]] &&
-		    sym_func_size(m->path, arch->code_addr(hooks[probe[i]])) > PY_DISPATCH_MAX)
-			inlined = true;
-	if (!inlined)
-		return;
-	for (int h = HOOK_PY_OBJECT_MALLOC; h <= HOOK_PY_MEM_FREE; h++)
-		hooks[h] = 0;
-	pr_info("%s: its Python allocator (pymalloc) is inlined into its callers: its blocks "
-		"are not traced", m->path);
-}
-
 /* Note the load bias of modules [old, n) and the hooks they define. */
 static void note_modules(struct proc *p, size_t old)
 {
@@ -111,7 +81,6 @@ static void note_modules(struct proc *p, size_t old)
 
 			sym_find_hooks_foreign(m->path, p->mod_hooks[i], &foreign);
 			warn_foreign(m, foreign);
-			python_check(m, p->mod_hooks[i]);
 		}
 	}
 	p->mod_hooks_n = p->mods.n;
@@ -291,6 +260,11 @@ static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
 			ret == -EFAULT ? "outside the executable code" :
 					 "into the middle of a function");
 		return 0;
+	}
+	if (hook_is_python(h)) {
+		ret = pytable_arm(p, tid, h, m, p->mod_hooks[i]);
+		if (ret <= 0)
+			return ret;
 	}
 	learn_arity(p, h, m, p->mod_hooks[i][h]);
 	ret = patch(p, tid, addr, h, m);

@@ -148,6 +148,45 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t sym, int hook, const struct 
 	return 0;
 }
 
+int stubs_patch_slot(struct proc *p, pid_t tid, uint64_t slot, int hook, uint64_t sym)
+{
+	struct stubs *s = p->stubs;
+	const struct hook_desc *d = &hook_table[hook];
+	uint32_t word = hook | STUB_HOOK_CTX |
+			(hook_at_entry_only(d) && d->ptr == 0 ? STUB_HOOK_FREE : 0);
+	uint64_t old, at;
+	uint8_t gen[64];
+	unsigned a = 0;
+	size_t len;
+
+	if (!s || s->off || !arch->stub_ctx_args)
+		return -ENOTSUP;
+	if (proc_running(p))
+		return -EBUSY; /* a running thread could read the pointer half written */
+	if (s->npatch == HOOK_COUNT ||
+	    remote_read(tid, slot, &old, sizeof(old)) != (ssize_t)sizeof(old))
+		return -EFAULT;
+	/* any area: the pointer holds a whole address */
+	while (a < s->nareas && STUBS_GEN_OFF + s->area_used[a] + sizeof(gen) > 4096)
+		a++;
+	if (a == s->nareas)
+		return -ENOSPC;
+	at = s->area[a] + STUBS_GEN_OFF + s->area_used[a];
+	len = arch->entry_thunk(gen, at, word, s->area[a] + (ht_stub_entry - ht_stub_blob));
+	if (remote_write(tid, at, gen, len) ||
+	    remote_write_word(tid, s->area[a] + 4096 + STUB_D_CONT + 8 * hook, 8, old))
+		return -EFAULT;
+	s->area_used[a] += (len + 15) & ~15u;
+	s->patch[s->npatch] = (struct stubs_patch){
+		.addr = slot, .sym = sym, .len = sizeof(old), .hook = hook, .slot = true, .thunk = at
+	};
+	memcpy(s->patch[s->npatch].saved, &old, sizeof(old));
+	if (remote_write_word(tid, slot, sizeof(old), at))
+		return -EFAULT;
+	s->npatch++;
+	return 0;
+}
+
 /* Write the off word of every area: nothing is recorded any more. */
 static void areas_off(const struct stubs *s, pid_t tid)
 {
@@ -157,10 +196,22 @@ static void areas_off(const struct stubs *s, pid_t tid)
 
 /* ---- letting go ---- */
 
+/*
+ * A pointer still holding its thunk gets its old value back; one the program has changed since
+ * (tracemalloc wraps CPython's allocator, keeping the thunk as the function it calls) is left:
+ * the thunk passes every call on once the stubs are off.
+ */
 static void unpatch(struct stubs *s, pid_t tid)
 {
-	for (unsigned i = 0; i < s->npatch; i++)
-		remote_write(tid, s->patch[i].addr, s->patch[i].saved, s->patch[i].len);
+	for (unsigned i = 0; i < s->npatch; i++) {
+		const struct stubs_patch *sp = &s->patch[i];
+		uint64_t now;
+
+		if (sp->slot && (remote_read(tid, sp->addr, &now, sizeof(now)) != sizeof(now) ||
+				 now != sp->thunk))
+			continue;
+		remote_write(tid, sp->addr, sp->saved, sp->len);
+	}
 }
 
 void stubs_off(struct proc *p, pid_t tid)
@@ -205,7 +256,8 @@ void stubs_child_start(struct proc *child, pid_t tid, bool follow)
 	unpatch(s, tid);
 	/* the guard, a copy of the parent's, learns of each (bpset.announce) */
 	for (unsigned i = 0; follow && i < s->npatch; i++)
-		bp_insert(child->bps, tid, s->patch[i].sym, BP_HOOK, s->patch[i].hook);
+		if (s->patch[i].sym) /* 0: a breakpoint at the entry would miss inlined calls */
+			bp_insert(child->bps, tid, s->patch[i].sym, BP_HOOK, s->patch[i].hook);
 	free(s);
 	child->stubs = NULL;
 }

@@ -37,6 +37,10 @@ struct stubs_patch {
 	uint64_t addr, sym; /* code address, symbol value (arm: bit 0 = Thumb) */
 	uint8_t saved[ARCH_MAX_INSN];
 	int len, hook;
+	/* a function pointer redirected to its thunk (stubs_patch_slot): addr is the pointer's
+	 * address, saved its old value, sym the entry point the pointer stands for */
+	bool slot;
+	uint64_t thunk;
 };
 
 /* One key's thread, in the reader's table (account/ring.c). */
@@ -89,6 +93,7 @@ struct stubs {
 	bool off;
 	bool tops_full_told; /* a thread found no room in the table: said once */
 	bool notsc_told; /* the process turned the time-stamp counter off: said once */
+	bool slots_told; /* a redirected pointer was set again by the program: said once */
 	bool python; /* the data pages' Python words are written (STUB_D_PY_*) */
 	unsigned threads_gen; /* moves when a thread comes, goes or learns its key */
 	struct stubs_reader rd;
@@ -121,6 +126,15 @@ int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned cop
  * threads must be stopped. Return 0, -EEXIST (an alias, patched already), or -errno: then keep
  * the breakpoint (-v says why; -EXDEV: something in the function leads into its first bytes). */
 int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct module *m);
+
+/*
+ * Send the calls through the function pointer at slot in p's memory (CPython's allocator table,
+ * patch/pytable.h) through hook's stub instead: the pointer gets a thunk whose continuation is
+ * its old value, and the stub records the arguments after the context the function takes first
+ * (STUB_HOOK_CTX). sym: the entry point a forked child gets a breakpoint at (0: none). All of p's
+ * threads must be stopped. Return 0 or -errno.
+ */
+int stubs_patch_slot(struct proc *p, pid_t tid, uint64_t slot, int hook, uint64_t sym);
 
 /* The stubs' recording return trampoline in p, or 0: a call caught at a breakpoint may return
  * through it with a cookie that has STUBS_COOKIE_BP set (calls.c). */

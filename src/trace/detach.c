@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #define PR_DOMAIN "detach"
+#include "patch/pytable.h"
 #include "patch/breakpoint.h"
 #include "account/calls.h"
 #include "target/cpu.h"
@@ -78,8 +79,10 @@ static void detach_cb(struct thread *t, void *ctx)
 /* Undo in p's memory what heaptrace changed, through its stopped thread tid. */
 static void restore_image(struct proc *p, pid_t tid)
 {
-	if (!p->shares_mm)
+	if (!p->shares_mm) {
+		pytable_check(p, tid);
 		stubs_off(p, tid);
+	}
 	if (!p->shares_mm)
 		bp_remove_all(p->bps, tid);
 	if (p->start_bp)

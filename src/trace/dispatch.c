@@ -28,6 +28,7 @@
 #include "patch/guard.h"
 #include "trace/held.h"
 #include "patch/image.h"
+#include "patch/pytable.h"
 #include "trace/lifecycle.h"
 #include "util/log.h"
 #include "target/process.h"
@@ -406,8 +407,10 @@ void dispatch(pid_t tid, int status)
 		return;
 	case PTRACE_EVENT_EXIT:
 		calls_thread_exit(t);
-		if (t->tid == t->p->pid || t->p->leader_gone)
+		if (t->tid == t->p->pid || t->p->leader_gone) {
 			proc_read_statm(t->p); /* the last moment its memory can be seen */
+			pytable_check(t->p, t->tid);
+		}
 		dispatch_resume(t, 0);
 		return;
 	case PTRACE_EVENT_STOP:

@@ -5,7 +5,9 @@ threads), launched and attached, under pyenv's CPython 3.11 (shared libpython) a
 /usr/bin/python3.11 (static, LTO, stripped). The oracle is tracemalloc in the same script: per
 line of the innermost Python frame, and per function, the blocks and bytes heaptrace finds live
 at the moment the script measured itself are within 2 % of tracemalloc's, at the same lines.
-PYTHONMALLOC=malloc makes every Python object a malloc call, which tracemalloc sees as well."""
+PYTHONMALLOC=malloc makes every Python object a malloc call, which tracemalloc sees as well; with
+the default allocator, heaptrace's entry stubs trace pymalloc through CPython's allocator tables,
+which tracemalloc wraps too."""
 
 import ast
 import collections
@@ -70,16 +72,20 @@ def report_written(outfile, tracer):
     raise Fail("heaptrace wrote no report after SIGINT")
 
 
-def traced(python, how, opts=()):
+def traced(python, how, opts=(), pymalloc=False):
     """Run the script under heaptrace OPTS (launched, or attached with -p), take heaptrace's
-    report once the script has measured itself: (report, tracemalloc's results)."""
+    report once the script has measured itself: (report, tracemalloc's results). pymalloc:
+    CPython's own allocator (the default), else PYTHONMALLOC=malloc."""
     need_heaptrace()
     if not os.access(python, os.X_OK):
         raise Skip("%s is not installed" % python)
-    d = scratch("pyframes-%s-%s" % (os.path.basename(os.path.dirname(os.path.dirname(python))),
-                                    how))
+    d = scratch("pyframes-%s-%s%s" % (os.path.basename(os.path.dirname(os.path.dirname(python))),
+                                      how, "-pymalloc" if pymalloc else ""))
     outfile, results = os.path.join(d, "report"), os.path.join(d, "tracemalloc.json")
-    env = dict(os.environ, PYTHONMALLOC="malloc")
+    env = dict(os.environ)
+    env.pop("PYTHONMALLOC", None)
+    if not pymalloc:
+        env["PYTHONMALLOC"] = "malloc"
     cmd = [python, "-S", script(), how, results]
     ht = [helpers.HEAPTRACE, "--format=json", "--outfile=" + outfile] + list(opts)
     pipes = dict(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
@@ -183,10 +189,35 @@ def check_against_tracemalloc(report, measured):
         raise Fail("Python sites differ from tracemalloc's", "\n".join(problems))
 
 
-def check(python, how):
-    report, measured = traced(python, how)
+def check(python, how, pymalloc=False):
+    report, measured = traced(python, how, pymalloc=pymalloc)
     check_python_frames(report)
     check_against_tracemalloc(report, measured)
+
+
+def check_pymalloc(python, how):
+    """The default allocator: pymalloc's blocks, through CPython's tables, per Python line as
+    tracemalloc counts them (it wraps the same tables). Entry stubs only: breakpoints cannot
+    reach Debian's inlined pymalloc, and stop at every object in pyenv's."""
+    if helpers.MODE != "stubs":
+        raise Skip("CPython's allocator tables go through entry stubs")
+    check(python, how, pymalloc=True)
+
+
+def test_pyenv_pymalloc_attached():
+    check_pymalloc(PYENV, "attached")
+
+
+def test_debian_pymalloc_attached():
+    check_pymalloc(DEBIAN, "attached")
+
+
+def test_pyenv_pymalloc_launched():
+    check_pymalloc(PYENV, "launched")
+
+
+def test_debian_pymalloc_launched():
+    check_pymalloc(DEBIAN, "launched")
 
 
 def test_pyenv_attached():

@@ -4,11 +4,13 @@ bytes, N bytes objects of 333 and N/4 strings of 1000 (over pymalloc's 512 bytes
 sizes it reads with sys.getsizeof, and counts them with tracemalloc at the lines that made
 them. The oracles: that count (exactly N, N, N/4), and the live blocks of each size in
 heaptrace's report, which are those objects plus the few of the same size the interpreter
-itself holds (at most SLACK more; 4, 1 and 14 here). pyenv's python3.11 (shared libpython) has its PyObject_* and
-PyMem_* traced as the heap "pymalloc", its large blocks counted once (the malloc inside is
-part of the Python call); Debian's /usr/bin/python3.11 (pymalloc inlined by link-time
-optimisation) is left untraced with one line and the PYTHONMALLOC hint, and under
-PYTHONMALLOC=malloc its objects are malloc's. Launched runs start the whole interpreter
+itself holds (at most SLACK more; 4, 1 and 14 here). With entry stubs, CPython's allocator
+tables (_PyObject, _PyMem) are sent through heaptrace's stubs: in pyenv's python3.11 (shared
+libpython) and in Debian's /usr/bin/python3.11 (pymalloc inlined into its callers by link-time
+optimisation, stripped) alike, the objects are the heap "pymalloc", the large ones counted once
+(the malloc inside is part of the Python call). With breakpoints, pyenv's entry points are
+traced, and Debian's inlined pymalloc is left out with one line and the PYTHONMALLOC hint.
+Under PYTHONMALLOC=malloc the objects are malloc's. Launched runs start the whole interpreter
 (about 70,000 calls): entry stubs only; attached runs (-p) trace the objects alone, in both
 modes (fewer of them with a stop per call, as in a forked child, which has breakpoints).
 python3 -S: no site module, fewer start-up calls."""
@@ -115,32 +117,53 @@ def test_pymalloc_launched():
 
 
 def test_pymalloc_python_malloc():
-    """PYTHONMALLOC=malloc: pyenv's objects are still Python's calls, counted once in heap
-    pymalloc (not again as the malloc calls inside them); Debian's, whose pymalloc is not
-    traced, are malloc's, and no hint is given."""
+    """PYTHONMALLOC=malloc: the interpreter sends its domains to malloc (after a launched
+    program's tables were redirected): the objects are malloc's, in both builds, none
+    pymalloc's, and no hint or warning is given."""
     env = {"PYTHONMALLOC": "malloc"}
     if helpers.MODE != "stubs":  # every call is malloc's: a stop per call otherwise
         return
-    if os.access(PYENV, os.X_OK):
-        r, res = launched(PYENV, env=env, name="pymalloc-malloc-pyenv")
-        check_objects(r, r.report, res, "pymalloc", "malloc")
-    r, res = launched(python(DEBIAN), env=env, name="pymalloc-malloc-debian")
-    check_objects(r, r.report, res, "malloc", "pymalloc")
-    if python_hints(r):
-        r.fail("a PYTHONMALLOC hint with PYTHONMALLOC=malloc: %s" % python_hints(r))
+    for py, name in ((PYENV, "pyenv"), (DEBIAN, "debian")):
+        r, res = launched(python(py), env=env, name="pymalloc-malloc-" + name)
+        check_objects(r, r.report, res, "malloc", "pymalloc")
+        if python_hints(r) or said(r.proc.stderr):
+            r.fail("said with PYTHONMALLOC=malloc: %s" % (python_hints(r) or
+                                                         said(r.proc.stderr)))
 
 
-def test_pymalloc_inlined():
-    """Debian's python3.11 inlines pymalloc into its callers: heaptrace says so in one line
-    (-v), traces none of it (no heap pymalloc: a partial count would be a wrong one), and
-    gives the PYTHONMALLOC hint once."""
-    if helpers.MODE != "stubs":  # tracemalloc's tables are malloc's: a stop per object
+def test_pymalloc_set_again():
+    """PYTHONMALLOC=pymalloc: a launched interpreter sets its tables again at its start, after
+    heaptrace redirected them; one warning says its calls since were not traced, and the
+    program ends as it does untraced."""
+    if helpers.MODE != "stubs":  # breakpoints hold no table
         return
-    r, res = launched(python(DEBIAN), opts=["-v"], name="pymalloc-inlined")
+    r, res = launched(python(PYENV), env={"PYTHONMALLOC": "pymalloc"}, name="pymalloc-again")
+    again = [x for x in r.proc.stderr.splitlines() if "set its Python allocator again" in x]
+    if len(again) != 1:
+        r.fail("expected one warning that the allocator was set again, got %s" % again)
+    if sizes(r.report, "pymalloc").get(res["str"], 0):
+        r.fail("pymalloc blocks counted after the tables were set again")
+
+
+def test_pymalloc_debian():
+    """Debian's python3.11 inlines pymalloc into its callers. Entry stubs trace it through its
+    tables exactly, with no line about it and no hint; breakpoints cannot (a stop at the entry
+    would miss the inlined calls): one line (-v) says so, none of it is traced (a partial count
+    would be a wrong one), and the PYTHONMALLOC hint is given once."""
+    py = python(DEBIAN)
+    if helpers.MODE == "stubs":
+        r, res = launched(py, opts=["-v"], name="pymalloc-debian")
+    else:
+        r, res = attached(py, "pymalloc-debian", N_STOPS, opts=["-v"])
     rep = r.report
-    if "pymalloc" in rep["summary"].get("heaps", {}) or sizes(rep, "pymalloc"):
-        r.fail("heap pymalloc traced in a build that inlines it")
     inlined = [x for x in r.proc.stderr.splitlines() if "inlined into its callers" in x]
+    if helpers.MODE == "stubs":
+        check_objects(r, rep, res, "pymalloc", "malloc")
+        if inlined or python_hints(r):
+            r.fail("said %s" % (inlined + python_hints(r)))
+        return
+    if "pymalloc" in rep["summary"].get("heaps", {}) or sizes(rep, "pymalloc"):
+        r.fail("heap pymalloc traced at breakpoints in a build that inlines it")
     if len(inlined) != 1 or DEBIAN not in inlined[0]:
         r.fail("expected one line saying %s's pymalloc is inlined, got %s" % (DEBIAN, inlined))
     if len(python_hints(r)) != 1:
@@ -149,7 +172,7 @@ def test_pymalloc_inlined():
         r.fail("the 1000-byte strings (malloc's) are missing")
 
 
-def attached(py, name, n):
+def attached(py, name, n, opts=()):
     """pyobjs.py attach n under heaptrace -p: heaptrace's Run and the script's result."""
     need_heaptrace()
     d = scratch(name)
@@ -161,7 +184,7 @@ def attached(py, name, n):
         if not ready or t.stdout.readline() != b"ready\n":
             raise Fail("pyobjs.py attach did not get ready")
         proc = run([HEAPTRACE, "-p", str(t.pid), "--blocks", "--format=json",
-                    "--outfile=" + outfile])
+                    "--outfile=" + outfile] + list(opts))
         out, err = t.communicate(timeout=TIMEOUT)
     finally:
         if t.poll() is None:
@@ -174,13 +197,12 @@ def attached(py, name, n):
     return r, said_by(out.decode())
 
 
-def test_pymalloc_attached():
-    """pyenv's python3.11 attached with -p before it makes its objects: all of them in heap
+def check_attached(py, name):
+    """py attached with -p before it makes its objects: all of them in heap
     pymalloc, the large ones once; the large strings it made before the attach, malloc's
     blocks in the heap found at the attach, released there by PyObject_Free (none an unknown
     free of pymalloc's); the script runs on after the detach and exits 0."""
-    r, res = attached(python(PYENV), "pymalloc-attach",
-                      N if helpers.MODE == "stubs" else N_STOPS)
+    r, res = attached(python(py), name, N if helpers.MODE == "stubs" else N_STOPS)
     check_objects(r, r.report, res, "pymalloc", "malloc")
     summ = r.report["summary"]
     if summ.get("freed_from_before_attach", 0) < res["freed_before"]:
@@ -191,6 +213,16 @@ def test_pymalloc_attached():
                % summ["heaps"]["pymalloc"])
     if said(r.proc.stderr):
         r.fail("heaptrace said: %s" % said(r.proc.stderr))
+
+
+def test_pymalloc_attached():
+    check_attached(PYENV, "pymalloc-attach")
+
+
+def test_pymalloc_attached_debian():
+    """Debian's inlined pymalloc, through its tables (breakpoints: test_pymalloc_debian)."""
+    if helpers.MODE == "stubs":
+        check_attached(DEBIAN, "pymalloc-attach-debian")
 
 
 def test_pymalloc_fork():
