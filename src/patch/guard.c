@@ -382,8 +382,11 @@ void guard_remove(struct proc *p, pid_t tid)
 		if (own.restorer)
 			own.flags |= GUARD_SA_RESTORER;
 	}
-	if (inject_sigaction(p, tid, &own, NULL))
-		pr_warn("process %d: cannot give its SIGTRAP action back", p->pid);
+	int ret = inject_sigaction(p, tid, &own, NULL);
+
+	if (ret)
+		pr_warn("process %d: cannot give its SIGTRAP action back (thread %d: %s)", p->pid,
+			tid, strerror(ret < 0 ? -ret : ret));
 	guard_forget(p);
 }
 

@@ -73,6 +73,24 @@ struct thread *proc_any_thread(struct proc *p)
 	return NULL;
 }
 
+static bool usable(const struct thread *t)
+{
+	return t->stopped && !t->gone && t->seen_first_stop;
+}
+
+struct thread *proc_stopped_thread(struct proc *p)
+{
+	struct thread *lead = proc_thread_find(p->pid);
+
+	if (lead && lead->p == p && usable(lead))
+		return lead;
+	for (size_t i = 0; i < ARRAY_SIZE(thread_hash); i++)
+		for (struct thread *t = thread_hash[i]; t; t = t->hnext)
+			if (t->p == p && usable(t))
+				return t;
+	return NULL;
+}
+
 static void count_running_cb(struct thread *t, void *ctx)
 {
 	if (!t->stopped)

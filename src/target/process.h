@@ -69,6 +69,9 @@ struct thread {
 	struct late_free *late;
 	unsigned nlate, late_cap, late_parked;
 	bool own_exit; /* it ended by its own exit system call, not the process's end */
+	/* it reported its exit, or PTRACE_INTERRUPT found it gone: no stop of it can run an
+	 * injected call or be relied on to write the process's memory (proc_stopped_thread) */
+	bool gone;
 	/* the pc a breakpoint's stop reported, while heaptrace holds the thread with its pc moved
 	 * back onto the trap (0: not moved; trace/dispatch.c) */
 	uint64_t trap_pc;
@@ -149,6 +152,9 @@ void proc_thread_release(struct thread *t);
 void proc_for_each_thread(struct proc *p, void (*fn)(struct thread *t, void *ctx), void *ctx);
 /* A thread of p (the first the hash holds), or NULL. */
 struct thread *proc_any_thread(struct proc *p);
+/* A thread of p in a ptrace-stop heaptrace holds that is not ending, to work through: the
+ * leader if it is one, or NULL. */
+struct thread *proc_stopped_thread(struct proc *p);
 /* How many threads of p are not in a ptrace-stop heaptrace holds. */
 unsigned proc_running(struct proc *p);
 

@@ -28,7 +28,7 @@ static void interrupt_cb(struct thread *t, void *ctx)
 {
 	(void)ctx;
 	if (!t->stopped && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 && errno == ESRCH)
-		t->stopped = true; /* gone: its exit is reported later */
+		t->stopped = t->gone = true; /* gone: its exit is reported later */
 }
 
 static unsigned count_running(void)
@@ -117,7 +117,10 @@ void detach_all(void)
 	for (struct proc *p = procs; p; p = p->next)
 		proc_for_each_thread(p, take_pending_trap_cb, NULL);
 	for (struct proc *p = procs; p; p = p->next) {
-		struct thread *t = proc_any_thread(p);
+		/* a thread ending (its exit reported, or gone at the interrupt) can neither run
+		 * the injected calls nor be relied on for the writes: what it was given to do would
+		 * be left half done (the entries, the breakpoints, the SIGTRAP action) */
+		struct thread *t = proc_stopped_thread(p);
 
 		if (p->detached)
 			continue;
@@ -125,6 +128,9 @@ void detach_all(void)
 			calls_drain(p, t->tid); /* the returns logged since the last stop */
 			ring_drain_final(p); /* the calls recorded (stubs.h) */
 			restore_image(p, t->tid);
+		} else if (proc_any_thread(p)) {
+			pr_warn("process %d: no thread of it stopped to undo heaptrace's changes "
+				"through: its code keeps them", p->pid);
 		}
 		proc_for_each_thread(p, detach_cb, NULL);
 		p->detached = true;

@@ -406,6 +406,7 @@ void dispatch(pid_t tid, int status)
 		on_exec(t);
 		return;
 	case PTRACE_EVENT_EXIT:
+		t->gone = true;
 		calls_thread_exit(t);
 		if (t->tid == t->p->pid || t->p->leader_gone) {
 			proc_read_statm(t->p); /* the last moment its memory can be seen */
