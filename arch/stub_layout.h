@@ -22,13 +22,19 @@
 /*
  * Python frames (unwind/python.h), where the process runs a CPython whose layout heaptrace
  * knows: the address of the word that points to the thread state holding the GIL (0: no
- * Python, no walk: a process without one pays one load), and the offsets the walk reads.
- * Written when the area is made, or later (an interpreter mapped after it) while stubs run:
- * then STUB_D_PY_MAX last, which the stub code reads first. Its value has one nonzero byte, so
- * that a store the stub sees half done reads as 0 or as the whole value.
+ * Python, no walk: a process without one pays one load), where each thread keeps its own
+ * thread state, and the offsets the walk reads. The stub compares the state holding the GIL
+ * with its own, read from its own struct pthread at the thread pointer (always mapped), and
+ * reads nothing of a state that is not its own. Written when the area is made, or later (an
+ * interpreter mapped or initialised after it: until heaptrace learns where the threads keep
+ * their states, the walk stays off) while stubs run: then STUB_D_PY_MAX last, which the stub
+ * code reads first. Its value has one nonzero byte, so that a store the stub sees half done
+ * reads as 0 or as the whole value.
  */
 #define STUB_D_PY_TSTATE 64 /* &_PyRuntime.gilstate.tstate_current, 0: none */
-#define STUB_D_PY_THREAD_ID 72 /* PyThreadState.thread_id: pthread_self(), the thread pointer */
+/* the thread's own value of gilstate.autoTSSkey, its PyThreadState: an offset from the thread
+ * pointer (unwind/pytss.h) */
+#define STUB_D_PY_TSS 72
 #define STUB_D_PY_CFRAME 80 /* PyThreadState.cframe */
 #define STUB_D_PY_CURRENT 88 /* _PyCFrame.current_frame */
 #define STUB_D_PY_CODE 96 /* _PyInterpreterFrame.f_code */
@@ -38,7 +44,11 @@
 /* &_PyRuntime._finalizing: once the interpreter ends, thread states are freed before the one
  * holding the GIL is cleared, so from then on the stub reads none */
 #define STUB_D_PY_FINALIZING 128
-#define STUB_D_PY_MAX 136 /* most frames recorded (STUB_PY_MAX_FRAMES), 0: no walk */
+/* &_PyRuntime.gilstate.autoTSSkey (a Py_tss_t: int initialised, then the key), and that word
+ * as it was when STUB_D_PY_TSS was learned: the slot is the key's only while they are equal */
+#define STUB_D_PY_KEY 136
+#define STUB_D_PY_KEYWORD 144
+#define STUB_D_PY_MAX 152 /* most frames recorded (STUB_PY_MAX_FRAMES), 0: no walk */
 #define STUB_D_MAIN_LO 192 /* the main thread's stack: [lo, top), whatever its key */
 #define STUB_D_MAIN_TOP 200
 /* Per hook (up to 224, hooks.h: patch/stubs.c asserts it), its continuation (the relocated first
@@ -106,7 +116,7 @@
 /*
  * An entry's Python section, after the stack copy at STUB_REC_ENTRY + copy rounded up to 16,
  * present when the record is longer than that: written only by a thread that holds the GIL
- * (the thread state's thread_id is its thread pointer), whose frame chain cannot change while
+ * (the thread state holding it is the thread's own), whose frame chain cannot change while
  * it is in the allocator. A count, then per frame, innermost first, its code object and its
  * last instruction, bit 0 of which is set on the first frame of an evaluation loop's run
  * (is_entry; instructions are 2-byte units).

@@ -55,23 +55,26 @@ _Static_assert(STUB_PY_FRAME == 16, "PY_WRITE: bytes to frames by a shift of 4")
 /*
  * The Python frames of the thread, if it holds the GIL (stub_layout.h: STUB_D_PY_*): their
  * count into rax (rdi, rdx clobbered), at most STUB_D_PY_MAX, which is 0 until the other words
- * are written; none once the interpreter is ending (it frees thread states then). The thread
- * state that holds the GIL is only compared (its thread_id with the thread pointer) before
- * anything else of it is read; from there the chain is the thread's own, which nothing changes
- * while it allocates.
+ * are written; none once the interpreter is ending (it frees thread states then), nor if the
+ * key the threads keep their states in is not the one learned. The thread state holding the
+ * GIL is only compared with the thread's own, read at the thread pointer (its struct pthread,
+ * always mapped); nothing of it is read unless it is the thread's own, which holds the GIL
+ * then: nothing else changes or frees it or its chain while the thread allocates.
  */
 #define PY_COUNT                                                                                  \
 	"	xor %eax,%eax\n"                                                                   \
 	"	cmpq $0," S(STUB_D_PY_MAX) "(%r10)\n	je 11f\n"                                      \
 	"	mov " S(STUB_D_PY_FINALIZING) "(%r10),%rdi\n"                                      \
 	"	cmpq $0,(%rdi)\n	jne 11f\n"                                                     \
+	"	mov " S(STUB_D_PY_KEY) "(%r10),%rdi\n"                                             \
+	"	mov (%rdi),%rdi\n"                                                                \
+	"	cmp " S(STUB_D_PY_KEYWORD) "(%r10),%rdi\n	jne 11f\n"                              \
 	"	mov " S(STUB_D_PY_TSTATE) "(%r10),%rdi\n"                                          \
 	"	test %rdi,%rdi\n	jz 11f\n"                                                      \
 	"	mov (%rdi),%rdi\n"                                                                \
 	"	test %rdi,%rdi\n	jz 11f\n"                                                      \
-	"	mov " S(STUB_D_PY_THREAD_ID) "(%r10),%rdx\n"                                       \
-	"	mov (%rdi,%rdx),%rdx\n"                                                           \
-	"	cmp %fs:0,%rdx\n	jne 11f\n"                                                     \
+	"	mov " S(STUB_D_PY_TSS) "(%r10),%rdx\n"                                             \
+	"	cmp %fs:(%rdx),%rdi\n	jne 11f\n"                                                 \
 	"	mov " S(STUB_D_PY_CFRAME) "(%r10),%rdx\n"                                          \
 	"	mov (%rdi,%rdx),%rdi\n"                                                           \
 	"	test %rdi,%rdi\n	jz 11f\n"                                                      \
@@ -88,9 +91,10 @@ _Static_assert(STUB_PY_FRAME == 16, "PY_WRITE: bytes to frames by a shift of 4")
 
 /*
  * The Python section of the entry record at r11, after the stack copy (rdi: its end): the same
- * walk again, as many frames as PY_COUNT counted (the record's length says how many), each
- * frame's code object and last instruction with the is_entry bit, then the count of those
- * written. rax, rcx, rdx, rsi, rdi clobbered.
+ * walk again from the thread's own state (PY_COUNT found it holds the GIL), as many frames as
+ * PY_COUNT counted (the record's length says how many), each frame's code object and last
+ * instruction with the is_entry bit, then the count of those written. rax, rcx, rdx, rsi, rdi
+ * clobbered.
  */
 #define PY_WRITE                                                                                  \
 	"	mov " S(STUB_R_LEN) "(%r11),%eax\n"                                                \
@@ -99,7 +103,7 @@ _Static_assert(STUB_PY_FRAME == 16, "PY_WRITE: bytes to frames by a shift of 4")
 	"	sub %rdx,%rax\n	jz 19f\n"                                                      \
 	"	sub $" S(STUB_PY_FRAMES) ",%rax\n"                                                 \
 	"	xor %ecx,%ecx\n"                                                                  \
-	"	mov " S(STUB_D_PY_TSTATE) "(%r10),%rsi\n	mov (%rsi),%rsi\n"                      \
+	"	mov " S(STUB_D_PY_TSS) "(%r10),%rsi\n	mov %fs:(%rsi),%rsi\n"                     \
 	"	mov " S(STUB_D_PY_CFRAME) "(%r10),%rdx\n	mov (%rsi,%rdx),%rsi\n"                 \
 	"	mov " S(STUB_D_PY_CURRENT) "(%r10),%rdx\n	mov (%rsi,%rdx),%rsi\n"                \
 	"13:	cmp %rax,%rcx\n	jae 18f\n"                                                   \

@@ -339,6 +339,8 @@ unsigned ring_drain(struct proc *p)
 	}
 	if (!n)
 		return 0;
+	if (!s->python) /* the interpreter's words, once known (at launch, after its start) */
+		stubs_python(p);
 	rd->nrecords += n;
 	bury(s);
 	read_done(s);

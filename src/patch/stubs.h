@@ -105,8 +105,9 @@ struct stubs {
 extern const uint8_t ht_stub_blob[], ht_stub_entry[], ht_stub_ret[], ht_stub_code_end[],
 	ht_stub_blob_end[];
 
-/* An interpreter was mapped after p's stub areas were made: write its words into their data
- * pages (once), so that the stubs record Python frames from now on. */
+/* An interpreter was mapped or initialised after p's stub areas were made: write its words
+ * into their data pages (once, when python_stub_words has them), so that the stubs record
+ * Python frames from now on. Cheap to call often: the ring's reader calls it until then. */
 void stubs_python(struct proc *p);
 
 /* Entry stubs can be used on this architecture. */

@@ -22,8 +22,14 @@ struct pylayout {
 	/* _PyRuntimeState */
 	uint16_t rt_tstate_current; /* gilstate.tstate_current: the thread holding the GIL */
 	uint16_t rt_finalizing; /* _finalizing: set once the interpreter starts to end */
+	/* gilstate.autoTSSkey: the Py_tss_t (int initialised, then the pthread key) in which
+	 * each thread keeps its own PyThreadState */
+	uint16_t rt_tss_key;
+	uint16_t rt_interp_main; /* interpreters.main */
+	/* PyInterpreterState */
+	uint16_t is_threads_head; /* threads.head: its thread states, through next */
 	/* PyThreadState */
-	uint16_t ts_cframe, ts_thread_id;
+	uint16_t ts_next, ts_cframe, ts_thread_id;
 	/* _PyCFrame */
 	uint16_t cf_current_frame;
 	/* _PyInterpreterFrame, and how many bytes of it are read */

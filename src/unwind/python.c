@@ -13,6 +13,7 @@
 #include "unwind/frames.h"
 #include "unwind/pylayout.h"
 #include "unwind/python.h"
+#include "unwind/pytss.h"
 #include "util/log.h"
 #include "util/pairmap.h"
 #include "util/util.h"
@@ -23,6 +24,14 @@
 #define PY_STR_MAX 1024u
 /* Longest location table read, in bytes. */
 #define PY_TABLE_MAX (256u << 10)
+/* Thread states looked at when learning where the threads keep theirs (learn_tss). */
+#define PY_TSS_STATES 64u
+/* The wait before learning is tried again: while the interpreter is not initialised (one read
+ * a try), and at most, after a try that found no thread's state */
+#define PY_TSS_SOON_NS 1000000ull
+#define PY_TSS_LATEST_NS 1000000000ull
+/* A Py_tss_t read as one word: initialised (1) in its low half, the key in its high half. */
+#define PY_TSS_KEY(w) ((unsigned)((w) >> 32))
 
 /* PY_NONE: none in the modules probed so far */
 enum py_state { PY_NONE, PY_UNSUPPORTED, PY_READY };
@@ -49,6 +58,11 @@ struct pyproc {
 	const struct pylayout *l;
 	uint64_t runtime, code_type, str_type; /* _PyRuntime, PyCode_Type, PyUnicode_Type */
 	uint64_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault */
+	/* where each thread keeps its own thread state (learn_tss): an offset from its thread
+	 * pointer, and the TSS key's word it holds for */
+	bool tss_known;
+	uint64_t tss_slot, tss_keyword;
+	uint64_t tss_next_ns, tss_wait_ns; /* when to try again, and the wait before that */
 	/* code objects by (address, fingerprint) */
 	struct pairmap code_ids;
 	struct pycode *codes;
@@ -390,17 +404,103 @@ unsigned python_merge_recorded(struct proc *p, const uint8_t *sec, unsigned coun
 	return merge(py, frames, entry, m, pcs, n, max);
 }
 
+/* ---- where each thread keeps its own state, for the entry stubs ---- */
+
+/*
+ * Learn where each thread keeps its own thread state: the offset from its struct pthread
+ * (PyThreadState.thread_id, pthread_self()) of its value of the runtime's TSS key, found in
+ * the struct pthread of each thread of the main interpreter that has its state there
+ * (pytss.h). Read while the process runs: a state freed meanwhile reads as other words, which
+ * pytss_slot does not take for a slot. All threads found must agree. Return 0 with *slot and
+ * *keyword (the key's Py_tss_t as a word), -EAGAIN if the interpreter is not initialised yet,
+ * -ENOENT if no thread's state was found, -EEXIST if threads disagree.
+ */
+static int learn_tss(pid_t pid, const struct pyproc *py, uint64_t *slot, uint64_t *keyword)
+{
+	const struct pylayout *l = py->l;
+	uint64_t kw, interp, ts, found = 0;
+	uint8_t *pt;
+	int err = -ENOENT;
+
+	if (remote_read_word(pid, py->runtime + l->rt_tss_key, 8, &kw) || (uint32_t)kw != 1 ||
+	    remote_read_word(pid, py->runtime + l->rt_interp_main, 8, &interp) || !interp ||
+	    remote_read_word(pid, interp + l->is_threads_head, 8, &ts))
+		return -EAGAIN;
+	if (PY_TSS_KEY(kw) >= PYTSS_KEYS)
+		return -ENOENT; /* kept elsewhere by the C library: never learned */
+	pt = xmalloc(PYTSS_WINDOW);
+	for (unsigned k = 0; ts && !(ts & 7) && k < PY_TSS_STATES; k++) {
+		uint64_t pd, next;
+		ssize_t len = 0;
+		int off;
+
+		if (remote_read_word(pid, ts + l->ts_next, 8, &next) ||
+		    remote_read_word(pid, ts + l->ts_thread_id, 8, &pd))
+			break;
+		if (pd && !(pd & 7))
+			len = remote_read(pid, pd, pt, PYTSS_WINDOW);
+		off = len > 0 ? pytss_slot(pt, len, pd, PY_TSS_KEY(kw), ts) : -ENOENT;
+		if (off == -EEXIST || (off >= 0 && found && found != (uint64_t)off)) {
+			err = -EEXIST;
+			break;
+		}
+		if (off >= 0) {
+			found = off;
+			err = 0;
+		}
+		ts = next;
+	}
+	free(pt);
+	if (!err) {
+		*slot = found;
+		*keyword = kw;
+	}
+	return err;
+}
+
+/* Is it known where p's threads keep their states? Learn it if not, at most so often. */
+static bool tss_known(struct proc *p, struct pyproc *py)
+{
+	uint64_t now;
+	int err;
+
+	if (py->tss_known)
+		return true;
+	now = now_ns();
+	if (now < py->tss_next_ns)
+		return false;
+	err = learn_tss(proc_mem_pid(p), py, &py->tss_slot, &py->tss_keyword);
+	if (!err) {
+		py->tss_known = true;
+		pr_dbg(1, "process %d: its threads keep their Python thread states at %#llx from "
+		       "their thread pointers (key %u)", p->pid, (unsigned long long)py->tss_slot,
+		       PY_TSS_KEY(py->tss_keyword));
+		return true;
+	}
+	/* not initialised yet: soon again; no state found where it should be: less and less
+	 * often, as it may never be found (another C library) */
+	if (err == -EAGAIN || py->tss_wait_ns < PY_TSS_SOON_NS)
+		py->tss_wait_ns = PY_TSS_SOON_NS;
+	else if (py->tss_wait_ns < PY_TSS_LATEST_NS)
+		py->tss_wait_ns *= 2;
+	py->tss_next_ns = now + py->tss_wait_ns;
+	if (err != -EAGAIN)
+		pr_dbg(2, "process %d: where its threads keep their Python thread states is not "
+		       "known yet (%s)", p->pid, err == -EEXIST ? "threads disagree" : "not found");
+	return false;
+}
+
 bool python_stub_words(struct proc *p, uint64_t w[PYTHON_STUB_WORDS])
 {
 	struct pyproc *py = pyproc_of(p);
 	const struct pylayout *l;
 
 	probe(p, py);
-	if (py->state != PY_READY)
+	if (py->state != PY_READY || !tss_known(p, py))
 		return false;
 	l = py->l;
 	w[0] = py->runtime + l->rt_tstate_current;
-	w[1] = l->ts_thread_id;
+	w[1] = py->tss_slot;
 	w[2] = l->ts_cframe;
 	w[3] = l->cf_current_frame;
 	w[4] = l->fr_code;
@@ -408,7 +508,9 @@ bool python_stub_words(struct proc *p, uint64_t w[PYTHON_STUB_WORDS])
 	w[6] = l->fr_is_entry;
 	w[7] = l->fr_previous;
 	w[8] = py->runtime + l->rt_finalizing;
-	w[9] = STUB_PY_MAX_FRAMES;
+	w[9] = py->runtime + l->rt_tss_key;
+	w[10] = py->tss_keyword;
+	w[11] = STUB_PY_MAX_FRAMES;
 	return true;
 }
 
@@ -462,6 +564,8 @@ void python_forget_image(struct proc *p)
 	py->state = PY_NONE;
 	py->mods_seen = 0;
 	py->l = NULL;
+	py->tss_known = false;
+	py->tss_next_ns = py->tss_wait_ns = 0;
 }
 
 void python_fork(struct proc *child, const struct proc *parent)

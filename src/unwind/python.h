@@ -35,9 +35,13 @@ unsigned python_merge(struct proc *p, uint64_t tp, uint64_t *pcs, unsigned n, un
 unsigned python_merge_recorded(struct proc *p, const uint8_t *sec, unsigned count, uint64_t *pcs,
 			       unsigned n, unsigned max);
 
-/* What the entry stubs' data page holds for p's interpreter (STUB_D_PY_TSTATE to STUB_D_PY_MAX,
- * in that order, as words): false if p has no interpreter heaptrace reads. */
-#define PYTHON_STUB_WORDS 10
+/*
+ * What the entry stubs' data page holds for p's interpreter (STUB_D_PY_TSTATE to STUB_D_PY_MAX,
+ * in that order, as words): false if p has no interpreter heaptrace reads, or where its threads
+ * keep their own thread states is not known yet (learned once the interpreter is initialised;
+ * a call tries again, at most every millisecond or so).
+ */
+#define PYTHON_STUB_WORDS 12
 bool python_stub_words(struct proc *p, uint64_t words[PYTHON_STUB_WORDS]);
 
 /* Fill sf for the Python frame addr (frames_addr of a FRAMES_PYTHON value) of p. Return false

@@ -12,6 +12,7 @@
 #define Py_BUILD_CORE 1
 #include <Python.h>
 #include <internal/pycore_frame.h>
+#include <internal/pycore_interp.h>
 #include <internal/pycore_runtime.h>
 #include <string.h>
 
@@ -26,12 +27,21 @@
 		(uint8_t) __builtin_ctz(w);                                                        \
 	})
 
+/* python.c reads a Py_tss_t as one word: the int initialised, then the key */
+_Static_assert(offsetof(Py_tss_t, _is_initialized) == 0 && offsetof(Py_tss_t, _key) == 4 &&
+		       sizeof(Py_tss_t) == 8,
+	       "Py_tss_t: initialised, then the key");
+
 bool pyoffsets_311(struct pylayout *l)
 {
 	*l = (struct pylayout){
 		.version = PY_MAJOR_VERSION << 8 | PY_MINOR_VERSION,
 		.rt_tstate_current = offsetof(_PyRuntimeState, gilstate.tstate_current),
 		.rt_finalizing = offsetof(_PyRuntimeState, _finalizing),
+		.rt_tss_key = offsetof(_PyRuntimeState, gilstate.autoTSSkey),
+		.rt_interp_main = offsetof(_PyRuntimeState, interpreters.main),
+		.is_threads_head = offsetof(PyInterpreterState, threads.head),
+		.ts_next = offsetof(PyThreadState, next),
 		.ts_cframe = offsetof(PyThreadState, cframe),
 		.ts_thread_id = offsetof(PyThreadState, thread_id),
 		.cf_current_frame = offsetof(_PyCFrame, current_frame),

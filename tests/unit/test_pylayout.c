@@ -26,6 +26,10 @@ TEST_CASE(offsets_311)
 	SAME(version);
 	SAME(rt_tstate_current);
 	SAME(rt_finalizing);
+	SAME(rt_tss_key);
+	SAME(rt_interp_main);
+	SAME(is_threads_head);
+	SAME(ts_next);
 	SAME(ts_cframe);
 	SAME(ts_thread_id);
 	SAME(cf_current_frame);
