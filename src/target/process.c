@@ -73,22 +73,26 @@ struct thread *proc_any_thread(struct proc *p)
 	return NULL;
 }
 
-static bool usable(const struct thread *t)
+/* How fit t is to work through: 2 stopped in a plain stop, 1 at an event inside a system call,
+ * 0 not at all. */
+static int fitness(const struct thread *t)
 {
-	return t->stopped && !t->gone && t->seen_first_stop;
+	if (!t->stopped || t->gone || !t->seen_first_stop)
+		return 0;
+	return t->in_syscall_event ? 1 : 2;
 }
 
 struct thread *proc_stopped_thread(struct proc *p)
 {
-	struct thread *lead = proc_thread_find(p->pid);
+	struct thread *best = proc_thread_find(p->pid);
 
-	if (lead && lead->p == p && usable(lead))
-		return lead;
-	for (size_t i = 0; i < ARRAY_SIZE(thread_hash); i++)
+	if (best && (best->p != p || !fitness(best)))
+		best = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(thread_hash) && (!best || fitness(best) < 2); i++)
 		for (struct thread *t = thread_hash[i]; t; t = t->hnext)
-			if (t->p == p && usable(t))
-				return t;
-	return NULL;
+			if (t->p == p && fitness(t) > (best ? fitness(best) : 0))
+				best = t;
+	return best;
 }
 
 static void count_running_cb(struct thread *t, void *ctx)

@@ -76,9 +76,11 @@ static void detach_cb(struct thread *t, void *ctx)
 	t->pending_sig = 0;
 }
 
-/* Undo in p's memory what heaptrace changed, through its stopped thread tid. */
-static void restore_image(struct proc *p, pid_t tid)
+/* Undo in p's memory what heaptrace changed, through its stopped thread t. */
+static void restore_image(struct proc *p, struct thread *t)
 {
+	pid_t tid = t->tid;
+
 	if (!p->shares_mm) {
 		pytable_check(p, tid);
 		stubs_off(p, tid);
@@ -90,9 +92,13 @@ static void restore_image(struct proc *p, pid_t tid)
 	/* a realloc in flight keeps its old block live: how it ends is not seen any more */
 	calls_park(p);
 	proc_for_each_thread(p, calls_restore_cb, NULL);
-	/* last: should heaptrace die before, the guard still covers what is left */
-	if (!p->shares_mm)
+	/* last: should heaptrace die before, the guard still covers what is left; from an event
+	 * inside a system call no call can be injected (dispatch.c, step_out): the guard stays,
+	 * as when heaptrace is killed, and passes SIGTRAP on to the program's action */
+	if (!p->shares_mm && !t->in_syscall_event)
 		guard_remove(p, tid);
+	else if (!p->shares_mm)
+		guard_forget(p);
 }
 
 void detach_all(void)
@@ -127,7 +133,7 @@ void detach_all(void)
 		if (t) {
 			calls_drain(p, t->tid); /* the returns logged since the last stop */
 			ring_drain_final(p); /* the calls recorded (stubs.h) */
-			restore_image(p, t->tid);
+			restore_image(p, t);
 		} else if (proc_any_thread(p)) {
 			pr_warn("process %d: no thread of it stopped to undo heaptrace's changes "
 				"through: its code keeps them", p->pid);

@@ -39,12 +39,31 @@
 #include "account/ring.h"
 #include "util/util.h"
 
+/*
+ * While detaching, a thread stopped at an event inside a system call goes on to the end of
+ * that call and stops there again, where it can run the calls that undo heaptrace's changes:
+ * from the event's stop, the first system-call stop an injected call waits for would be the
+ * end of the clone, and the registers put back the clone's, run again (two threads started
+ * with one argument, both freeing it). A vfork parent stays: it waits for its child; so does
+ * a thread after its exec, which would run into the breakpoint at its new image's start.
+ */
+static void step_out(struct thread *t)
+{
+	t->in_syscall_event = false;
+	t->stopped = false;
+	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0 || ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
+		t->stopped = t->gone = true; /* gone: its exit is reported later */
+}
+
 void dispatch_resume(struct thread *t, int sig)
 {
 	if (session.detaching) {
-		t->stopped = true;
 		if (sig)
 			t->pending_sig = sig;
+		if (t->in_syscall_event && !t->vfork_wait && !t->exec_event)
+			step_out(t);
+		else
+			t->stopped = true;
 		return;
 	}
 	t->stopped = false;
@@ -369,6 +388,11 @@ void dispatch(pid_t tid, int status)
 		return;
 	}
 	t->stopped = true;
+	t->in_syscall_event = event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
+			      event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_VFORK_DONE ||
+			      event == PTRACE_EVENT_EXEC;
+	t->vfork_wait = event == PTRACE_EVENT_VFORK;
+	t->exec_event = event == PTRACE_EVENT_EXEC;
 	if (!t->p) {
 		t->seen_first_stop = true;
 		return;

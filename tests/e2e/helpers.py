@@ -328,8 +328,8 @@ def tracer_pids(pid):
                 for line in f:
                     if line.startswith("TracerPid:"):
                         out[int(tid)] = int(line.split()[1])
-        except FileNotFoundError:
-            pass
+        except (FileNotFoundError, ProcessLookupError):
+            pass  # the thread ended while it was listed or read
     return out
 
 

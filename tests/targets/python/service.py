@@ -36,7 +36,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
             body = str(len(CATALOG.cache)).encode()
         elif parts == ["quit"]:
             body = b"bye"
-            threading.Thread(target=self.server.shutdown).start()
         else:
             self.send_error(404)
             return
@@ -44,6 +43,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+        if parts == ["quit"]:  # once answered
+            self.wfile.flush()
+            threading.Thread(target=self.server.shutdown).start()
 
     def log_message(self, *args):
         pass
