@@ -343,10 +343,10 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	cmpq $0,16(%rsp)\n"
 	"	je 6f\n"
 	"	decq 16(%rsp)\n" /* a slice, used up however the wait ends */
+	"	lock orl $1," S(STUB_C_WAITERS) "(%r9)\n" /* the reader sees the ring full */
 	"	mov " S(STUB_D_SPIN) "(%r10),%rcx\n"
 	"	test %rcx,%rcx\n"
 	"	jnz 5f\n"
-	"	lock orl $1," S(STUB_C_WAITERS) "(%r9)\n"
 	"	lock incl " S(STUB_C_DWAKE) "(%r9)\n"
 	"	lea " S(STUB_C_DWAKE) "(%r9),%rdi\n"
 	"	mov $1,%esi\n" /* FUTEX_WAKE, shared: heaptrace maps the same pages */

@@ -345,8 +345,8 @@ static void lost_returns(struct proc *p, struct stubs *s)
 /*
  * A record a thread reserved and never wrote (it left a signal handler that had interrupted
  * its stub with siglongjmp, or was cancelled) stops the reader for good, and then every call
- * waits --max-stall and is lost. After STUCK_NS at one record while calls are being lost, the
- * process's stubs are turned off (no thread reserves ring space any more), and after as long
+ * waits --max-stall and is lost. After STUCK_NS at one record while calls wait for room or
+ * are lost (a call may leave its wait by a jump too), the process's stubs are turned off (no thread reserves ring space any more), and after as long
  * again (every record reserved before is written by then) the reader goes on at the first
  * complete record after it.
  */
@@ -367,7 +367,8 @@ static bool stuck_check(struct proc *p, struct stubs *s, uint64_t head)
 	if (now - rd->stuck_ns < STUCK_NS)
 		return false;
 	if (!s->stuck_off) {
-		if (rd->lost == rd->stuck_lost)
+		if (rd->lost == rd->stuck_lost &&
+		    !__atomic_load_n((uint32_t *)(s->ctl + STUB_C_WAITERS), __ATOMIC_ACQUIRE))
 			return false; /* nothing waits for it */
 		stubs_data_off(p);
 		s->stuck_off = true;

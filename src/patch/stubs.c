@@ -448,7 +448,7 @@ void stubs_seccomp(struct proc *p)
 	/* not read (that needs the thread stopped): any new filter may forbid futex */
 	s->spin = pauses_per_slice();
 	data_put(p, s, STUB_D_SPIN, s->spin);
-	pr_info("process %d installed a seccomp filter: its traced calls wait for heaptrace "
+	pr_warn("process %d installed a seccomp filter: its traced calls wait for heaptrace "
 		"without system calls from now on", p->pid);
 #else
 	(void)p; /* the stub code here waits with futex only */
