@@ -438,6 +438,13 @@ void stubs_seccomp(struct proc *p)
 	struct seccomp_walk w;
 	uint64_t now = now_ns();
 
+	if (s && s->spin && !s->spin_told &&
+	    __atomic_load_n((uint32_t *)(s->ctl + STUB_C_WAITERS), __ATOMIC_ACQUIRE)) {
+		/* said when it first matters: a program that execs next never waits */
+		s->spin_told = true;
+		pr_warn("process %d installed a seccomp filter: its traced calls wait for "
+			"heaptrace without system calls", p->pid);
+	}
 	if (!s || !s->ctl || s->off || s->spin || now - s->filters_ns < STUBS_SECCOMP_NS)
 		return;
 	s->filters_ns = now;
@@ -448,8 +455,8 @@ void stubs_seccomp(struct proc *p)
 	/* not read (that needs the thread stopped): any new filter may forbid futex */
 	s->spin = pauses_per_slice();
 	data_put(p, s, STUB_D_SPIN, s->spin);
-	pr_warn("process %d installed a seccomp filter: its traced calls wait for heaptrace "
-		"without system calls from now on", p->pid);
+	pr_dbg(0, "process %d: a seccomp filter changed: the stubs wait without system calls",
+	       p->pid);
 #else
 	(void)p; /* the stub code here waits with futex only */
 #endif

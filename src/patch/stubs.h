@@ -94,6 +94,7 @@ struct stubs {
 	uint64_t filters; /* the threads' seccomp filters at setup, added up (stubs_seccomp) */
 	uint64_t filters_ns; /* when stubs_seccomp last looked */
 	bool stuck_off; /* turned off for a record never written (account/ring.c) */
+	bool spin_told; /* a stub waited since spin was set: said once */
 	uint64_t main_lo, main_top; /* STUB_D_MAIN_LO, STUB_D_MAIN_TOP (main_stack) */
 	bool off;
 	bool tops_full_told; /* a thread found no room in the table: said once */
