@@ -410,16 +410,25 @@ static void read_done(struct stubs *s)
 	}
 }
 
+/*
+ * Room is given back every READ_DONE_BYTES of a drain, not only at its end: reading a full
+ * ring (unwinding each allocation) takes tens of milliseconds, longer than a stub waits
+ * (--max-stall) before its call goes unrecorded. Without a wake-up: a stub's wait ends within
+ * its 1 ms slice, and a wake-up that brings too little room would use a slice up sooner.
+ */
+#define READ_DONE_BYTES (64u << 10)
+
 unsigned ring_drain(struct proc *p)
 {
 	struct stubs *s = p->stubs;
 	struct stubs_reader *rd;
-	uint64_t head;
+	uint64_t head, given;
 	unsigned n = 0;
 
 	if (!s || !s->ctl)
 		return 0;
 	rd = &s->rd;
+	given = rd->tail;
 	head = stubs_head(s);
 	if (head != rd->tail)
 		slow_reader(rd);
@@ -442,6 +451,11 @@ unsigned ring_drain(struct proc *p)
 		take(p, s, r, &rr, rd->tail);
 		rd->tail += rr.len;
 		n++;
+		if (rd->tail - given >= READ_DONE_BYTES) {
+			__atomic_store_n((uint64_t *)(s->ctl + STUB_C_TAIL), rd->tail,
+					 __ATOMIC_RELEASE);
+			given = rd->tail;
+		}
 	}
 	lost_returns(p, s);
 	stubs_seccomp(p);

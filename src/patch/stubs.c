@@ -533,7 +533,9 @@ uint64_t stubs_tramp(const struct proc *p)
 {
 	const struct stubs *s = p->stubs;
 
-	return s && s->ctl && !s->off ? s->area[0] + (ht_stub_ret - ht_stub_blob) : 0;
+	if (!s || !s->ctl || s->off || s->stuck_off) /* off: the trampoline records nothing */
+		return 0;
+	return s->area[0] + (ht_stub_ret - ht_stub_blob);
 }
 
 uint64_t stubs_head(const struct stubs *s)

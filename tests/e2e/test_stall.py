@@ -26,7 +26,7 @@ import time
 import helpers
 from helpers import Fail, Skip, TIMEOUT, heaptrace, need_heaptrace, scratch, target
 
-BOUND_MS = 20  # --max-stall's default
+BOUND_MS = 20  # --max-stall's default, given explicitly (tests/run.py's wrapper sets another)
 
 
 def need_stubs():
@@ -52,8 +52,8 @@ class Traced:
         need_heaptrace()
         self.dir = scratch(name)
         self.report = os.path.join(self.dir, "report")
-        self.argv = ([helpers.HEAPTRACE, "--format=json", "--outfile=" + self.report]
-                     + list(opts) + ["--", target("stall")] + [str(a) for a in args])
+        self.argv = ([helpers.HEAPTRACE, "--format=json", "--outfile=" + self.report,
+                      "--max-stall=%d" % BOUND_MS] + list(opts) + ["--", target("stall")] + [str(a) for a in args])
         self.p = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   cwd=self.dir, start_new_session=True)
 
@@ -149,6 +149,7 @@ def test_signal_handlers_allocate_attached():
     time.sleep(0.3)
     report = os.path.join(d, "report")
     ht = subprocess.Popen([helpers.HEAPTRACE, "-p", str(prog.pid), "--no-inventory",
+                           "--max-stall=%d" % BOUND_MS,
                            "--format=json", "--outfile=" + report], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, cwd=d)
     try:
