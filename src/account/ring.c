@@ -346,9 +346,9 @@ static void lost_returns(struct proc *p, struct stubs *s)
  * A record a thread reserved and never wrote (it left a signal handler that had interrupted
  * its stub with siglongjmp, or was cancelled) stops the reader for good, and then every call
  * waits --max-stall and is lost. After STUCK_NS at one record while calls wait for room or
- * are lost (a call may leave its wait by a jump too), the process's stubs are turned off (no thread reserves ring space any more), and after as long
- * again (every record reserved before is written by then) the reader goes on at the first
- * complete record after it.
+ * are lost (a call may leave its wait by a jump too), the process's stubs are turned off (no
+ * thread reserves ring space any more), and after as long again (every record reserved before
+ * is written by then) the reader goes on at the first complete record after it.
  */
 #define STUCK_NS 1000000000ull
 

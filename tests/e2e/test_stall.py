@@ -53,7 +53,8 @@ class Traced:
         self.dir = scratch(name)
         self.report = os.path.join(self.dir, "report")
         self.argv = ([helpers.HEAPTRACE, "--format=json", "--outfile=" + self.report,
-                      "--max-stall=%d" % BOUND_MS] + list(opts) + ["--", target("stall")] + [str(a) for a in args])
+                      "--max-stall=%d" % BOUND_MS] + list(opts)
+                     + ["--", target("stall")] + [str(a) for a in args])
         self.p = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                   cwd=self.dir, start_new_session=True)
 
