@@ -49,6 +49,17 @@
 #define STUB_D_PY_KEY 136
 #define STUB_D_PY_KEYWORD 144
 #define STUB_D_PY_MAX 152 /* most frames recorded (STUB_PY_MAX_FRAMES), 0: no walk */
+/*
+ * The bounded stall (x86_64's stub code; the other architectures' wait without a bound): a
+ * stub that finds the ring full waits at most STUB_D_STALL slices of STUB_STALL_SLICE_NS, each
+ * counted used up whether it timed out or a wake-up brought no room, then goes on without a
+ * record (counted in STUB_C_LOST_*). With STUB_D_SPIN nonzero (a seccomp filter forbids the
+ * futex calls) a slice is that many `pause`s, looking at the tail between them, and no system
+ * call is made.
+ */
+#define STUB_D_STALL 176 /* u64: slices a call may wait for room, 0: none */
+#define STUB_D_SPIN 184 /* u64: 0, or pauses per slice: wait with no system call */
+#define STUB_STALL_SLICE_NS 1000000 /* one slice: 1 ms (--max-stall is in milliseconds) */
 #define STUB_D_MAIN_LO 192 /* the main thread's stack: [lo, top), whatever its key */
 #define STUB_D_MAIN_TOP 200
 /* Per hook (up to 224, hooks.h: patch/stubs.c asserts it), its continuation (the relocated first
@@ -68,6 +79,17 @@
 #define STUB_C_OWNER 128 /* u32: robust futex, heaptrace's; the kernel marks its death */
 #define STUB_C_ROBUST 136 /* heaptrace's robust list entry for it */
 #define STUB_C_DWAKE 192 /* u32: heaptrace's reader sleeps on it; stubs wake it */
+/* Calls that went on without a record (the bound passed), u64 each, stubs add with lock inc;
+ * the cookies of lost returns (an entry then stays in flight): STUB_C_LOSTRET_SLOTS u64 words,
+ * cookie ^ STUB_LOSTRET_MARK put into a zero word with lock cmpxchg, zeroed by heaptrace once
+ * it has dropped the call; a lost return finding no free word is only counted. */
+#define STUB_C_LOST_ENTRIES 256
+#define STUB_C_LOST_FREES 264
+#define STUB_C_LOST_RETURNS 272
+#define STUB_C_LOSTRET 320
+#define STUB_C_LOSTRET_SLOTS 32
+/* positions are multiples of 16 (a breakpoint's cookie has bit 63): never 0 once marked */
+#define STUB_LOSTRET_MARK 8
 #define STUB_OWNER_DIED 0x40000000 /* FUTEX_OWNER_DIED (bit 30) */
 
 /*
@@ -155,6 +177,14 @@ _Static_assert(STUB_RR_COOKIE == STUB_R_HOOK + 4 && STUB_RR_RESULT == STUB_RR_CO
 	       "a return: cookie, result (one stp), thread");
 _Static_assert(STUB_D_PY_TSTATE >= STUB_D_NOTSC + 8 && STUB_D_PY_MAX + 8 <= STUB_D_MAIN_LO,
 	       "the Python words of the data page");
+_Static_assert(STUB_D_PY_MAX + 8 <= STUB_D_STALL && STUB_D_SPIN + 8 <= STUB_D_MAIN_LO,
+	       "the stall words of the data page");
+_Static_assert(STUB_C_DWAKE + 4 <= STUB_C_LOST_ENTRIES &&
+		       STUB_C_LOST_FREES == STUB_C_LOST_ENTRIES + 8 &&
+		       STUB_C_LOST_RETURNS == STUB_C_LOST_FREES + 8 &&
+		       STUB_C_LOST_RETURNS + 8 <= STUB_C_LOSTRET &&
+		       STUB_C_LOSTRET + 8 * STUB_C_LOSTRET_SLOTS <= 4096,
+	       "the lost calls' words of the control page");
 _Static_assert(STUB_PY_MAX_FRAMES > 0 && STUB_PY_MAX_FRAMES <= 255, "one nonzero byte");
 _Static_assert(STUB_PY_FRAMES % 16 == 0 && STUB_PY_FRAME == 16,
 	       "the Python section keeps records a multiple of 16 bytes");

@@ -408,6 +408,9 @@
       ['blocks at the peak', rep.peak ? fmtInt(rep.peak.live_blocks) : undefined],
       ['most live blocks', fmtInt(s.peak_live_blocks)], ['allocation calls', fmtInt(s.alloc_calls)],
       ['free calls', fmtInt(s.free_calls)], ['unknown frees', fmtInt(s.unknown_frees)],
+      ['calls not seen (counts not exact)', s.counts_exact === false
+        ? fmtInt(s.calls_not_seen) + (s.stubs_turned_off ? ' and all since the entry stubs ' +
+          'were turned off' : '') : undefined],
       ['allocated in all', fmtBytes(s.total_allocated_bytes)],
       ['temporary allocations', fmtInt(s.temporary)],
       ['backtraces live / all', fmtInt(DATA.backtraces_live) + ' / ' +

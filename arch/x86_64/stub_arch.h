@@ -8,6 +8,9 @@
  */
 #define STUBS_SUPPORTED 1
 #define STUB_PY_SUPPORTED 1 /* the stub code records Python frames (STUB_D_PY_*) */
+/* the stub code waits for room at most STUB_D_STALL slices, with futex or with STUB_D_SPIN
+ * pauses, and counts the calls it then leaves unrecorded (STUB_C_LOST_*) */
+#define STUB_STALL_SUPPORTED 1
 
 #include "arch/stub_layout.h"
 
@@ -49,6 +52,12 @@ extern const uint8_t ht_stub_tsc_a[], ht_stub_tsc_a_end[], ht_stub_tsc_b[], ht_s
 	{                                                                                         \
 		{ ht_stub_tsc_a, ht_stub_tsc_a_end }, { ht_stub_tsc_b, ht_stub_tsc_b_end }         \
 	}
+
+/* The stub code's spin wait (STUB_D_SPIN), timed on heaptrace's side. */
+static inline void stub_pause(void)
+{
+	__builtin_ia32_pause();
+}
 
 /* heaptrace's side: the clock of the records' time stamps (the stub code reads rdtsc). */
 static inline uint64_t stub_ticks(void)

@@ -7,7 +7,7 @@
  *
  * ht_stub_entry is reached from a per-function thunk (`push $hook|flags; jmp ht_stub_entry`)
  * with the function's return address above that word. It saves every register it touches and
- * the flags, reserves a record in the shared ring with `lock xadd` on its head, writes it
+ * the flags, reserves a record in the shared ring where it fits (ht_stub_reserve), writes it
  * (free: the pointer and a time stamp; others: arguments, the registers an unwinder needs, a
  * time stamp, a copy of the stack from the return address up, and in a Python process the
  * thread's Python frames when it holds the GIL), and publishes it by writing its tag last.
@@ -211,9 +211,9 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	jz 10f\n"
 	"	shl $4,%rax\n"
 	"	lea " S(STUB_PY_FRAMES) "(%rdx,%rax),%rdx\n"
-	"10:	mov %rdx,%rax\n"
-	"	lock xadd %rax," S(STUB_C_HEAD) "(%r9)\n"
-	"	call ht_stub_room\n"
+	"10:	mov $" S(STUB_C_LOST_ENTRIES) ",%eax\n"
+	"	call ht_stub_reserve\n"
+	"	jc 9f\n" /* no room within the bound: the call goes on unrecorded */
 	"	mov %rax,%r8\n" /* the record's position: its cookie */
 	"	mov %rax,%rdi\n"
 	"	and " S(STUB_D_MASK) "(%r10),%rdi\n"
@@ -255,9 +255,9 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	jmp 9f\n"
 	/* free: { tag, length, hook, pointer, thread, time stamp } */
 	"5:	mov $" S(STUB_REC_FREE) ",%edx\n"
-	"	mov %rdx,%rax\n"
-	"	lock xadd %rax," S(STUB_C_HEAD) "(%r9)\n"
-	"	call ht_stub_room\n"
+	"	mov $" S(STUB_C_LOST_FREES) ",%eax\n"
+	"	call ht_stub_reserve\n"
+	"	jc 9f\n"
 	"	mov %rax,%r8\n" /* the position, for the tag: rdtsc takes rax and rdx */
 	"	mov %rax,%rdi\n"
 	"	and " S(STUB_D_MASK) "(%r10),%rdi\n"
@@ -296,9 +296,9 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	testl $" S(STUB_OWNER_DIED) "," S(STUB_C_OWNER) "(%r9)\n"
 	"	jnz 1f\n"
 	"	mov $" S(STUB_REC_RETURN) ",%edx\n"
-	"	mov %rdx,%rax\n"
-	"	lock xadd %rax," S(STUB_C_HEAD) "(%r9)\n"
-	"	call ht_stub_room\n"
+	"	mov $" S(STUB_C_LOST_RETURNS) ",%eax\n"
+	"	call ht_stub_reserve\n"
+	"	jc 2f\n"
 	"	mov %rax,%rdi\n"
 	"	and " S(STUB_D_MASK) "(%r10),%rdi\n"
 	"	add " S(STUB_D_RING) "(%r10),%rdi\n"
@@ -312,57 +312,90 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"1:\n" POP_ALL
 	"	lea 16(%rsp),%rsp\n"
 	"	jmp *-8(%rsp)\n"
+	/* no record: the entry's cookie into a free word of the control page, so that
+	 * heaptrace drops the call it holds in flight */
+	"2:	mov 72(%rsp),%rcx\n"
+	"	xor $" S(STUB_LOSTRET_MARK) ",%rcx\n"
+	"	mov $" S(STUB_C_LOSTRET_SLOTS) ",%edx\n"
+	"3:	dec %edx\n"
+	"	js 1b\n"
+	"	xor %eax,%eax\n"
+	"	lock cmpxchg %rcx," S(STUB_C_LOSTRET) "(%r9,%rdx,8)\n"
+	"	jne 3b\n"
+	"	jmp 1b\n"
 
-	/* Wait until the record at position rax, rdx bytes long, fits in the ring (r9: the
-	 * control page, r10: the data page): heaptrace frees room as it reads. Wakes heaptrace's
-	 * reader, then sleeps on the tail (a futex, 10 ms at a time); gives up waiting when the
-	 * stubs are off or heaptrace is gone (nobody reads any more). Keeps every register. */
-	"ht_stub_room:\n"
-	"	push %rcx\n"
-	"	lea (%rax,%rdx),%rcx\n"
-	"	sub " S(STUB_C_TAIL) "(%r9),%rcx\n"
-	"	cmp " S(STUB_D_SIZE) "(%r10),%rcx\n"
-	"	ja 1f\n"
-	"	pop %rcx\n"
-	"	ret\n"
-	"1:	push %rax\n	push %rdx\n	push %rsi\n	push %rdi\n	push %r8\n"
-	"	push %r9\n	push %r10\n	push %r11\n"
-	"	push $10000000\n	push $0\n" /* struct timespec { 0 s, 10 ms } */
-	/* rsp: timespec 0, r11 16, r10 24, r9 32, r8 40, rdi 48, rsi 56, rdx 64, rax 72 */
-	"2:	mov 24(%rsp),%r10\n"
-	"	mov 32(%rsp),%r9\n"
-	"	cmpq $0," S(STUB_D_OFF) "(%r10)\n"
-	"	jne 3f\n"
-	"	testl $" S(STUB_OWNER_DIED) "," S(STUB_C_OWNER) "(%r9)\n"
-	"	jnz 3f\n"
-	"	mov 72(%rsp),%rax\n"
-	"	add 64(%rsp),%rax\n"
-	"	mov " S(STUB_C_TAIL) "(%r9),%r8\n"
-	"	mov %rax,%rcx\n"
+	/*
+	 * Reserve rdx bytes of ring (r9: the control page, r10: the data page) only where they
+	 * fit: the head moves by lock cmpxchg once head + rdx - tail is at most the ring's size
+	 * (the tail read first: it only grows, and never passes the head). Return the record's
+	 * position in rax with CF clear. When it does not fit, wait for heaptrace to read
+	 * (STUB_D_STALL slices: futex waits on the tail, or pauses with STUB_D_SPIN), holding
+	 * nothing; past the bound, count the call at the control page's offset rax had and
+	 * return CF set, as when the stubs are off or heaptrace is gone (not counted: nobody
+	 * reads). Keeps every other register.
+	 */
+	"ht_stub_reserve:\n"
+	"	push %rcx\n	push %rax\n	push %rsi\n	push %rdi\n	push %r8\n"
+	"	push %r9\n	push %r10\n	push %r11\n	push %rdx\n"
+	"	push " S(STUB_D_STALL) "(%r10)\n"
+	"	push $" S(STUB_STALL_SLICE_NS) "\n	push $0\n" /* struct timespec { 0 s, a slice } */
+	/* rsp: timespec 0, slices left 16, rdx 24, r11 32, r10 40, r9 48, r8 56, rdi 64, rsi 72,
+	 * the counter's offset 80, rcx 88 */
+	"1:	mov " S(STUB_C_TAIL) "(%r9),%r8\n"
+	"	mov " S(STUB_C_HEAD) "(%r9),%rax\n"
+	"2:	lea (%rax,%rdx),%rcx\n"
 	"	sub %r8,%rcx\n"
 	"	cmp " S(STUB_D_SIZE) "(%r10),%rcx\n"
-	"	jbe 3f\n"
-	"	lock orl $1," S(STUB_C_WAITERS) "(%r9)\n"
+	"	ja 3f\n"
+	"	lea (%rax,%rdx),%rcx\n"
+	"	lock cmpxchg %rcx," S(STUB_C_HEAD) "(%r9)\n"
+	"	jne 2b\n" /* another thread moved the head: rax is the new one */
+	"	clc\n"
+	"	jmp 9f\n"
+	"3:	cmpq $0," S(STUB_D_OFF) "(%r10)\n"
+	"	jne 7f\n"
+	"	testl $" S(STUB_OWNER_DIED) "," S(STUB_C_OWNER) "(%r9)\n"
+	"	jnz 7f\n"
+	"	cmpq $0,16(%rsp)\n"
+	"	je 6f\n"
+	"	decq 16(%rsp)\n" /* a slice, used up however the wait ends */
+	"	lock orl $1," S(STUB_C_WAITERS) "(%r9)\n" /* the reader sees the ring full */
+	"	mov " S(STUB_D_SPIN) "(%r10),%rcx\n"
+	"	test %rcx,%rcx\n"
+	"	jnz 5f\n"
 	"	lock incl " S(STUB_C_DWAKE) "(%r9)\n"
 	"	lea " S(STUB_C_DWAKE) "(%r9),%rdi\n"
 	"	mov $1,%esi\n" /* FUTEX_WAKE, shared: heaptrace maps the same pages */
 	"	mov $1,%edx\n"
 	"	mov $" S(STUB_NR_FUTEX) ",%eax\n"
 	"	syscall\n"
-	"	mov 32(%rsp),%r9\n"
-	"	mov " S(STUB_C_TAIL) "(%r9),%rax\n"
-	"	cmp %rax,%r8\n"
-	"	jne 2b\n"
+	"	mov 48(%rsp),%r9\n"
+	"	cmp " S(STUB_C_TAIL) "(%r9),%r8\n"
+	"	jne 4f\n"
 	"	lea " S(STUB_C_TAIL) "(%r9),%rdi\n"
 	"	xor %esi,%esi\n" /* FUTEX_WAIT on the tail's low word */
 	"	mov %r8d,%edx\n"
 	"	mov %rsp,%r10\n"
 	"	mov $" S(STUB_NR_FUTEX) ",%eax\n"
 	"	syscall\n"
-	"	jmp 2b\n"
-	"3:	add $16,%rsp\n"
-	"	pop %r11\n	pop %r10\n	pop %r9\n	pop %r8\n	pop %rdi\n"
-	"	pop %rsi\n	pop %rdx\n	pop %rax\n	pop %rcx\n"
+	"4:	mov 24(%rsp),%rdx\n"
+	"	mov 32(%rsp),%r11\n"
+	"	mov 40(%rsp),%r10\n"
+	"	mov 48(%rsp),%r9\n"
+	"	jmp 1b\n"
+	"5:	pause\n"
+	"	cmp " S(STUB_C_TAIL) "(%r9),%r8\n"
+	"	jne 1b\n"
+	"	dec %rcx\n"
+	"	jnz 5b\n"
+	"	jmp 1b\n"
+	"6:	mov 80(%rsp),%rax\n"
+	"	lock incq (%r9,%rax)\n"
+	"7:	stc\n"
+	/* flags kept from here: lea, pop and ret leave them */
+	"9:	lea 24(%rsp),%rsp\n"
+	"	pop %rdx\n	pop %r11\n	pop %r10\n	pop %r9\n	pop %r8\n"
+	"	pop %rdi\n	pop %rsi\n	lea 8(%rsp),%rsp\n	pop %rcx\n"
 	"	ret\n"
 	".globl ht_stub_code_end\n"
 	"ht_stub_code_end:\n"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #define PR_DOMAIN "stubs"
+#include "account/acct.h"
 #include "account/calls.h"
 #include "account/ring.h"
 #include "account/ringrec.h"
@@ -281,6 +282,110 @@ unsigned ring_drain_final(struct proc *p)
 	return n;
 }
 
+/* ---- calls the stubs left unrecorded (stub_layout.h: STUB_C_LOST_*) ---- */
+
+static uint64_t ctl_word(const struct stubs *s, unsigned off)
+{
+	return __atomic_load_n((const uint64_t *)(s->ctl + off), __ATOMIC_ACQUIRE);
+}
+
+/* The calls p's stubs counted lost since the last look, into p's figure; said once. */
+static void lost_update(struct proc *p, struct stubs *s)
+{
+	uint64_t n = ctl_word(s, STUB_C_LOST_ENTRIES) + ctl_word(s, STUB_C_LOST_FREES) +
+		     ctl_word(s, STUB_C_LOST_RETURNS);
+
+	if (n == s->rd.lost)
+		return;
+	p->calls_not_seen += n - s->rd.lost;
+	s->rd.lost = n;
+	if (!s->rd.lost_told)
+		pr_warn("process %d: calls not seen (heaptrace fell behind for longer than "
+			"--max-stall=%u ms): the counts are not exact", p->pid, s->stall);
+	s->rd.lost_told = true;
+}
+
+struct drop_ctx {
+	uint64_t cookie;
+	bool done;
+};
+
+/* The call named cookie, if t holds it: dropped with the calls made inside it. */
+static void drop_cb(struct thread *t, void *arg)
+{
+	struct drop_ctx *c = arg;
+
+	for (unsigned i = t->nframes; !c->done && i-- > 0;)
+		if (t->frames[i].stubbed && t->frames[i].cookie == c->cookie) {
+			while (t->nframes > i)
+				acct_drop_frame(t);
+			c->done = true;
+		}
+}
+
+/* The calls whose returns went unrecorded (STUB_C_LOSTRET), once their entries are read: not
+ * counted, as their results are not known, and no longer taken for the callers of the calls
+ * the thread makes next. */
+static void lost_returns(struct proc *p, struct stubs *s)
+{
+	for (unsigned i = 0; i < STUB_C_LOSTRET_SLOTS; i++) {
+		uint64_t *w = (uint64_t *)(s->ctl + STUB_C_LOSTRET + 8 * i);
+		uint64_t v = __atomic_load_n(w, __ATOMIC_ACQUIRE);
+		struct drop_ctx c = { v ^ STUB_LOSTRET_MARK, false };
+
+		if (!v || (!(c.cookie & STUBS_COOKIE_BP) && c.cookie >= s->rd.tail))
+			continue; /* none, or its entry is not read yet */
+		proc_for_each_thread(p, drop_cb, &c);
+		for (unsigned k = 0; k < s->rd.nphantom && !c.done; k++)
+			drop_cb(s->rd.phantom[k], &c);
+		__atomic_store_n(w, 0, __ATOMIC_RELEASE);
+	}
+}
+
+/*
+ * A record a thread reserved and never wrote (it left a signal handler that had interrupted
+ * its stub with siglongjmp, or was cancelled) stops the reader for good, and then every call
+ * waits --max-stall and is lost. After STUCK_NS at one record while calls wait for room or
+ * are lost (a call may leave its wait by a jump too), the process's stubs are turned off (no
+ * thread reserves ring space any more), and after as long again (every record reserved before
+ * is written by then) the reader goes on at the first complete record after it.
+ */
+#define STUCK_NS 1000000000ull
+
+/* Return true if the reader went past such a record. */
+static bool stuck_check(struct proc *p, struct stubs *s, uint64_t head)
+{
+	struct stubs_reader *rd = &s->rd;
+	uint64_t now = now_ns();
+
+	if (head == rd->tail || rd->stuck_at != rd->tail || !rd->stuck_ns) {
+		rd->stuck_at = rd->tail;
+		rd->stuck_ns = now;
+		rd->stuck_lost = rd->lost;
+		return false;
+	}
+	if (now - rd->stuck_ns < STUCK_NS)
+		return false;
+	if (!s->stuck_off) {
+		if (rd->lost == rd->stuck_lost &&
+		    !__atomic_load_n((uint32_t *)(s->ctl + STUB_C_WAITERS), __ATOMIC_ACQUIRE))
+			return false; /* nothing waits for it */
+		stubs_data_off(p);
+		s->stuck_off = true;
+		p->stubs_stuck = true;
+		rd->stuck_ns = now;
+		pr_warn("process %d: a thread never finished a record of its calls (it left a "
+			"signal handler with a jump?): its calls are not traced from now on",
+			p->pid);
+		return false;
+	}
+	pr_dbg(1, "process %d: skipped a record never written at %#llx", p->pid,
+	       (unsigned long long)rd->tail);
+	rd->tail = next_complete(s, head);
+	rd->stuck_ns = 0;
+	return true;
+}
+
 /* HEAPTRACE_TEST_SLOW_READER=MS: a reader slowed on purpose, for the tests of a full ring and
  * of late reading: it reads the records that were in the ring MS ms before, so every record is
  * read at least that late. */
@@ -305,21 +410,31 @@ static void read_done(struct stubs *s)
 	}
 }
 
+/*
+ * Room is given back every READ_DONE_BYTES of a drain, not only at its end: reading a full
+ * ring (unwinding each allocation) takes tens of milliseconds, longer than a stub waits
+ * (--max-stall) before its call goes unrecorded. Without a wake-up: a stub's wait ends within
+ * its 1 ms slice, and a wake-up that brings too little room would use a slice up sooner.
+ */
+#define READ_DONE_BYTES (64u << 10)
+
 unsigned ring_drain(struct proc *p)
 {
 	struct stubs *s = p->stubs;
 	struct stubs_reader *rd;
-	uint64_t head;
+	uint64_t head, given;
 	unsigned n = 0;
 
 	if (!s || !s->ctl)
 		return 0;
 	rd = &s->rd;
+	given = rd->tail;
 	head = stubs_head(s);
 	if (head != rd->tail)
 		slow_reader(rd);
 	if (head - rd->tail > rd->peak_backlog && head - rd->tail <= s->size)
 		rd->peak_backlog = head - rd->tail; /* how far behind the program heaptrace was */
+	lost_update(p, s);
 	while (rd->tail != head) {
 		const uint8_t *r = s->ring + (rd->tail & (s->size - 1));
 		struct ringrec rr;
@@ -336,9 +451,20 @@ unsigned ring_drain(struct proc *p)
 		take(p, s, r, &rr, rd->tail);
 		rd->tail += rr.len;
 		n++;
+		if (rd->tail - given >= READ_DONE_BYTES) {
+			__atomic_store_n((uint64_t *)(s->ctl + STUB_C_TAIL), rd->tail,
+					 __ATOMIC_RELEASE);
+			given = rd->tail;
+		}
 	}
-	if (!n)
+	lost_returns(p, s);
+	stubs_seccomp(p);
+	if (!n) {
+		if (stuck_check(p, s, head))
+			read_done(s);
 		return 0;
+	}
+	rd->stuck_ns = 0;
 	if (!s->python) /* the interpreter's words, once known (at launch, after its start) */
 		stubs_python(p);
 	rd->nrecords += n;

@@ -129,6 +129,11 @@ static int trace_option(int c, struct run_args *a)
 			return opt_usage_error("invalid --stack-copy '%s' (64 to 65536)", optarg);
 		a->o.stack_copy = v;
 		return 0;
+	case OPT_MAX_STALL:
+		if (!opt_parse_u64(optarg, &v) || v > 60000)
+			return opt_usage_error("invalid --max-stall '%s' (0 to 60000 ms)", optarg);
+		a->o.max_stall_ms = v;
+		return 0;
 	case OPT_SYMBOLS:
 		ret = prog_add_symbols(optarg);
 		if (ret)
@@ -367,6 +372,7 @@ int run_trace(int argc, char **argv)
 			.pin = true,
 			.mode = MODE_STUBS,
 			.stack_copy = 8192,
+			.max_stall_ms = 20,
 			.inventory = true,
 			.report = { .format = FMT_TEXT, .sort = SORT_SIZE, .top = 10,
 				    .max_size = UINT64_MAX },

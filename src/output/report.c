@@ -522,6 +522,11 @@ static void text_summary(FILE *f, const struct table *t, const struct report_inf
 			fmt_size(b1, sizeof(b1), ri->statm_vss),
 			fmt_size(b2, sizeof(b2), ri->statm_rss),
 			fmt_size(b3, sizeof(b3), ri->statm_shared));
+	if (ri->calls_not_seen || ri->stubs_stuck)
+		fprintf(f, "[heaptrace] calls not seen               : %" PRIu64 "%s (heaptrace "
+			   "fell behind for longer than --max-stall%s): the counts are not exact\n",
+			ri->calls_not_seen, ri->stubs_stuck ? " and all since" : "",
+			ri->stubs_stuck ? ", then its entry stubs were turned off" : "");
 	text_heaps(f, t, ri);
 	if (ri->allocators) {
 		fputs("[heaptrace] allocators traced         :", f);

@@ -276,6 +276,10 @@ void report_write_json(FILE *f, const struct table *t, const struct report_opts 
 		fprintf(f, ",\"freed_from_before_attach\":%" PRIu64, s->freed_from_before_attach);
 	if (s->library_frees) /* the C library's frees of a thread's cache as it ends */
 		fprintf(f, ",\"library_frees\":%" PRIu64, s->library_frees);
+	if (ri->calls_not_seen || ri->stubs_stuck) /* heaptrace fell behind: not exact */
+		fprintf(f, ",\"calls_not_seen\":%" PRIu64 ",\"stubs_turned_off\":%s"
+			   ",\"counts_exact\":false",
+			ri->calls_not_seen, ri->stubs_stuck ? "true" : "false");
 	json_heaps(f, t, ri);
 	if (ri->allocators) {
 		fputs(",\"allocators\":[", f);

@@ -536,7 +536,8 @@ static void entry_stubs(struct proc *p, pid_t tid, struct inject_check *check)
 
 	if (!image_opts.stubs || !stubs_supported())
 		return;
-	ret = stubs_setup(p, tid, 4u << 20, image_opts.stack_copy, inject_check_ok, check);
+	ret = stubs_setup(p, tid, 4u << 20, image_opts.stack_copy, image_opts.max_stall_ms,
+			  inject_check_ok, check);
 	if (ret) {
 		pr_info("process %d: no entry stubs (%s): a stop per traced call", p->pid,
 			strerror(-ret));

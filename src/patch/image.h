@@ -12,6 +12,7 @@
 struct image_opts {
 	bool stubs; /* entry stubs where safe (stubs.h), else a breakpoint per hook */
 	unsigned stack_copy; /* bytes of stack an entry stub copies per allocation */
+	unsigned max_stall_ms; /* longest wait of a stub for room (stubs_setup) */
 };
 
 /* Once before tracing. */

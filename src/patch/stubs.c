@@ -273,6 +273,8 @@ static int map_code(struct proc *p, struct stubs *s, pid_t tid, uint64_t hint,
 	put64(data + STUB_D_MASK, s->size - 1);
 	put64(data + STUB_D_SIZE, s->size);
 	put64(data + STUB_D_COPY, s->copy);
+	put64(data + STUB_D_STALL, s->stall);
+	put64(data + STUB_D_SPIN, s->spin);
 	put64(data + STUB_D_TRAMP, at + (ht_stub_ret - ht_stub_blob));
 	put64(data + STUB_D_MAIN_LO, s->main_lo);
 	put64(data + STUB_D_MAIN_TOP, s->main_top);
@@ -356,6 +358,118 @@ static void more_areas(struct proc *p, struct stubs *s, pid_t tid, bp_syscall_ok
 	}
 }
 
+/* ---- seccomp filters installed later ---- */
+
+/* Thread tid's seccomp: its filters, or STUBS_STRICT in strict mode (Seccomp: 1), which
+ * allows no futex. 0 when unknown (a gone thread: nothing to fear from it). */
+#define STUBS_STRICT 0x100000000ull
+static uint64_t seccomp_of(pid_t tid)
+{
+	char path[64], line[128];
+	uint64_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Seccomp:", 8) && atol(line + 8) == 1)
+			n = STUBS_STRICT;
+		else if (!strncmp(line, "Seccomp_filters:", 16) && n != STUBS_STRICT)
+			n = strtoull(line + 16, NULL, 10);
+	fclose(f);
+	return n;
+}
+
+struct seccomp_walk {
+	uint64_t most;
+	uint64_t was; /* the most at setup */
+	bool changed; /* a thread's differs from it */
+};
+
+static void seccomp_cb(struct thread *t, void *ctx)
+{
+	struct seccomp_walk *w = ctx;
+	uint64_t n = seccomp_of(t->tid);
+
+	if (n > w->most)
+		w->most = n;
+	if (n != w->was)
+		w->changed = true;
+}
+
+/* The most seccomp filters a thread of p has (STUBS_STRICT: strict mode). */
+static uint64_t seccomp_most(struct proc *p)
+{
+	struct seccomp_walk w = { 0, 0, false };
+
+	proc_for_each_thread(p, seccomp_cb, &w);
+	return w.most;
+}
+
+#ifdef STUB_STALL_SUPPORTED
+/* `pause` instructions in one slice (STUB_STALL_SLICE_NS), timed here: at least 1. */
+static uint64_t pauses_per_slice(void)
+{
+	const unsigned n = 20000;
+	uint64_t t0 = now_ns(), dt;
+
+	for (unsigned i = 0; i < n; i++)
+		stub_pause();
+	dt = now_ns() - t0;
+	return dt ? (uint64_t)n * STUB_STALL_SLICE_NS / dt + 1 : n;
+}
+#endif
+
+/* Write the 8-byte word at off of every data page of s (the threads run: process_vm_writev). */
+static void data_put(struct proc *p, const struct stubs *s, unsigned off, uint64_t v)
+{
+	for (unsigned i = 0; i < s->nareas; i++)
+		if (remote_write_data(proc_mem_pid(p), s->area[i] + 4096 + off, &v, 8))
+			pr_dbg(1, "process %d: the stubs' data page at %#llx cannot be written",
+			       p->pid, (unsigned long long)s->area[i]);
+}
+
+void stubs_seccomp(struct proc *p)
+{
+#ifdef STUB_STALL_SUPPORTED
+	struct stubs *s = p->stubs;
+	struct seccomp_walk w;
+	uint64_t now = now_ns();
+
+	if (s && s->spin && !s->spin_told &&
+	    __atomic_load_n((uint32_t *)(s->ctl + STUB_C_WAITERS), __ATOMIC_ACQUIRE)) {
+		/* said when it first matters: a program that execs next never waits */
+		s->spin_told = true;
+		pr_warn("process %d installed a seccomp filter: its traced calls wait for "
+			"heaptrace without system calls", p->pid);
+	}
+	if (!s || !s->ctl || s->off || s->spin || now - s->filters_ns < STUBS_SECCOMP_NS)
+		return;
+	s->filters_ns = now;
+	w = (struct seccomp_walk){ 0, s->filters, false };
+	proc_for_each_thread(p, seccomp_cb, &w);
+	if (!w.changed)
+		return;
+	/* not read (that needs the thread stopped): any new filter may forbid futex */
+	s->spin = pauses_per_slice();
+	data_put(p, s, STUB_D_SPIN, s->spin);
+	pr_dbg(0, "process %d: a seccomp filter changed: the stubs wait without system calls",
+	       p->pid);
+#else
+	(void)p; /* the stub code here waits with futex only */
+#endif
+}
+
+void stubs_data_off(struct proc *p)
+{
+	struct stubs *s = p->stubs;
+
+	if (s && s->ctl && !s->off)
+		data_put(p, s, STUB_D_OFF, 1);
+}
+
 /* The stub code's own system calls must pass the process's seccomp filter. */
 static bool futex_allowed(const struct stubs *s, bp_syscall_ok_fn ok, void *okc)
 {
@@ -369,7 +483,7 @@ static bool futex_allowed(const struct stubs *s, bp_syscall_ok_fn ok, void *okc)
 }
 
 int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned copy,
-		bp_syscall_ok_fn ok, void *ok_ctx)
+		unsigned stall_ms, bp_syscall_ok_fn ok, void *ok_ctx)
 {
 	struct stubs *s;
 	pid_t own = stubs_owner();
@@ -380,6 +494,9 @@ int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned cop
 	s = xcalloc(1, sizeof(*s));
 	s->size = ring_size;
 	s->copy = copy;
+	s->stall = stall_ms; /* slices of 1 ms (STUB_STALL_SLICE_NS) */
+	s->filters = seccomp_most(p);
+	s->filters_ns = now_ns();
 	main_stack(p, &s->main_lo, &s->main_top);
 	ret = map_ring(p, s, tid, ok, ok_ctx);
 	if (!ret)
@@ -416,7 +533,9 @@ uint64_t stubs_tramp(const struct proc *p)
 {
 	const struct stubs *s = p->stubs;
 
-	return s && s->ctl && !s->off ? s->area[0] + (ht_stub_ret - ht_stub_blob) : 0;
+	if (!s || !s->ctl || s->off || s->stuck_off) /* off: the trampoline records nothing */
+		return 0;
+	return s->area[0] + (ht_stub_ret - ht_stub_blob);
 }
 
 uint64_t stubs_head(const struct stubs *s)

@@ -58,6 +58,10 @@ struct stubs_reader {
 	uint64_t tsc0, ns0; /* the clock the records' time stamps are read with, at setup */
 	double ns_per_tick; /* calibrated over the longest span seen (0: not yet) */
 	uint64_t nrecords, nwaits, peak_backlog; /* stubs_stats */
+	uint64_t lost; /* the stubs' STUB_C_LOST_* counters, added up, when last read */
+	bool lost_told;
+	uint64_t stuck_at, stuck_ns, stuck_lost; /* a record at stuck_at unread since stuck_ns,
+						   * lost calls then */
 	long slow_ms; /* HEAPTRACE_TEST_SLOW_READER, read at setup */
 	struct thread **phantom; /* stand-ins: threads seen only by their key, or gone with records
 				  * not read yet */
@@ -89,6 +93,12 @@ struct stubs {
 	struct stubs_patch patch[HOOK_COUNT];
 	unsigned npatch;
 	unsigned copy; /* STUB_D_COPY */
+	unsigned stall; /* STUB_D_STALL: slices (ms) a stub may wait for room */
+	uint64_t spin; /* STUB_D_SPIN: 0, or pauses per slice once futex may be forbidden */
+	uint64_t filters; /* the threads' seccomp filters at setup, added up (stubs_seccomp) */
+	uint64_t filters_ns; /* when stubs_seccomp last looked */
+	bool stuck_off; /* turned off for a record never written (account/ring.c) */
+	bool spin_told; /* a stub waited since spin was set: said once */
 	uint64_t main_lo, main_top; /* STUB_D_MAIN_LO, STUB_D_MAIN_TOP (main_stack) */
 	bool off;
 	bool tops_full_told; /* a thread found no room in the table: said once */
@@ -116,11 +126,24 @@ bool stubs_supported(void);
 /*
  * Map the stub pages and the ring in the process of stopped thread tid (its scratch page is
  * in place): every system call is first put to ok (seccomp). ring_size: bytes of ring
- * (a power of two), copy: most bytes of stack per allocation. Return 0, or -errno (nothing
+ * (a power of two), copy: most bytes of stack per allocation, stall_ms: the longest a call
+ * waits for room before it goes on unrecorded (0: none). Return 0, or -errno (nothing
  * mapped that matters: every hook then keeps its breakpoint).
  */
 int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned copy,
-		bp_syscall_ok_fn ok, void *ok_ctx);
+		unsigned stall_ms, bp_syscall_ok_fn ok, void *ok_ctx);
+
+/*
+ * A thread of p may have installed a seccomp filter since the stubs were set up (looked at
+ * every STUBS_SECCOMP_NS at most, from the reader's loop): their waits for room, the only
+ * system calls they make, then make none (STUB_D_SPIN), as a filter may forbid futex.
+ */
+#define STUBS_SECCOMP_NS 50000000ull
+void stubs_seccomp(struct proc *p);
+
+/* Turn p's stubs off while its threads run (the data pages' off word): every entry goes on
+ * unrecorded, and no stub reserves ring space any more. The patched entries stay. */
+void stubs_data_off(struct proc *p);
 
 /* Patch hook's entry at symbol value addr (arm: bit 0 = Thumb), in module m, to go through its
  * stub. All of p's

@@ -280,6 +280,7 @@ static void take_metrics(void)
 		for (unsigned h = 1; h < HEAP_MAX && h < TABLE_HEAPS; h++)
 			cp->sum[h] = p->table.heap_sum[h];
 		calls_unpark(p);
+		cp->calls_not_seen = p->calls_not_seen; /* after the drain that read them */
 		if (!p->exited)
 			proc_read_statm(p);
 		cp->has_statm = p->has_statm;

@@ -50,6 +50,7 @@ struct capture_proc {
 	bool has_statm;
 	uint64_t rss;
 	uint64_t ring_waiting; /* bytes of records the entry stubs wrote that are not read yet */
+	uint64_t calls_not_seen; /* proc.calls_not_seen: the counts are not exact when nonzero */
 };
 
 struct capture_metrics {

@@ -149,6 +149,14 @@ void metrics_write(FILE *f, const struct capture_metrics *m)
 		labels(f, &m->procs[i], NULL);
 		fprintf(f, " %" PRIu64 "\n", m->procs[i].ring_waiting);
 	}
+	help(f, "heaptrace_calls_not_seen_total", "counter",
+	     "Calls the entry stubs left unrecorded as heaptrace fell behind for longer than "
+	     "--max-stall: when nonzero, the other counts are not exact.");
+	for (unsigned i = 0; i < m->nprocs; i++) {
+		fputs("heaptrace_calls_not_seen_total", f);
+		labels(f, &m->procs[i], NULL);
+		fprintf(f, " %" PRIu64 "\n", m->procs[i].calls_not_seen);
+	}
 	help(f, "heaptrace_ring_records_total", "counter",
 	     "Calls recorded by entry stubs and read by heaptrace.");
 	fprintf(f, "heaptrace_ring_records_total %" PRIu64 "\n", m->ring_records);

@@ -118,6 +118,11 @@ struct proc {
 	int exit_status;
 	bool has_statm;
 	uint64_t statm[3];
+	/* calls its entry stubs left unrecorded (heaptrace fell behind for longer than
+	 * --max-stall: account/ring.c); stubs_stuck: and every call since its stubs were turned
+	 * off for a record never written */
+	uint64_t calls_not_seen;
+	bool stubs_stuck;
 	uint64_t start_ns;
 	bool launched;
 	/* attached after its main thread exited (a zombie thread no tracer may seize): traced

@@ -84,6 +84,8 @@ static void fill_info(struct proc *p, struct report_info *ri, const char **alloc
 	ri->statm_rss = p->statm[1];
 	ri->statm_shared = p->statm[2];
 	ri->elapsed_ns = ri->now_ns - p->start_ns;
+	ri->calls_not_seen = p->calls_not_seen;
+	ri->stubs_stuck = p->stubs_stuck;
 	ri->nallocators = image_allocators(p, allocators, IMAGE_MAX_ALLOCATORS);
 }
 

@@ -250,7 +250,7 @@ static int start(const struct tracer_opts *o)
 	int ret = 0;
 
 	session.opts = o;
-	image_init(&(struct image_opts){ o->mode == MODE_STUBS, o->stack_copy });
+	image_init(&(struct image_opts){ o->mode == MODE_STUBS, o->stack_copy, o->max_stall_ms });
 	inject_init(!o->pid);
 	session.acct = calls_new(o->depth, o->sample);
 	cpu_init();

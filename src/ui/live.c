@@ -66,6 +66,8 @@ static struct live {
 	double alloc_rate, free_rate;
 	struct table_summary sum;
 	uint64_t rss;
+	uint64_t not_seen; /* proc.calls_not_seen */
+	bool stuck; /* proc.stubs_stuck */
 	struct {
 		uint64_t t, bytes;
 	} samples[SAMPLES];
@@ -282,6 +284,8 @@ static void take(struct proc *p, uint64_t now)
 		lv.prev[i] = t->bts[i].size;
 	lv.nprev = t->nbts;
 	lv.sum = t->sum;
+	lv.not_seen = p->calls_not_seen;
+	lv.stuck = p->stubs_stuck;
 	calls_unpark(p);
 	lv.alloc_rate = dt > 0 ? (lv.sum.alloc_calls - lv.prev_allocs) / dt : 0;
 	lv.free_rate = dt > 0 ? (lv.sum.free_calls - lv.prev_frees) / dt : 0;
@@ -361,10 +365,15 @@ static void header_text(char *l1, char *l2, size_t len)
 	snprintf(l1, len, "live %s (%" PRIu64 " bytes) in %" PRIu64 " blocks   peak %s   RSS %s",
 		 human(a, sizeof(a), lv.sum.live_bytes), lv.sum.live_bytes, lv.sum.live_blocks,
 		 human(b, sizeof(b), lv.sum.peak_live_bytes), human(c, sizeof(c), lv.rss));
+	char unseen[96] = "";
+
+	if (lv.not_seen || lv.stuck) /* heaptrace fell behind: the counts are not exact */
+		snprintf(unseen, sizeof(unseen), "   %" PRIu64 "%s calls not seen (not exact)",
+			 lv.not_seen, lv.stuck ? "+" : "");
 	snprintf(l2, len, "allocations %.0f/s   frees %.0f/s   %" PRIu64 " calls, %" PRIu64
-		 " frees in all   refresh %.3g s   sort: %s%s",
+		 " frees in all   refresh %.3g s   sort: %s%s%s",
 		 lv.alloc_rate, lv.free_rate, lv.sum.alloc_calls, lv.sum.free_calls,
-		 lv.interval_ns / 1e9, sort_names[lv.sort], lv.paused ? "   PAUSED" : "");
+		 lv.interval_ns / 1e9, sort_names[lv.sort], lv.paused ? "   PAUSED" : "", unseen);
 }
 
 /* ---- plain text, when standard output is not a terminal ---- */

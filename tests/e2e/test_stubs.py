@@ -74,10 +74,10 @@ def test_breakpoint_mode_stops(opt):
 @variants(*OPTS)
 def test_full_ring(opt):
     """A reader slowed on purpose (20 ms before each reading): 4 threads x 5000 allocations fill
-    the 4 MiB ring, the stubs wait for room (on a futex, never a ptrace stop), and every count
-    is still exact."""
+    the 4 MiB ring, the stubs wait for room (on a futex, never a ptrace stop; --max-stall long
+    enough that no call goes unrecorded), and every count is still exact."""
     need_stubs()
-    check_full_ring(threads_run(opt, 4, 5000, 10, timeout=600, opts=["-v"],
+    check_full_ring(threads_run(opt, 4, 5000, 10, timeout=600, opts=["-v", "--max-stall=60000"],
                                 env={"HEAPTRACE_TEST_SLOW_READER": "20"}))
 
 

@@ -4,12 +4,19 @@
  * heaptrace patches the malloc family, called for real. Its result, its registers and its
  * stack come back unchanged; the ring gets the records stubs.c reads, in their layout; the off
  * word and the owner word stop the records; a full ring makes the call wait until a reader
- * frees room.
+ * frees room, and (x86_64) at most the bound, then the call goes on unrecorded and counted,
+ * with no system call when the data page says so.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "arch/arch.h"
@@ -128,6 +135,7 @@ static bool setup(struct env *e, uint32_t flags, unsigned copy)
 	wr64(e->data + STUB_D_SIZE, RING);
 	wr64(e->data + STUB_D_COPY, copy);
 	wr64(e->data + STUB_D_TRAMP, P(e->code) + (ht_stub_ret - ht_stub_blob));
+	wr64(e->data + STUB_D_STALL, 10000); /* 10 s: the reader's, not the bound's, to end a wait */
 	at = P(e->code) + 2048;
 	thunk = at;
 	len = (int)x->entry_thunk(e->code + 2048, at, flags,
@@ -503,6 +511,105 @@ TEST_CASE(full_ring_waits_for_the_reader)
 		 (RING - STUB_REC_FREE + 16) | STUB_KIND_FREE);
 	teardown(&e);
 }
+
+#ifdef STUB_STALL_SUPPORTED
+/* A lost return's word in the control page holding v, if any. */
+static bool lostret_has(const struct env *e, uint64_t v)
+{
+	for (unsigned i = 0; i < STUB_C_LOSTRET_SLOTS; i++)
+		if (rd64(e->ctl + STUB_C_LOSTRET + 8 * i) == v)
+			return true;
+	return false;
+}
+
+TEST_CASE(full_ring_past_the_bound_loses_the_call)
+{
+	struct env e;
+	bool ok;
+
+	REQUIRE(setup(&e, STUB_HOOK_FREE, 256));
+	wr64(e.data + STUB_D_STALL, 3); /* three slices of 1 ms, no reader */
+	wr64(e.ctl + STUB_C_HEAD, RING - 16);
+	CHECK_EQ(call_fn(&e, 0x77, &ok), 0x78);
+	CHECK(ok);
+	CHECK_EQ(rd64(e.ctl + STUB_C_HEAD), RING - 16); /* nothing reserved */
+	CHECK_EQ(rd64(e.ctl + STUB_C_LOST_FREES), 1);
+	CHECK(*(uint32_t *)(e.ctl + STUB_C_WAITERS) != 0); /* it waited */
+	teardown(&e);
+
+	/* an entry, with no wait (--max-stall=0): its return is not sent to the trampoline */
+	REQUIRE(setup(&e, 0, 256));
+	wr64(e.data + STUB_D_STALL, 0);
+	wr64(e.ctl + STUB_C_HEAD, RING - 16);
+	CHECK_EQ(call_fn(&e, 0x41, &ok), 0x42);
+	CHECK(ok);
+	CHECK_EQ(rd64(e.ctl + STUB_C_HEAD), RING - 16);
+	CHECK_EQ(rd64(e.ctl + STUB_C_LOST_ENTRIES), 1);
+	CHECK_EQ(rd64(e.ctl + STUB_C_LOST_RETURNS), 0);
+	CHECK(*(uint32_t *)(e.ctl + STUB_C_WAITERS) == 0); /* it did not wait */
+	teardown(&e);
+}
+
+TEST_CASE(lost_return_names_its_entry)
+{
+	const uint64_t entry = STUB_REC_ENTRY + 256; /* the record's length with 256 bytes copied */
+	struct env e;
+	bool ok;
+
+	REQUIRE(setup(&e, 0, 256));
+	wr64(e.data + STUB_D_STALL, 0);
+	wr64(e.ctl + STUB_C_HEAD, RING - entry); /* room for the entry record only */
+	CHECK_EQ(call_fn(&e, 0x41, &ok), 0x42);
+	CHECK(ok);
+	CHECK_EQ(rd64(e.ctl + STUB_C_HEAD), RING);
+	CHECK_EQ(rd64(e.ring + ((RING - entry) & (RING - 1))), (RING - entry) | STUB_KIND_ENTRY);
+	CHECK_EQ(rd64(e.ctl + STUB_C_LOST_RETURNS), 1);
+	CHECK(lostret_has(&e, (RING - entry) ^ STUB_LOSTRET_MARK));
+	teardown(&e);
+}
+
+/* A filter that kills the process on futex, installed in a child that then calls the stub
+ * with the ring full: it lives only if the wait makes no system call. */
+static int spin_child(struct env *e)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	bool ok;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
+		return 3;
+	if (call_fn(e, 0x77, &ok) != 0x78 || !ok)
+		return 1;
+	return rd64(e->ctl + STUB_C_LOST_FREES) == 1 ? 0 : 2;
+}
+
+TEST_CASE(spin_wait_makes_no_system_call)
+{
+	struct env e;
+	int status;
+	pid_t pid;
+
+	REQUIRE(setup(&e, STUB_HOOK_FREE, 256));
+	wr64(e.data + STUB_D_STALL, 2);
+	wr64(e.data + STUB_D_SPIN, 1000);
+	wr64(e.ctl + STUB_C_HEAD, RING - 16);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (!pid)
+		_exit(spin_child(&e));
+	REQUIRE(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status), 0);
+	CHECK(*(uint32_t *)(e.ctl + STUB_C_WAITERS) != 0); /* it waited */
+	teardown(&e);
+}
+#endif
 
 #else
 

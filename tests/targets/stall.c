@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * stall: programs that make heaptrace's entry stubs wait for room in their ring, for
+ * tests/e2e/test_stall.py. usage: stall MODE MS [ARG]; every mode makes malloc/free pairs of
+ * LOOP_SIZE bytes for MS milliseconds (0: none, the run that counts what the C library does on
+ * its own), then prints one line "stall MODE: N calls ..." and exits 0.
+ *   loop        one thread; writes "looping\n" first, and times each call itself: the line
+ *               ends "longest L ns" (the longest single malloc or free).
+ *   signals     two threads, a third sends each SIGUSR1 every millisecond; the handler makes
+ *               a malloc/free pair of SIG_SIZE when it did not interrupt the C library (it
+ *               reads the interrupted pc): "N calls, H in handlers".
+ *   jump        one thread and a 10 kHz timer whose handler, when it did not interrupt the
+ *               C library, leaves with siglongjmp to the loop (a timeout pattern): "N calls,
+ *               J jumps" (the pairs completed: those a jump left are not in N).
+ *   seccomp F   the pairs for 100 ms, then installs filter F (kill: futex kills the process;
+ *               whitelist: only the calls this program makes are allowed, any other kills),
+ *               writes "filtered\n", waits 300 ms without a call (heaptrace looks at the
+ *               filters every 50 ms), then the pairs for MS ms.
+ * Output with write(2) from a stack buffer: nothing allocates but the loops (and the setup,
+ * which the MS=0 run makes too).
+ */
+#define _GNU_SOURCE
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "expect.h"
+
+#define LOOP_SIZE 100
+#define SIG_SIZE 7777
+
+static uintptr_t libc_lo, libc_hi; /* the C library's code */
+static volatile uint64_t made, in_handlers, jumps;
+static volatile int done;
+static sigjmp_buf back;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void say(const char *s)
+{
+	if (write(1, s, strlen(s)) < 0)
+		_exit(98);
+}
+
+/* The executable mapping of libc.so, from /proc/self/maps. */
+static void find_libc(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char perms[8];
+
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && perms[2] == 'x' &&
+		    strstr(line, "/libc.so"))
+			libc_lo = lo, libc_hi = hi;
+	}
+	if (f)
+		fclose(f);
+	if (!libc_hi)
+		_exit(97);
+}
+
+/* True if the signal interrupted the C library (or nothing this file can tell). */
+static bool in_libc(void *uc)
+{
+#if defined(__x86_64__)
+	uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+
+	return pc >= libc_lo && pc < libc_hi;
+#else
+	(void)uc;
+	return true;
+#endif
+}
+
+/* One malloc/free pair of LOOP_SIZE; its longest call into *longest. */
+static __attribute__((noinline)) void pair(uint64_t *longest)
+{
+	uint64_t t0 = now_ns(), t1, t2;
+	void *p = malloc(LOOP_SIZE);
+
+	keep(p);
+	t1 = now_ns();
+	free(p);
+	t2 = now_ns();
+	__atomic_add_fetch(&made, 2, __ATOMIC_RELAXED);
+	if (t1 - t0 > *longest)
+		*longest = t1 - t0;
+	if (t2 - t1 > *longest)
+		*longest = t2 - t1;
+}
+
+static uint64_t pairs_for(unsigned ms)
+{
+	uint64_t end = now_ns() + (uint64_t)ms * 1000000u, longest = 0;
+
+	while (now_ns() < end)
+		pair(&longest);
+	return longest;
+}
+
+static void on_usr1(int sig, siginfo_t *si, void *uc)
+{
+	void *p;
+
+	(void)sig;
+	(void)si;
+	if (in_libc(uc))
+		return;
+	p = malloc(SIG_SIZE);
+	keep(p);
+	free(p);
+	__atomic_add_fetch(&in_handlers, 2, __ATOMIC_RELAXED);
+}
+
+static void *worker(void *arg)
+{
+	pairs_for((unsigned)(uintptr_t)arg);
+	return NULL;
+}
+
+static void run_signals(unsigned ms)
+{
+	struct sigaction sa = { .sa_sigaction = on_usr1, .sa_flags = SA_SIGINFO | SA_RESTART };
+	struct timespec tick = { 0, 1000000 };
+	pthread_t th[2];
+
+	sigaction(SIGUSR1, &sa, NULL);
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&th[i], NULL, worker, (void *)(uintptr_t)ms))
+			_exit(96);
+	for (uint64_t end = now_ns() + (uint64_t)ms * 1000000u; now_ns() < end;) {
+		pthread_kill(th[0], SIGUSR1);
+		pthread_kill(th[1], SIGUSR1);
+		nanosleep(&tick, NULL);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+}
+
+static void on_alarm(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	if (!done && !in_libc(uc))
+		siglongjmp(back, 1);
+}
+
+static void run_jump(unsigned ms)
+{
+	struct sigaction sa = { .sa_sigaction = on_alarm, .sa_flags = SA_SIGINFO | SA_RESTART };
+	struct itimerval every = { { 0, 100 }, { 0, 100 } };
+	static uint64_t end, longest;
+
+	end = now_ns() + (uint64_t)ms * 1000000u;
+	sigaction(SIGALRM, &sa, NULL);
+	if (ms)
+		setitimer(ITIMER_REAL, &every, NULL);
+	if (sigsetjmp(back, 1))
+		jumps++;
+	while (now_ns() < end)
+		pair(&longest);
+	done = 1;
+	setitimer(ITIMER_REAL, &(struct itimerval){ { 0, 0 }, { 0, 0 } }, NULL);
+}
+
+#define LOAD(off) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
+#define ALLOW_NR(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), \
+		     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+
+static int install(const char *which)
+{
+#if defined(__x86_64__)
+	struct sock_filter kill_futex[] = {
+		LOAD(offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		LOAD(offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	/* what this program and its C library call from here on; anything else kills */
+	struct sock_filter whitelist[] = {
+		LOAD(offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		LOAD(offsetof(struct seccomp_data, nr)),
+		ALLOW_NR(SYS_write), ALLOW_NR(SYS_brk), ALLOW_NR(SYS_mmap), ALLOW_NR(SYS_munmap),
+		ALLOW_NR(SYS_madvise), ALLOW_NR(SYS_mprotect), ALLOW_NR(SYS_clock_gettime),
+		ALLOW_NR(SYS_exit_group), ALLOW_NR(SYS_exit), ALLOW_NR(SYS_rt_sigreturn),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	};
+	struct sock_fprog prog;
+
+	if (!strcmp(which, "kill"))
+		prog = (struct sock_fprog){ sizeof(kill_futex) / sizeof(kill_futex[0]), kill_futex };
+	else
+		prog = (struct sock_fprog){ sizeof(whitelist) / sizeof(whitelist[0]), whitelist };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
+		return -1;
+	return 0;
+#else
+	(void)which;
+	return -1;
+#endif
+}
+
+int main(int argc, char **argv)
+{
+	unsigned ms = argc > 2 ? (unsigned)atoi(argv[2]) : 0;
+	const char *mode = argc > 1 ? argv[1] : "";
+	char line[160];
+	uint64_t longest = 0;
+
+	find_libc();
+	if (!strcmp(mode, "loop")) {
+		say("looping\n");
+		longest = pairs_for(ms);
+		snprintf(line, sizeof(line), "stall loop: %llu calls, longest %llu ns\n",
+			 (unsigned long long)made, (unsigned long long)longest);
+	} else if (!strcmp(mode, "signals")) {
+		run_signals(ms);
+		snprintf(line, sizeof(line), "stall signals: %llu calls, %llu in handlers\n",
+			 (unsigned long long)made, (unsigned long long)in_handlers);
+	} else if (!strcmp(mode, "jump")) {
+		run_jump(ms);
+		snprintf(line, sizeof(line), "stall jump: %llu calls, %llu jumps\n",
+			 (unsigned long long)made, (unsigned long long)jumps);
+	} else if (!strcmp(mode, "seccomp") && argc > 3) {
+		pairs_for(100);
+		if (install(argv[3]))
+			return 77;
+		say("filtered\n");
+		for (uint64_t end = now_ns() + 300000000u; now_ns() < end;)
+			;
+		pairs_for(ms);
+		snprintf(line, sizeof(line), "stall seccomp: %llu calls\n", (unsigned long long)made);
+	} else {
+		say("usage: stall loop|signals|jump MS, or stall seccomp MS kill|whitelist\n");
+		return 2;
+	}
+	say(line);
+	return 0;
+}
