@@ -11,6 +11,7 @@ import shutil
 import stat
 import tempfile
 
+import helpers
 from helpers import HEAPTRACE, Fail, Skip, expect_rc, heaptrace, run, target
 
 
@@ -54,12 +55,19 @@ def test_hint_killed_by_signal():
 
 
 def test_hint_python():
+    """Debian's python3 inlines pymalloc: entry stubs trace it through its allocator tables
+    (no hint); breakpoints cannot, and the hint says to use PYTHONMALLOC=malloc. Under
+    PYTHONMALLOC=malloc no hint in either mode."""
     python = "/usr/bin/python3"
     if not os.access(python, os.X_OK):
         raise Skip("no /usr/bin/python3")
     r = heaptrace(python, args=["-c", "pass"], name="hint-python")
     expect_rc(r, 0)
-    one_hint(r, ["is a Python program", "PYTHONMALLOC=malloc"], stripped=True)
+    if helpers.MODE == "stubs":
+        if hints(r, stripped=True):
+            r.fail("a hint where pymalloc is traced: %s" % hints(r, stripped=True))
+    else:
+        one_hint(r, ["is a Python program", "PYTHONMALLOC=malloc"], stripped=True)
     r = heaptrace(python, args=["-c", "pass"], env={"PYTHONMALLOC": "malloc"},
                   name="hint-python-malloc")
     expect_rc(r, 0)

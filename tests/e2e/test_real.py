@@ -22,6 +22,7 @@ import os
 import re
 import sys
 
+import helpers
 from helpers import Fail, Skip, expect_rc, heaptrace, run, scratch, which
 
 PY_SCRIPT = ("import json, collections\n"
@@ -77,7 +78,8 @@ def compare(argv, base_env, name):
     vg_bytes, vg_blocks = num(m.group(1)), num(m.group(2))
     vg_allocs, vg_frees = num(t.group(1)), num(t.group(2))
 
-    r = heaptrace(argv[0], args=argv[1:], env_replace=client_env, cwd=d, name=name, timeout=600)
+    r = heaptrace(argv[0], args=argv[1:], opts=["--blocks"], env_replace=client_env, cwd=d,
+                  name=name, timeout=600)
     expect_rc(r, 0)
     if r.proc.stdout != v.stdout:
         r.fail("the program's output differs under heaptrace (%r) and valgrind (%r)"
@@ -105,12 +107,32 @@ def base(extra=None):
     return env
 
 
+def malloc_made(report):
+    """Live blocks and bytes of heap pymalloc that malloc made: pymalloc hands a request of 0
+    or of over 512 bytes to malloc, and its block is counted as the Python call's."""
+    n = size = 0
+    for bt in report["backtraces"]:
+        if bt.get("heap") == "pymalloc":
+            for b in bt.get("blocks", []):
+                if b["size"] == 0 or b["size"] > 512:
+                    n += 1
+                    size += b["size"]
+    return n, size
+
+
 def test_python_live():
     """python3 -c SCRIPT with its own small-object allocator (pymalloc: arenas are mmap'd, the
-    larger objects are malloc'd)."""
+    larger objects are malloc'd): valgrind's blocks are malloc's and those of pymalloc's that
+    malloc made."""
+    if helpers.MODE == "stubs":
+        # pymalloc's own blocks (its arena map's nodes, its arena table), which malloc makes
+        # inside a Python call, are taken for that call's and not counted: man page, BUGS
+        raise Skip("pymalloc's own bookkeeping blocks are not counted with entry stubs")
     py = python_binary()
     r, s, vg = compare([py, "-c", PY_SCRIPT], base(), "python")
-    check_live(r, s, vg, "python3")
+    n, size = malloc_made(r.report)
+    check_live(r, dict(s, live_bytes=s["live_bytes"] + size, live_blocks=s["live_blocks"] + n),
+               vg, "python3 (malloc's blocks and pymalloc's that malloc made)")
 
 
 def test_python_malloc_live():
