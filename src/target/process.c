@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <unistd.h>
 
 #include "target/process.h"
@@ -73,13 +74,27 @@ struct thread *proc_any_thread(struct proc *p)
 	return NULL;
 }
 
+bool proc_in_syscall_event(const struct thread *t)
+{
+	switch (t->stop_event) {
+	case PTRACE_EVENT_CLONE:
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+	case PTRACE_EVENT_VFORK_DONE:
+	case PTRACE_EVENT_EXEC:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* How fit t is to work through: 2 stopped in a plain stop, 1 at an event inside a system call,
  * 0 not at all. */
 static int fitness(const struct thread *t)
 {
 	if (!t->stopped || t->gone || !t->seen_first_stop)
 		return 0;
-	return t->in_syscall_event ? 1 : 2;
+	return proc_in_syscall_event(t) ? 1 : 2;
 }
 
 struct thread *proc_stopped_thread(struct proc *p)

@@ -72,11 +72,8 @@ struct thread {
 	/* it reported its exit, or PTRACE_INTERRUPT found it gone: no stop of it can run an
 	 * injected call or be relied on to write the process's memory (proc_stopped_thread) */
 	bool gone;
-	/* its stop is an event inside a system call (clone, fork, vfork, exec): its registers
-	 * are that call's, and an injected call would run it again (proc_stopped_thread) */
-	bool in_syscall_event;
-	bool vfork_wait; /* that event is a vfork: the call ends when the child execs or exits */
-	bool exec_event; /* that event is an exec */
+	/* the ptrace event of the stop it is in (PTRACE_EVENT_*, 0: none) */
+	int stop_event;
 	/* the pc a breakpoint's stop reported, while heaptrace holds the thread with its pc moved
 	 * back onto the trap (0: not moved; trace/dispatch.c) */
 	uint64_t trap_pc;
@@ -164,8 +161,11 @@ void proc_for_each_thread(struct proc *p, void (*fn)(struct thread *t, void *ctx
 struct thread *proc_any_thread(struct proc *p);
 /* A thread of p in a ptrace-stop heaptrace holds that is not ending, to work through: the
  * leader if it is one, one in a plain stop before one at an event inside a system call
- * (in_syscall_event: fit for writes, not for an injected call), or NULL. */
+ * (proc_in_syscall_event: fit for writes, not for an injected call), or NULL. */
 struct thread *proc_stopped_thread(struct proc *p);
+/* t's stop is an event inside a system call (clone, fork, vfork, vfork-done, exec): its
+ * registers are that call's, and a call injected from there would run it again. */
+bool proc_in_syscall_event(const struct thread *t);
 /* How many threads of p are not in a ptrace-stop heaptrace holds. */
 unsigned proc_running(struct proc *p);
 

@@ -95,7 +95,7 @@ static void restore_image(struct proc *p, struct thread *t)
 	/* last: should heaptrace die before, the guard still covers what is left; from an event
 	 * inside a system call no call can be injected (dispatch.c, step_out): the guard stays,
 	 * as when heaptrace is killed, and passes SIGTRAP on to the program's action */
-	if (!p->shares_mm && !t->in_syscall_event)
+	if (!p->shares_mm && !proc_in_syscall_event(t))
 		guard_remove(p, tid);
 	else if (!p->shares_mm)
 		guard_forget(p);

@@ -49,7 +49,7 @@
  */
 static void step_out(struct thread *t)
 {
-	t->in_syscall_event = false;
+	t->stop_event = 0;
 	t->stopped = false;
 	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0 || ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
 		t->stopped = t->gone = true; /* gone: its exit is reported later */
@@ -60,7 +60,8 @@ void dispatch_resume(struct thread *t, int sig)
 	if (session.detaching) {
 		if (sig)
 			t->pending_sig = sig;
-		if (t->in_syscall_event && !t->vfork_wait && !t->exec_event)
+		if (proc_in_syscall_event(t) && t->stop_event != PTRACE_EVENT_VFORK &&
+		    t->stop_event != PTRACE_EVENT_EXEC)
 			step_out(t);
 		else
 			t->stopped = true;
@@ -388,11 +389,7 @@ void dispatch(pid_t tid, int status)
 		return;
 	}
 	t->stopped = true;
-	t->in_syscall_event = event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
-			      event == PTRACE_EVENT_VFORK || event == PTRACE_EVENT_VFORK_DONE ||
-			      event == PTRACE_EVENT_EXEC;
-	t->vfork_wait = event == PTRACE_EVENT_VFORK;
-	t->exec_event = event == PTRACE_EVENT_EXEC;
+	t->stop_event = event;
 	if (!t->p) {
 		t->seen_first_stop = true;
 		return;
