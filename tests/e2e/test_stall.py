@@ -29,9 +29,21 @@ from helpers import Fail, Skip, TIMEOUT, heaptrace, need_heaptrace, scratch, tar
 BOUND_MS = 20  # --max-stall's default, given explicitly (tests/run.py's wrapper sets another)
 
 
+def stall_stubs():
+    """True where the bounded stall runs: x86_64's entry stubs."""
+    return helpers.MODE == "stubs" and os.uname().machine == "x86_64"
+
+
 def need_stubs():
-    if helpers.MODE != "stubs" or os.uname().machine != "x86_64":
+    if not stall_stubs():
         raise Skip("the bounded stall is x86_64's entry stubs'")
+
+
+def ended(t, mode, why=""):
+    """Wait for the traced stall MODE to end (exit 0, else fail, why added): what it made."""
+    if t.finish(60) != 0:
+        t.fail("exited %s, expected 0%s" % (t.p.returncode, why))
+    return made(t.out, mode)
 
 
 def summary_of(path):
@@ -130,9 +142,7 @@ def test_signal_handlers_allocate():
     lost (a handler's calls inside an interrupted stub's call are another matter)."""
     base = baseline("signals")
     t = Traced("stall-signals", ["signals", 1500])
-    if t.finish(60) != 0:
-        t.fail("exited %s, expected 0" % t.p.returncode)
-    calls, handlers = made(t.out, "signals")
+    calls, handlers = ended(t, "signals")
     s = summary_of(t.report)
     if s.get("counts_exact") is False:
         return  # some calls went unseen: the report says so
@@ -171,10 +181,8 @@ def test_jump_out_of_handler():
     """Issue point 3: siglongjmp out of a handler that interrupted a stub; the one-line message
     and the report say the stubs were turned off."""
     t = Traced("stall-jump", ["jump", 3000])
-    if t.finish(60) != 0:
-        t.fail("exited %s, expected 0" % t.p.returncode)
-    made(t.out, "jump")
-    if helpers.MODE != "stubs" or os.uname().machine != "x86_64":
+    ended(t, "jump")
+    if not stall_stubs():
         return
     s = summary_of(t.report)
     if "never finished a record" not in t.err or s.get("stubs_turned_off") is not True:
@@ -192,10 +200,8 @@ def seccomp_run(filt):
         t.fail("stall seccomp did not install its filter")
     time.sleep(0.4)  # heaptrace looks every 50 ms; the window before is documented (BUGS)
     t.stop_for(0.7)  # the ring fills: the stubs wait, with no system call
-    if t.finish(60) != 0:
-        t.fail("exited %s, expected 0 (SIGSYS is 159)" % t.p.returncode)
-    made(t.out, "seccomp")
-    if helpers.MODE != "stubs" or os.uname().machine != "x86_64":
+    ended(t, "seccomp", " (SIGSYS is 159)")
+    if not stall_stubs():
         return
     s = summary_of(t.report)
     if "installed a seccomp filter" not in t.err:
