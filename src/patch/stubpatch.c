@@ -187,13 +187,6 @@ int stubs_patch_slot(struct proc *p, pid_t tid, uint64_t slot, int hook, uint64_
 	return 0;
 }
 
-/* Write the off word of every area: nothing is recorded any more. */
-static void areas_off(const struct stubs *s, pid_t tid)
-{
-	for (unsigned i = 0; i < s->nareas; i++)
-		remote_write_word(tid, s->area[i] + 4096 + STUB_D_OFF, 8, 1);
-}
-
 /* ---- letting go ---- */
 
 /*
@@ -221,7 +214,7 @@ void stubs_off(struct proc *p, pid_t tid)
 	if (!s || s->off)
 		return;
 	unpatch(s, tid);
-	areas_off(s, tid);
+	stubs_data_put(s, tid, STUB_D_OFF, 1); /* nothing is recorded any more */
 	s->off = true;
 	/* a stub that reserved before the off word was set may still wait for room */
 	__atomic_store_n((uint64_t *)(s->ctl + STUB_C_TAIL),
@@ -252,7 +245,7 @@ void stubs_child_start(struct proc *child, pid_t tid, bool follow)
 	if (!s || s->ctl)
 		return;
 	/* the child maps its parent's ring: it must never write there */
-	areas_off(s, tid);
+	stubs_data_put(s, tid, STUB_D_OFF, 1); /* nothing is recorded any more */
 	unpatch(s, tid);
 	/* the guard, a copy of the parent's, learns of each (bpset.announce) */
 	for (unsigned i = 0; follow && i < s->npatch; i++)

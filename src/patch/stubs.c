@@ -422,13 +422,12 @@ static uint64_t pauses_per_slice(void)
 }
 #endif
 
-/* Write the 8-byte word at off of every data page of s (the threads run: process_vm_writev). */
-static void data_put(struct proc *p, const struct stubs *s, unsigned off, uint64_t v)
+void stubs_data_put(const struct stubs *s, pid_t pid, unsigned off, uint64_t v)
 {
 	for (unsigned i = 0; i < s->nareas; i++)
-		if (remote_write_data(proc_mem_pid(p), s->area[i] + 4096 + off, &v, 8))
-			pr_dbg(1, "process %d: the stubs' data page at %#llx cannot be written",
-			       p->pid, (unsigned long long)s->area[i]);
+		if (remote_write_data(pid, s->area[i] + 4096 + off, &v, 8))
+			pr_dbg(1, "%d: the stubs' data page at %#llx cannot be written", pid,
+			       (unsigned long long)s->area[i]);
 }
 
 void stubs_seccomp(struct proc *p)
@@ -454,7 +453,7 @@ void stubs_seccomp(struct proc *p)
 		return;
 	/* not read (that needs the thread stopped): any new filter may forbid futex */
 	s->spin = pauses_per_slice();
-	data_put(p, s, STUB_D_SPIN, s->spin);
+	stubs_data_put(s, proc_mem_pid(p), STUB_D_SPIN, s->spin);
 	pr_dbg(0, "process %d: a seccomp filter changed: the stubs wait without system calls",
 	       p->pid);
 #else
@@ -467,7 +466,7 @@ void stubs_data_off(struct proc *p)
 	struct stubs *s = p->stubs;
 
 	if (s && s->ctl && !s->off)
-		data_put(p, s, STUB_D_OFF, 1);
+		stubs_data_put(s, proc_mem_pid(p), STUB_D_OFF, 1);
 }
 
 /* The stub code's own system calls must pass the process's seccomp filter. */

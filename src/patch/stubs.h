@@ -145,6 +145,10 @@ void stubs_seccomp(struct proc *p);
  * unrecorded, and no stub reserves ring space any more. The patched entries stay. */
 void stubs_data_off(struct proc *p);
 
+/* Write the 8-byte word at off of every data page of s, through thread or process pid (stopped
+ * or running: the data pages are writable, process_vm_writev). */
+void stubs_data_put(const struct stubs *s, pid_t pid, unsigned off, uint64_t v);
+
 /* Patch hook's entry at symbol value addr (arm: bit 0 = Thumb), in module m, to go through its
  * stub. All of p's
  * threads must be stopped. Return 0, -EEXIST (an alias, patched already), or -errno: then keep
