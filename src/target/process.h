@@ -122,6 +122,9 @@ struct proc {
 	bool stubs_stuck;
 	uint64_t start_ns;
 	bool launched;
+	/* being attached (-p): every thread is held until the setup is done, a thread made
+	 * meanwhile too (trace/attach.c lets them all go) */
+	bool attaching;
 	/* attached after its main thread exited (a zombie thread no tracer may seize): traced
 	 * through its other threads; /proc/PID shows no memory, see proc_mem_pid */
 	bool leader_gone;

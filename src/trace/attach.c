@@ -45,6 +45,16 @@ static bool thread_dead(pid_t tid)
 	return !proc_task_stat(tid, &state, &flags) && (state == 'Z' || state == 'X');
 }
 
+/* Whether thread tid, which the kernel let no tracer seize, was made by a thread heaptrace
+ * seized: traced by heaptrace already (its parent's clone event introduces it), or gone
+ * (reaped) since it was listed. */
+static bool made_here(pid_t tid)
+{
+	long tracer = proc_status_field(tid, "TracerPid");
+
+	return tracer == getpid() || tracer < 0;
+}
+
 /* Why the kernel refused to let heaptrace trace thread tid, and what to do. */
 static const char *why_eperm(pid_t tid)
 {
@@ -86,6 +96,7 @@ static int attach_stop(pid_t pid, struct proc **pp, struct thread **main_tp)
 	struct thread *main_t = NULL;
 
 	p = *pp = lifecycle_new(pid);
+	p->attaching = true;
 	p->acct = session.acct;
 	p->command = proc_cmdline(pid);
 	snprintf(name, sizeof(name), "/proc/%d/task", (int)pid);
@@ -108,7 +119,7 @@ static int attach_stop(pid_t pid, struct proc **pp, struct thread **main_tp)
 			if (ptrace(PTRACE_SEIZE, tid, 0, SESSION_PTRACE_OPTS) < 0) {
 				int e = errno;
 
-				if (e == ESRCH)
+				if (e == ESRCH || (e == EPERM && made_here(tid)))
 					continue;
 				if (e == EPERM && thread_dead(tid)) {
 					/* nothing left to trace in it; a main thread that exited
@@ -148,8 +159,10 @@ static int attach_stop(pid_t pid, struct proc **pp, struct thread **main_tp)
 		if (tid < 0)
 			return tid;
 		t = proc_thread_find(tid);
-		if (!t)
+		if (!t) { /* a thread made during the attach, before its parent's event */
+			dispatch(tid, status);
 			continue;
+		}
 		if (t->p && t->p != p) {
 			/* -p PID,PID...: a process attached before this one runs traced */
 			dispatch(tid, status);
@@ -170,15 +183,17 @@ static int attach_stop(pid_t pid, struct proc **pp, struct thread **main_tp)
 			continue;
 		}
 		t->stopped = true;
-		if ((status >> 16) == PTRACE_EVENT_CLONE || (status >> 16) == PTRACE_EVENT_FORK ||
-		    (status >> 16) == PTRACE_EVENT_VFORK)
-			dispatch_new_child(t, status >> 16);
+		t->seen_first_stop = true;
+		t->stop_event = status >> 16;
+		if (t->stop_event == PTRACE_EVENT_CLONE || t->stop_event == PTRACE_EVENT_FORK ||
+		    t->stop_event == PTRACE_EVENT_VFORK)
+			dispatch_new_child(t, t->stop_event);
+		/* the set-up may run through any thread: none stays inside a clone or fork */
+		if (t->stop_event == PTRACE_EVENT_CLONE || t->stop_event == PTRACE_EVENT_FORK)
+			dispatch_step_out(t);
 	}
-	/* the main thread if it lives on, else another: the setup needs a stopped thread */
-	if (!p->leader_gone)
-		main_t = proc_thread_find(pid);
-	else
-		main_t = proc_any_thread(p); /* all stopped now */
+	/* the main thread in a plain stop if it lives on, else another */
+	main_t = proc_stopped_thread(p);
 	if (!main_t) {
 		pr_err("process %d has no thread left", pid);
 		return -ESRCH;
@@ -214,6 +229,7 @@ int attach_process(pid_t pid)
 	if (!ret && image_setup(p, main_t, 0, true))
 		ret = -EINVAL;
 	if (!ret) {
+		p->attaching = false;
 		proc_for_each_thread(p, resume_pending_cb, NULL);
 		if (snap) { /* analysed while the program runs; before any event is taken */
 			p->inv = heapsnap_analyse(snap, p);

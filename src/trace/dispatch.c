@@ -40,14 +40,15 @@
 #include "util/util.h"
 
 /*
- * While detaching, a thread stopped at an event inside a system call goes on to the end of
- * that call and stops there again, where it can run the calls that undo heaptrace's changes:
- * from the event's stop, the first system-call stop an injected call waits for would be the
- * end of the clone, and the registers put back the clone's, run again (two threads started
- * with one argument, both freeing it). A vfork parent stays: it waits for its child; so does
- * a thread after its exec, which would run into the breakpoint at its new image's start.
+ * A thread stopped at an event inside a system call cannot run injected calls (the set-up's at
+ * an attach, the undoing while detaching): from the event's stop, the first system-call stop
+ * an injected call waits for would be the end of the clone, and the registers put back the
+ * clone's, run again (two threads started with one argument, both freeing it). So it goes on
+ * to the end of that call and stops there. While detaching, a vfork parent stays (it waits
+ * for its child), and so does a thread after its exec, which would run into the breakpoint at
+ * its new image's start.
  */
-static void step_out(struct thread *t)
+void dispatch_step_out(struct thread *t)
 {
 	t->stop_event = 0;
 	t->stopped = false;
@@ -62,7 +63,7 @@ void dispatch_resume(struct thread *t, int sig)
 			t->pending_sig = sig;
 		if (proc_in_syscall_event(t) && t->stop_event != PTRACE_EVENT_VFORK &&
 		    t->stop_event != PTRACE_EVENT_EXEC)
-			step_out(t);
+			dispatch_step_out(t);
 		else
 			t->stopped = true;
 		return;
@@ -286,6 +287,8 @@ static void release_child(struct thread *t)
 /* Both halves of a new tracee are known (its first stop and its parent's event): go. */
 static void start_new(struct thread *t)
 {
+	if (t->p->attaching)
+		return;
 	if (t->p->detach_at_first_stop && t->tid == t->p->pid) {
 		release_child(t);
 		return;

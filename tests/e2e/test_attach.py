@@ -22,7 +22,7 @@ import time
 
 from helpers import (HEAPTRACE, OPTS, Busy, Fail, Proc, Run, Skip, check_sites, check_summary,
                      code_diffs, describe_sites, list_sum_errors, need_heaptrace, one_error_line,
-                     run, scratch, site_records, sites, summary_record, target, tracer_pids,
+                     parse_json_reports, run, said, scratch, site_records, sites, summary_record, target, tracer_pids,
                      variants, which, TIMEOUT)
 
 TARGET_RC = {3: "its malloc/calloc/free entries were not restored after the detach",
@@ -464,3 +464,47 @@ def test_attach_report_unwritable():
         busy.expect_clean_end()
     finally:
         busy.kill()
+
+
+SPAWNER_ROUNDS = 6
+
+
+def test_attach_spawning():
+    """-p, six times over, of a process whose main thread starts and joins a worker thread after
+    another (tests/targets/spawner.c): the attach and the detach often find that thread stopped
+    inside clone, where an injected call would make the clone run again (two workers with one
+    start block: the target's exit 3, or glibc's double-free abort). Each round heaptrace exits
+    0, says nothing, and counts the workers' calls; then the process ends with its own output
+    and status 0."""
+    need_heaptrace()
+    d = scratch("spawner")
+    t = subprocess.Popen([target("spawner")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, cwd=d)
+    try:
+        if t.stdout.readline() != b"ready\n":
+            raise Fail("spawner did not get ready (status %s)" % t.poll())
+        for i in range(SPAWNER_ROUNDS):
+            outfile = os.path.join(d, "report%d" % i)
+            proc = run([HEAPTRACE, "-p", str(t.pid), "--duration=0.3", "--format=json",
+                        "--outfile=" + outfile, "--no-inventory"])
+            if proc.timed_out or proc.rc != 0 or said(proc.stderr):
+                raise Fail("round %d: heaptrace -p exited %s%s" % (
+                    i, "(timed out)" if proc.timed_out else proc.rc,
+                    ", said: " + said(proc.stderr) if said(proc.stderr) else ""),
+                    proc.stderr)
+            with open(outfile, encoding="utf-8") as f:
+                summary = parse_json_reports(f.read())[-1]["summary"]
+            if summary["alloc_calls"] < 1 or summary["free_calls"] < 1:
+                raise Fail("round %d: %d allocations and %d frees counted while the workers "
+                           "ran" % (i, summary["alloc_calls"], summary["free_calls"]))
+            if t.poll() is not None:
+                raise Fail("round %d: spawner exited %s while traced" % (i, t.returncode),
+                           t.stderr.read().decode())
+        out, err = t.communicate(b"end\n", timeout=TIMEOUT)
+        if t.returncode != 0 or not out.decode().startswith("spawned "):
+            raise Fail("spawner exited %s, said %r" % (t.returncode, out.decode()),
+                       err.decode())
+    finally:
+        if t.poll() is None:
+            t.kill()
+            t.wait()
