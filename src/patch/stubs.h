@@ -57,6 +57,7 @@ struct stubs_reader {
 	uint64_t tail; /* bytes read */
 	uint64_t tsc0, ns0; /* the clock the records' time stamps are read with, at setup */
 	double ns_per_tick; /* calibrated over the longest span seen (0: not yet) */
+	uint64_t batch_ns, batch_tsc; /* both clocks, read once per batch of records */
 	uint64_t nrecords, nwaits, peak_backlog; /* stubs_stats */
 	uint64_t lost; /* the stubs' STUB_C_LOST_* counters, added up, when last read */
 	bool lost_told;
