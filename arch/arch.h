@@ -89,6 +89,10 @@ struct arch_ops {
 	void (*set_ret_reg)(struct arch_regs *r, uint64_t v);
 	/* sp after the callee returned, minus sp at its entry (x86_64: 8, the popped address). */
 	unsigned ret_sp_adjust;
+	/* In a signal frame on the stack, from the word that holds the restorer's address (where
+	 * a handler returns; a handler starts with sp there) to the interrupted sp the kernel
+	 * saved. 0: not known (the restorer's address is in a register at a handler's start). */
+	unsigned sigframe_sp;
 	/*
 	 * Is ret (a return address as the stack holds it; arm: bit 0 set = Thumb caller) just
 	 * after a call instruction? code holds the ARCH_CALL_WINDOW bytes that end at

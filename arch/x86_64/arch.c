@@ -690,6 +690,10 @@ const struct arch_ops arch_x86_64_ops = {
 	.get_ret_reg = x86_get_ret_reg,
 	.set_ret_reg = x86_set_ret_reg,
 	.ret_sp_adjust = 8,
+	/* the kernel's rt_sigframe: the restorer's address, then the ucontext (uc_flags,
+	 * uc_link, a 24-byte uc_stack), whose uc_mcontext holds r8-r15, rdi, rsi, rbp, rbx, rdx,
+	 * rax, rcx, then rsp: 8 + 40 + 15 * 8 */
+	.sigframe_sp = 168,
 	.displace = x86_displace,
 	.emulate = x86_emulate,
 	.tramp_encode = x86_tramp_encode,

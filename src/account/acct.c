@@ -35,15 +35,35 @@ static void put_back(struct thread *t, struct frame *f)
 	record_put_back(t->p, t->tid, hook_table[f->call.id].heap);
 }
 
+/* Pop the frames of calls over (frame.over) that the top one kept in place. */
+static void pop_over(struct thread *t)
+{
+	while (t->nframes && t->frames[t->nframes - 1].over)
+		t->nframes--;
+}
+
+/* Be done with t's frame i, a call that will never return: popped if it is the top, else left
+ * in place, over, so that the frames above keep their indices (a logged return names its
+ * frame by index). */
+static void drop_at(struct thread *t, unsigned i)
+{
+	struct frame *f = &t->frames[i];
+
+	if (!f->over) {
+		put_back(t, f);
+		if (f->logged && !f->stubbed && t->p->retlog.inflight)
+			t->p->retlog.inflight--;
+		pr_dbg(0, "thread %d: dropped a call to %s left by longjmp or an exception (%#llx)",
+		       t->tid, hook_table[f->call.id].name, (unsigned long long)f->cookie);
+	}
+	f->over = true;
+	f->took_old = false;
+	pop_over(t);
+}
+
 void acct_drop_frame(struct thread *t)
 {
-	struct frame *f = &t->frames[--t->nframes];
-
-	put_back(t, f);
-	if (f->logged && !f->stubbed && t->p->retlog.inflight)
-		t->p->retlog.inflight--;
-	pr_dbg(0, "thread %d: dropped a call to %s left by longjmp or an exception (%#llx)",
-	       t->tid, hook_table[f->call.id].name, (unsigned long long)f->cookie);
+	drop_at(t, t->nframes - 1);
 }
 
 void acct_cancel(struct thread *t)
@@ -57,21 +77,56 @@ void acct_drop_stale(struct thread *t, uint64_t sp, unsigned adjust)
 		acct_drop_frame(t);
 }
 
+/* Is hook a plain allocation, one that frees nothing through a traced entry: the C library's
+ * and CPython's? (Not C++'s operator new: the nothrow form frees the exception object the
+ * plain form it calls threw, nor other allocators' functions, whose insides vary.) */
+static bool plain_alloc(unsigned hook)
+{
+	switch (hook) {
+	case HOOK_MALLOC:
+	case HOOK_CALLOC:
+	case HOOK_POSIX_MEMALIGN:
+	case HOOK_ALIGNED_ALLOC:
+	case HOOK_MEMALIGN:
+	case HOOK_VALLOC:
+	case HOOK_PVALLOC:
+	case HOOK_PY_OBJECT_MALLOC:
+	case HOOK_PY_OBJECT_CALLOC:
+	case HOOK_PY_MEM_MALLOC:
+	case HOOK_PY_MEM_CALLOC:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /*
  * True if t has a call of heap in flight: a call made inside it is part of it (realloc ->
  * malloc). A call of another heap is counted in its own (a pool function's malloc of a new
  * chunk is malloc's), but for CPython's: pymalloc gives malloc the requests over 512 bytes,
- * and PYTHONMALLOC=malloc all of them, so such a block is the Python call's alone.
+ * and PYTHONMALLOC=malloc all of them, so such a block is the Python call's alone. Only the
+ * calls made since the innermost signal handler's call count: the calls it interrupted are no
+ * callers of its. A free is never part of a plain allocation (plain_alloc): one made while such
+ * a call is the innermost in flight is a signal handler's, which a stub's free record, holding
+ * no stack, cannot show otherwise.
  */
-static bool inside(const struct thread *t, unsigned heap)
+static bool inside(const struct thread *t, const struct hook_desc *d)
 {
+	unsigned heap = d->heap;
+
 	if (heap == HEAP_MMAP)
 		return t->nframes != 0; /* an allocator's own mapping is its blocks' */
-	for (unsigned i = 0; i < t->nframes; i++) {
+	if (d->kind == HK_FREE && t->nframes && plain_alloc(t->frames[t->nframes - 1].call.id))
+		return false;
+	for (unsigned i = t->nframes; i-- > 0;) {
 		unsigned in = hook_table[t->frames[i].call.id].heap;
 
+		if (t->frames[i].over)
+			continue;
 		if (in == heap || (heap == HEAP_MALLOC && in == HEAP_PYMALLOC))
 			return true;
+		if (t->frames[i].handler)
+			break;
 	}
 	return false;
 }
@@ -377,12 +432,24 @@ static void account(const struct acct *a, struct thread *t, struct frame *f, uin
 	}
 }
 
+/*
+ * Deeper calls the returning one (idx) returned past were left by longjmp, but for a signal
+ * handler's that interrupted it, with the calls made inside them: their returns come on their
+ * own (the logging trampoline's ring is read in the order its entries were reserved, and the
+ * interrupted return may have reserved its entry before the handler ran).
+ */
 void acct_return(struct acct *a, struct thread *t, unsigned idx, uint64_t retval)
 {
-	while (t->nframes > idx + 1)
-		acct_drop_frame(t); /* deeper calls it returned past (longjmp) */
-	t->nframes--;
+	unsigned above = idx + 1;
+
+	while (above < t->nframes && !t->frames[above].handler)
+		above++;
+	while (above-- > idx + 1)
+		drop_at(t, above);
 	account(a, t, &t->frames[idx], retval);
+	t->frames[idx].over = true;
+	t->frames[idx].took_old = false;
+	pop_over(t);
 }
 
 /* The caller's return address of entry e, asked once: 0 or -errno. */
@@ -455,7 +522,7 @@ struct frame *acct_enter(struct acct *a, struct thread *t, const struct acct_ent
 	int got = 1; /* ret not asked yet */
 	struct frame *f;
 
-	if (inside(t, d->heap) || !t->p->counting)
+	if ((!e->handler && inside(t, d)) || !t->p->counting)
 		return NULL;
 	if (t->nlate && d->kind != HK_FREE)
 		acct_late_unknown(t); /* the thread goes on: they were not the C library's */
@@ -464,6 +531,7 @@ struct frame *acct_enter(struct acct *a, struct thread *t, const struct acct_ent
 	if (caller_of(e, &ret, &tail, &got) || tail)
 		return NULL; /* a tail call from a traced call: its return is already caught */
 	f = acct_push_frame(a, t);
+	f->over = false;
 	f->ret = ret;
 	f->sp = e->sp;
 	f->entry_ns = e->ns;
@@ -471,6 +539,7 @@ struct frame *acct_enter(struct acct *a, struct thread *t, const struct acct_ent
 	f->stubbed = e->stubbed;
 	f->cookie = e->cookie;
 	f->awaits_inner = e->awaits_inner;
+	f->handler = e->handler;
 	f->inner_cookie = UINT64_MAX; /* never a ring position */
 	f->call.id = e->hook;
 	for (unsigned i = 0; i < HOOK_MAX_ARGS; i++)
@@ -522,14 +591,16 @@ void acct_rec_entry(struct acct *a, struct thread *t, const struct calls_rec *r,
 		.stubbed = true,
 		.cookie = r->awaits_inner ? UINT64_MAX : r->cookie, /* never a position */
 		.awaits_inner = r->awaits_inner,
+		.handler = r->handler_sp != 0,
 		.arg = rec_arg,
 		.caller = rec_caller,
 		.unwind = unwind ? rec_unwind : NULL,
 		.ctx = &c,
 	};
 
-	acct_drop_stale(t, r->sp, 0);
-	if (t->nframes && t->frames[t->nframes - 1].awaits_inner && r->returns &&
+	if (!r->handler_sp) /* else calls.c dropped what the interrupted code had left */
+		acct_drop_stale(t, r->sp, 0);
+	if (!e.handler && t->nframes && t->frames[t->nframes - 1].awaits_inner && r->returns &&
 	    r->hook == HOOK_MALLOC) {
 		/* operator new's own malloc asks its size (1 for 0); a later one, of another size,
 		 * is the exception object of a throw */
@@ -546,7 +617,7 @@ void acct_rec_return(struct acct *a, struct thread *t, uint64_t cookie, uint64_t
 	unsigned idx = t->nframes;
 
 	while (idx-- > 0)
-		if (t->frames[idx].stubbed && t->frames[idx].cookie == cookie)
+		if (t->frames[idx].stubbed && !t->frames[idx].over && t->frames[idx].cookie == cookie)
 			break;
 	if (idx >= t->nframes && t->nframes && t->frames[t->nframes - 1].awaits_inner &&
 	    t->frames[t->nframes - 1].inner_cookie == cookie) {

@@ -48,6 +48,9 @@ struct acct_entry {
 	bool stubbed; /* recorded by an entry stub: its return comes as a record named cookie */
 	uint64_t cookie;
 	bool awaits_inner; /* stubbed, no return of its own: completed by the allocation inside */
+	/* made by a signal handler that interrupted t's calls in flight: counted as a call of its
+	 * own, and the calls made inside it are its own (calls.c finds the signal frame) */
+	bool handler;
 	/* Argument i (a read of memory where it lies on the stack: asked only when needed). */
 	uint64_t (*arg)(void *ctx, unsigned i);
 	/* The caller's return address (asked only when needed, at most once): 0 or -errno;
@@ -88,6 +91,11 @@ struct calls_rec {
 	uint64_t ns; /* when it was made */
 	bool returns; /* its return is recorded (not a tail call from a traced call) */
 	bool awaits_inner; /* its result is the one of the allocation made inside it */
+	const uint8_t *copy; /* the stack from sp up, as the record holds it */
+	uint64_t copy_len;
+	/* a signal handler's call: the sp the signal interrupted (frames well below it were left
+	 * by longjmp: calls.c drops them, the others are interrupted); 0: none */
+	uint64_t handler_sp;
 };
 
 /* Thread t's recorded entry r, counted by acct_enter; unwind(ctx) gives its backtrace. */

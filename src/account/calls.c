@@ -141,7 +141,7 @@ static void logged_return(uint32_t cookie, uint64_t retval, void *ctx)
 
 	p->acct->logged++;
 	if (!t || t->p != p || idx >= t->nframes || !t->frames[idx].logged ||
-	    t->frames[idx].stubbed) {
+	    t->frames[idx].stubbed || t->frames[idx].over) {
 		pr_dbg(1, "process %d: a logged return for no call in flight (%#x)", p->pid,
 		       cookie);
 		return;
@@ -194,8 +194,65 @@ static void sent_returns(struct unwind_reader *rd, const struct thread *t, bool 
 {
 	unwind_sent_begin(rd, t->p->bps->tramp, t->p->bps->tramp + t->p->bps->tramp_len);
 	for (unsigned i = 0; on && i < t->nframes; i++)
-		if (!t->frames[i].logged && !t->frames[i].stubbed)
+		if (!t->frames[i].logged && !t->frames[i].stubbed && !t->frames[i].over)
 			unwind_sent_add(rd, (struct unwind_sent){ t->frames[i].sp, t->frames[i].ret });
+}
+
+/* ---- calls made by a signal handler ---- */
+
+/* How far above a call's sp its signal frame is looked for: a handler's frames below it, and
+ * the frame itself (a kilobyte or more with the registers' extended state). */
+#define HANDLER_SCAN_BYTES 8192
+
+/* How far above the entry sp of the call it interrupted a signal may find the sp: a stub's or
+ * the logging trampoline's return path runs there, the call in flight until it is recorded. */
+#define HANDLER_SP_SLACK (2 * arch->word_size)
+
+/* A word of the stack at addr: 0, or -1 where it cannot be read. */
+typedef int (*stack_word_fn)(void *ctx, uint64_t addr, uint64_t *val);
+
+/*
+ * If t's call with entry sp is made by a signal handler that interrupted t's innermost call in
+ * flight, the sp that signal interrupted; else 0. A handler's call lies above its frames, and
+ * those above the signal frame, whose first word is the restorer's address (the C library's,
+ * as its unwind tables say: the unwind hooks know it) and which holds the interrupted sp:
+ * at most a word or two above the call in flight's entry sp (a stub's return path runs
+ * there), and above the signal frame unless the handler ran on a stack of its own.
+ */
+static uint64_t handler_sp(const struct thread *t, uint64_t sp, stack_word_fn word, void *ctx)
+{
+	unsigned ws = arch->word_size;
+	struct unwind_hooks h;
+	uint64_t top, w, isp;
+	bool same;
+
+	if (!t->nframes || !arch->sigframe_sp)
+		return 0;
+	top = t->frames[t->nframes - 1].sp + HANDLER_SP_SLACK;
+	same = sp < top; /* else: on another stack, or the calls in flight were left by longjmp */
+	h.signal = NULL;
+	for (uint64_t a = sp; a - sp < HANDLER_SCAN_BYTES && (!same || a < top); a += ws) {
+		if (word(ctx, a, &w))
+			break;
+		if (!w || word(ctx, a + arch->sigframe_sp, &isp) || !isp || isp > top ||
+		    (a >= isp && a <= top))
+			continue;
+		if (!h.signal)
+			fallback_hooks(t->p, &h);
+		if (h.signal(h.ctx, w))
+			return isp;
+	}
+	return 0;
+}
+
+static int copy_word(void *ctx, uint64_t addr, uint64_t *val)
+{
+	const struct calls_rec *r = ctx;
+
+	if (addr < r->sp || addr - r->sp + sizeof(*val) > r->copy_len)
+		return -1;
+	memcpy(val, r->copy + (addr - r->sp), sizeof(*val));
+	return 0;
 }
 
 /* A breakpoint stop at a hooked function's entry: acct_entry's ctx. */
@@ -205,6 +262,14 @@ struct stop {
 	const struct hook_desc *d;
 	uint64_t sp, ret;
 };
+
+/* A word of the stopped thread's stack, through the reader's cache of it. */
+static int stop_word(void *ctx, uint64_t addr, uint64_t *val)
+{
+	const struct stop *s = ctx;
+
+	return unwind_read_word(s->t->p->acct->uw, addr, val) ? -1 : 0;
+}
 
 static uint64_t stop_arg(void *ctx, unsigned i)
 {
@@ -305,10 +370,18 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 		.ctx = &s,
 	};
 	bool pc_set = false;
+	uint64_t interrupted = 0;
 	struct frame *f;
 
 	p->acct->stops++;
-	acct_drop_stale(t, s.sp, 0);
+	if (t->nframes) { /* the cache stop_caller fills again, when the call is counted */
+		unwind_prefetch(p->acct->uw, t->tid, s.sp);
+		e.handler = (interrupted = handler_sp(t, s.sp, stop_word, &s)) != 0;
+	}
+	if (e.handler)
+		acct_drop_stale(t, interrupted, HANDLER_SP_SLACK);
+	else
+		acct_drop_stale(t, s.sp, 0);
 	if (s.d->kind == HK_UNWIND) {
 		unwinding(t, regs);
 		return false;
@@ -344,8 +417,13 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 		     void *ctx)
 {
 	struct rec_unwind u = { t, unwind, ctx };
+	struct calls_rec rh = *r;
 
-	acct_rec_entry(t->p->acct, t, r, unwind ? rec_unwind : NULL, &u);
+	if (r->copy_len)
+		rh.handler_sp = handler_sp(t, r->sp, copy_word, &rh);
+	if (rh.handler_sp)
+		acct_drop_stale(t, rh.handler_sp, HANDLER_SP_SLACK);
+	acct_rec_entry(t->p->acct, t, &rh, unwind ? rec_unwind : NULL, &u);
 }
 
 void calls_rec_return(struct thread *t, uint64_t cookie, uint64_t retval)
@@ -413,7 +491,7 @@ static bool restore(struct thread *t, struct arch_regs *regs, unsigned from)
 
 	if (arch->ret_on_stack) { /* x86_64: the slot at the entry sp is untouched until ret */
 		for (unsigned i = t->nframes; i-- > from;)
-			if (!t->frames[i].logged)
+			if (!t->frames[i].logged && !t->frames[i].over)
 				remote_write_word(t->tid, t->frames[i].sp, arch->word_size,
 						  t->frames[i].ret);
 		return false;
@@ -428,6 +506,8 @@ static bool restore(struct thread *t, struct arch_regs *regs, unsigned from)
 		const struct frame *f = &t->frames[i];
 		uint64_t tv = arch->tramp_for(t->p->bps->tramp, f->ret);
 
+		if (f->over) /* returned: its stack is another call's now */
+			continue;
 		if (f->logged) { /* it returns through the logging trampoline */
 			lo = f->sp;
 			continue;

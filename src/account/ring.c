@@ -210,6 +210,8 @@ static void take_entry(struct proc *p, struct stubs *s, const uint8_t *r,
 		.ns = rec_ns(&s->rd, rr->tsc),
 		.returns = rr->returns,
 		.awaits_inner = (rr->word & STUB_HOOK_NORET) != 0,
+		.copy = r + STUB_REC_ENTRY,
+		.copy_len = rr->copy,
 	};
 
 	memcpy(c.args, rr->args, sizeof(c.args));
@@ -325,7 +327,7 @@ static void drop_cb(struct thread *t, void *arg)
 	struct drop_ctx *c = arg;
 
 	for (unsigned i = t->nframes; !c->done && i-- > 0;)
-		if (t->frames[i].stubbed && t->frames[i].cookie == c->cookie) {
+		if (t->frames[i].stubbed && !t->frames[i].over && t->frames[i].cookie == c->cookie) {
 			while (t->nframes > i)
 				acct_drop_frame(t);
 			c->done = true;

@@ -51,7 +51,7 @@ void proc_thread_free(struct thread *t)
 	if (t->p)
 		t->p->nthreads--;
 	for (unsigned i = 0; t->p && i < t->nframes; i++)
-		if (t->frames[i].logged && t->p->retlog.inflight)
+		if (t->frames[i].logged && !t->frames[i].over && t->p->retlog.inflight)
 			t->p->retlog.inflight--; /* its entry will never come */
 	proc_thread_release(t);
 }

@@ -25,6 +25,11 @@ struct frame {
 	bool stubbed; /* recorded by an entry stub (stubs.h): its return comes as a record */
 	uint64_t cookie; /* stubbed: its entry record's position, which its return names */
 	bool awaits_inner; /* stubbed, no return of its own: completed by the allocation inside */
+	/* made by a signal handler that interrupted the frames below it: no call of theirs */
+	bool handler;
+	/* returned or dropped under a handler's frames, which keep their indices: popped with
+	 * them */
+	bool over;
 	uint64_t inner_cookie; /* awaits_inner: the cookie of the malloc inside, of its size */
 	struct hook_call call;
 	struct block old; /* realloc: the block taken out at entry */

@@ -357,6 +357,60 @@ TEST_CASE(record_return_past_deeper_calls)
 	teardown(&f);
 }
 
+/* A signal handler's calls over a malloc in flight (its stub interrupted): counted, each its own,
+ * with a malloc made inside the handler's realloc part of it; the interrupted malloc returns
+ * first (its return reserved before the handler ran), and the handler's frames keep their
+ * indices until they return. */
+TEST_CASE(handler_calls_over_a_call_in_flight)
+{
+	struct calls_rec outer = { .hook = HOOK_MALLOC, .args = { 24 }, .sp = 0x7000, .ret = 0x4000,
+				   .cookie = 0x10, .returns = true };
+	struct calls_rec h = { .hook = HOOK_REALLOC, .args = { 0, 7777 }, .sp = 0x6000,
+			       .ret = 0x4100, .cookie = 0x20, .returns = true,
+			       .handler_sp = 0x6f80 };
+	struct calls_rec inside = { .hook = HOOK_MALLOC, .args = { 7777 }, .sp = 0x5f00,
+				    .ret = 0x4200, .cookie = 0x30, .returns = true };
+	struct fake f;
+
+	setup(&f, 8, 1);
+	acct_rec_entry(&f.a, &f.t, &outer, unwind5, NULL);
+	acct_rec_entry(&f.a, &f.t, &h, unwind5, NULL);
+	acct_rec_entry(&f.a, &f.t, &inside, unwind5, NULL); /* realloc's own: not counted */
+	CHECK_EQ(f.t.nframes, 2);
+	CHECK(f.t.frames[1].handler);
+	acct_rec_return(&f.a, &f.t, 0x30, 0x900);
+	acct_rec_return(&f.a, &f.t, 0x10, 0x500); /* the interrupted call, under the handler's */
+	CHECK_EQ(f.t.nframes, 2);
+	CHECK(f.t.frames[0].over);
+	CHECK_HEAP(&f, 1, 0, 0, 1, 24);
+	acct_rec_return(&f.a, &f.t, 0x20, 0x900);
+	CHECK_EQ(f.t.nframes, 0);
+	CHECK_HEAP(&f, 2, 0, 0, 2, 24 + 7777);
+	teardown(&f);
+}
+
+/* A free while a plain malloc is the innermost call in flight is not the malloc's (it calls no
+ * traced free): a signal handler's, counted. Inside a realloc it is the realloc's own. */
+TEST_CASE(free_under_plain_malloc_counted)
+{
+	struct call m = { .args = { 40 }, .ret = 0x4000 }, g = { .args = { 0x500 }, .ret = 0x4100 };
+	struct call r = { .args = { 0x600, 80 }, .ret = 0x4200 }, h = { .args = { 0x900 } };
+	struct fake f;
+
+	setup(&f, 8, 1);
+	REQUIRE(stop(&f, HOOK_MALLOC, 0x7000, &m));
+	ret(&f, 0x500);
+	REQUIRE(stop(&f, HOOK_MALLOC, 0x7000, &m));
+	stop(&f, HOOK_FREE, 0x6000, &g); /* a handler's free of the first block */
+	ret(&f, 0x600);
+	CHECK_HEAP(&f, 2, 1, 0, 1, 40);
+	REQUIRE(stop(&f, HOOK_REALLOC, 0x7000, &r));
+	stop(&f, HOOK_FREE, 0x6f00, &h); /* realloc's own free: part of it */
+	ret(&f, 0x700);
+	CHECK_HEAP(&f, 3, 2, 0, 1, 80);
+	teardown(&f);
+}
+
 /* operator new recorded without a return of its own: the malloc inside, of its size, gives
  * its block. */
 TEST_CASE(record_new_completed_by_inner_malloc)
