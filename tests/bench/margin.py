@@ -7,8 +7,8 @@ the final report cancel out (heaptrack's shell wrapper and interpreter start in 
 which a whole-run average spreads over the calls). T is the wall clock, and the CPU time (user +
 system) of the whole process tree: wait4's rusage of the process run, which adds every
 descendant it and they reaped (heaptrace's threads, heaptrack's interpreter and compressor, the
-program). The calls are heaptrace's count (alloc_calls + free_calls + unknown_frees of its
-JSON summary) of each size: the workloads are deterministic. The tools' columns are the
+program). The calls are heaptrace's count in its default mode (alloc_calls + free_calls +
+unknown_frees of its JSON summary, every heap's) of each size: the workloads are deterministic. The tools' columns are the
 overhead, the tool's slope minus the untraced slope; the untraced slope is shown beside.
 Each cell is the median of interleaved runs (every size and tool once per round).
 """
@@ -51,9 +51,11 @@ def tree_run(argv, env):
 
 
 def json_calls(path):
-    """Calls in the last JSON report heaptrace wrote to path."""
+    """Calls in the last JSON report heaptrace wrote to path, every heap's (CPython's pymalloc
+    has a summary of its own)."""
     s = json.loads(Path(path).read_text().strip().splitlines()[-1])["summary"]
-    return s["alloc_calls"] + s["free_calls"] + s["unknown_frees"]
+    return sum(h["alloc_calls"] + h["free_calls"] + h["unknown_frees"]
+               for h in [s] + list(s.get("heaps", {}).values()))
 
 
 def jq_input(directory, records):
@@ -105,9 +107,11 @@ def cells_of(argv, heaptrace, heaptrack, out):
     if heaptrace:
         for tool, mode in (("heaptrace", "stubs"), ("breakpoint", "breakpoint")):
             path = f"{out}.{tool}"
+            # the calls are the default mode's count: breakpoint mode leaves out CPython's
+            # allocator tables where the interpreter inlined its allocator
             cells[tool] = ([heaptrace, f"--mode={mode}", "--depth=8", "--format=json",
                             f"--outfile={path}", "--"] + argv,
-                           lambda path=path: json_calls(path))
+                           (lambda path=path: json_calls(path)) if mode == "stubs" else None)
     if heaptrack:
         cells["heaptrack"] = ([heaptrack, "-o", f"{out}.heaptrack"] + argv, None)
     return cells
