@@ -189,8 +189,7 @@ static int attach_stop(pid_t pid, struct proc **pp, struct thread **main_tp)
 		    t->stop_event == PTRACE_EVENT_VFORK)
 			dispatch_new_child(t, t->stop_event);
 		/* the set-up may run through any thread: none stays inside a clone or fork */
-		if (t->stop_event == PTRACE_EVENT_CLONE || t->stop_event == PTRACE_EVENT_FORK)
-			dispatch_step_out(t);
+		dispatch_step_out(t);
 	}
 	/* the main thread in a plain stop if it lives on, else another */
 	main_t = proc_stopped_thread(p);

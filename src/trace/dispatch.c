@@ -44,16 +44,20 @@
  * an attach, the undoing while detaching): from the event's stop, the first system-call stop
  * an injected call waits for would be the end of the clone, and the registers put back the
  * clone's, run again (two threads started with one argument, both freeing it). So it goes on
- * to the end of that call and stops there. While detaching, a vfork parent stays (it waits
- * for its child), and so does a thread after its exec, which would run into the breakpoint at
- * its new image's start.
+ * to the end of that call and stops there. A vfork parent stays (it waits for its child), and
+ * so does a thread after its exec, which would run into the breakpoint at its new image's
+ * start.
  */
-void dispatch_step_out(struct thread *t)
+bool dispatch_step_out(struct thread *t)
 {
+	if (!proc_in_syscall_event(t) || t->stop_event == PTRACE_EVENT_VFORK ||
+	    t->stop_event == PTRACE_EVENT_EXEC)
+		return false;
 	t->stop_event = 0;
 	t->stopped = false;
 	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0 || ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
 		t->stopped = t->gone = true; /* gone: its exit is reported later */
+	return true;
 }
 
 void dispatch_resume(struct thread *t, int sig)
@@ -61,10 +65,7 @@ void dispatch_resume(struct thread *t, int sig)
 	if (session.detaching) {
 		if (sig)
 			t->pending_sig = sig;
-		if (proc_in_syscall_event(t) && t->stop_event != PTRACE_EVENT_VFORK &&
-		    t->stop_event != PTRACE_EVENT_EXEC)
-			dispatch_step_out(t);
-		else
+		if (!dispatch_step_out(t))
 			t->stopped = true;
 		return;
 	}

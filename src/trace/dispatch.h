@@ -17,9 +17,10 @@ void dispatch(pid_t tid, int status);
 /* Resume t, delivering sig (0: none); while detaching keep it stopped with sig noted. */
 void dispatch_resume(struct thread *t, int sig);
 
-/* Let t, stopped at an event inside a system call, end that call and stop again in a plain
- * stop, where heaptrace can inject calls through it (see dispatch.c). */
-void dispatch_step_out(struct thread *t);
+/* If t is stopped at an event inside a system call it may leave (not a vfork parent, not after
+ * an exec), let it end that call and stop again in a plain stop, where heaptrace can inject
+ * calls through it (see dispatch.c). Return whether it was let go for that. */
+bool dispatch_step_out(struct thread *t);
 
 /* pt reported a clone, fork or vfork event: register the new thread or process. */
 void dispatch_new_child(struct thread *pt, int event);
