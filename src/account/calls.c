@@ -417,13 +417,16 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 		     void *ctx)
 {
 	struct rec_unwind u = { t, unwind, ctx };
-	struct calls_rec rh = *r;
+	uint64_t interrupted = r->copy_len ? handler_sp(t, r->sp, copy_word, (void *)r) : 0;
+	struct calls_rec rh;
 
-	if (r->copy_len)
-		rh.handler_sp = handler_sp(t, r->sp, copy_word, &rh);
-	if (rh.handler_sp)
-		acct_drop_stale(t, rh.handler_sp, HANDLER_SP_SLACK);
-	acct_rec_entry(t->p->acct, t, &rh, unwind ? rec_unwind : NULL, &u);
+	if (interrupted) { /* else acct_rec_entry drops what longjmp left, by r->sp */
+		acct_drop_stale(t, interrupted, HANDLER_SP_SLACK);
+		rh = *r;
+		rh.handler_sp = interrupted;
+		r = &rh;
+	}
+	acct_rec_entry(t->p->acct, t, r, unwind ? rec_unwind : NULL, &u);
 }
 
 void calls_rec_return(struct thread *t, uint64_t cookie, uint64_t retval)
