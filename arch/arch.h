@@ -133,6 +133,12 @@ struct arch_ops {
 	 */
 	int (*displace)(uint64_t addr, const uint8_t *insn, size_t len, uint64_t slot_addr,
 			uint8_t *slot, struct arch_emul *em);
+	/* For the guard (src/patch/guard.h), which runs in the process where heaptrace cannot
+	 * emulate: fill slot (ARCH_SLOT_SIZE bytes, to be placed at slot_addr) with code that does
+	 * what the instruction at addr, which displace chose to emulate, does and goes on where it
+	 * would. Return 0, -ENOTSUP or -ERANGE. NULL: no such slots. */
+	int (*emul_slot)(uint64_t addr, const uint8_t *insn, size_t len, uint64_t slot_addr,
+			 uint8_t *slot);
 	/* Apply an emulated instruction to the registers. Return 0 or -errno. */
 	int (*emulate)(const struct arch_emul *em, struct arch_regs *r);
 	/* Bytes of the return trampoline placed at the start of the scratch page (up to

@@ -20,6 +20,7 @@ enum { A_X0 = 0, A_X8 = 8, A_X30 = 30, A_SP = 31, A_PC = 32, A_PSTATE = 33,
 #define A_B 0x14000000u /* b imm26 */
 #define A_LDR_X16_12 0x58000070u /* ldr x16, .+12 */
 #define A_BR_X16 0xd61f0200u /* br x16 */
+#define A_BR 0xd61f0000u /* br xn: n at bit 5 */
 
 /*
  * Emulated instructions. kind = EMUL_<op> | operand fields; target = the new PC when a branch is
@@ -253,6 +254,85 @@ static int a64_displace(uint64_t addr, const uint8_t *insn, size_t len, uint64_t
 		memcpy(slot + 16, &next, 8);
 	}
 	return STEP_XOL;
+}
+
+/* b from `from` to `to` into *w: false when out of its +-128 MiB. */
+static bool a64_b(uint32_t *w, uint64_t from, uint64_t to)
+{
+	int64_t off = (int64_t)(to - from);
+
+	if (off < -(1LL << 27) || off >= (1LL << 27))
+		return false;
+	*w = A_B | ((uint64_t)(off >> 2) & 0x3ffffff);
+	return true;
+}
+
+#define A_LDR_LIT16(rd) (0x58000080u | (rd)) /* ldr xd, .+16 */
+#define A_SLOT_LIT 16 /* a guard slot's 8-byte literal, from the slot's start */
+
+/*
+ * The guard's slot for an instruction heaptrace emulates (arch.h: emul_slot), run in the
+ * process: [cond branch to +8][b next][b target] for cbz, tbz and b.cond; [ldr xd, lit][b next]
+ * for adr, adrp; [ldr x30, lit][b target] for bl; br and ret as they are; [ldr x30, lit][br xn]
+ * for blr. The literal (next, or adr's value) is at A_SLOT_LIT; the rest of the slot is brk #0.
+ */
+static int a64_emul_slot(uint64_t addr, const uint8_t *insn, size_t len, uint64_t slot_addr,
+			 uint8_t *slot)
+{
+	const uint32_t brk = A_BRK0;
+	uint32_t i, w[4] = { 0 };
+	struct arch_emul em;
+	uint64_t lit = addr + 4;
+	bool ok;
+
+	if (len < 4 || (addr & 3) || (slot_addr & 7))
+		return -ENOTSUP;
+	memcpy(&i, insn, 4);
+	if (decode_pc_insn(addr, i, &em) != STEP_EMULATE)
+		return -ENOTSUP;
+	switch (EM_OP(em.kind)) {
+	case EMUL_CBZ:
+	case EMUL_BCOND:
+		w[0] = (i & ~(0x7ffffu << 5)) | 2u << 5; /* imm19 = 2 words */
+		ok = a64_b(&w[1], slot_addr + 4, em.imm) && a64_b(&w[2], slot_addr + 8, em.target);
+		break;
+	case EMUL_TBZ:
+		w[0] = (i & ~(0x3fffu << 5)) | 2u << 5; /* imm14 = 2 words */
+		ok = a64_b(&w[1], slot_addr + 4, em.imm) && a64_b(&w[2], slot_addr + 8, em.target);
+		break;
+	case EMUL_SET:
+		if (EM_REG(em.kind) == 31)
+			return -ENOTSUP;
+		w[0] = A_LDR_LIT16(EM_REG(em.kind));
+		lit = em.imm;
+		ok = a64_b(&w[1], slot_addr + 4, em.target);
+		break;
+	case EMUL_CALL:
+		w[0] = A_LDR_LIT16(30);
+		ok = a64_b(&w[1], slot_addr + 4, em.target);
+		break;
+	case EMUL_BR:
+		w[0] = i;
+		ok = true;
+		break;
+	case EMUL_BLR:
+		if (EM_REG(em.kind) == 30)
+			return -ENOTSUP;
+		w[0] = A_LDR_LIT16(30);
+		w[1] = A_BR | (uint32_t)EM_REG(em.kind) << 5;
+		ok = true;
+		break;
+	default: /* b, nop, bti: the guard goes straight to the target */
+		return -ENOTSUP;
+	}
+	if (!ok)
+		return -ERANGE;
+	for (size_t k = 0; k < ARCH_SLOT_SIZE; k += 4)
+		memcpy(slot + k, &brk, 4);
+	for (size_t k = 0; k < 4 && w[k]; k++)
+		memcpy(slot + 4 * k, &w[k], 4);
+	memcpy(slot + A_SLOT_LIT, &lit, 8);
+	return 0;
 }
 
 /* A64 register read where 31 means xzr (cbz, tbz, br and ret operands). */
@@ -641,6 +721,7 @@ const struct arch_ops arch_aarch64_ops = {
 	.tramp_encode = a64_tramp_encode,
 	.tramp_for = a64_tramp_for,
 	.logtramp_encode = a64_logtramp_encode,
+	.emul_slot = a64_emul_slot,
 	.nr_mprotect = 226,
 	.syscall_insn = a64_syscall_insn,
 	.syscall_insn_len = sizeof(a64_syscall_insn),

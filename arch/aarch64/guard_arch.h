@@ -2,8 +2,68 @@
 #ifndef HEAPTRACE_GUARD_ARCH_H
 #define HEAPTRACE_GUARD_ARCH_H
 
-/* No guard (guard.h) on this architecture yet: a breakpoint hit after heaptrace was killed
- * with SIGKILL still ends the program with SIGTRAP (man page, BUGS). */
-#define GUARD_SUPPORTED 0
+/* aarch64 facts for the guard (guard.h): the handler's side and heaptrace's. */
+#include <stdint.h>
+#include <ucontext.h>
+
+#define GUARD_SUPPORTED 1
+#define GUARD_TRAP_LEN 0 /* brk traps with the pc on the brk itself */
+
+/* the generic system call table (asm-generic/unistd.h) */
+#define GUARD_NR_RT_SIGACTION 134
+#define GUARD_NR_GETPID 172
+#define GUARD_NR_GETTID 178
+#define GUARD_NR_TGKILL 131
+#define GUARD_SA_SIGINFO 0x4ULL
+#define GUARD_SA_RESTORER 0x04000000ULL /* unused: the kernel returns through the vDSO */
+#define GUARD_SA_ONSTACK 0x08000000ULL
+#define GUARD_SA_RESTART 0x10000000ULL
+#define GUARD_SA_NODEFER 0x40000000ULL
+#define GUARD_SA_RESETHAND 0x80000000ULL
+#define GUARD_SIGSET_SIZE 8 /* the kernel's sigset_t */
+
+/* The kernel's struct sigaction for rt_sigaction (arm64 defines SA_RESTORER, so it has the
+ * restorer field). */
+struct guard_ksigaction {
+	uint64_t handler, flags, restorer, mask;
+};
+
+/* The C library's struct sigaction (glibc and musl): handler, 128-byte mask, int flags,
+ * restorer. */
+#define GUARD_USA_HANDLER 0
+#define GUARD_USA_PTR 8
+#define GUARD_USA_MASK 8
+#define GUARD_USA_FLAGS 136
+#define GUARD_USA_SIZE 152
+
+#define GUARD_UC_PC(uc) ((ucontext_t *)(uc))->uc_mcontext.pc
+#define GUARD_UC_SP(uc) ((ucontext_t *)(uc))->uc_mcontext.sp
+
+/* An address inside the running code. */
+static inline __attribute__((always_inline)) uint64_t guard_here(void)
+{
+	uint64_t pc;
+
+	__asm__ volatile("adr %0, ." : "=r"(pc));
+	return pc;
+}
+
+static inline __attribute__((always_inline)) long guard_syscall4(long nr, long a, long b, long c,
+								  long d)
+{
+	register long x8 __asm__("x8") = nr;
+	register long x0 __asm__("x0") = a;
+	register long x1 __asm__("x1") = b;
+	register long x2 __asm__("x2") = c;
+	register long x3 __asm__("x3") = d;
+
+	__asm__ volatile("svc #0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+	return x0;
+}
+
+/* Call the program's handler h as the kernel would. */
+#define GUARD_CALL(h, sig, info, uc) ((void (*)(int, void *, void *))(uintptr_t)(h))(sig, info, uc)
+
+/* No restorer of the guard's own: the kernel's (the vDSO's sigreturn) is used. */
 
 #endif

@@ -2,8 +2,81 @@
 #ifndef HEAPTRACE_GUARD_ARCH_H
 #define HEAPTRACE_GUARD_ARCH_H
 
-/* No guard (guard.h) on this architecture yet: a breakpoint hit after heaptrace was killed
- * with SIGKILL still ends the program with SIGTRAP (man page, BUGS). */
-#define GUARD_SUPPORTED 0
+/* arm (EABI) facts for the guard (guard.h): the handler's side and heaptrace's. */
+#include <stdint.h>
+#include <ucontext.h>
+
+#define GUARD_SUPPORTED 1
+#define GUARD_TRAP_LEN 0 /* both udfs trap with the pc on the udf itself */
+
+#define GUARD_NR_RT_SIGACTION 174
+#define GUARD_NR_GETPID 20
+#define GUARD_NR_GETTID 224
+#define GUARD_NR_TGKILL 268
+#define GUARD_SA_SIGINFO 0x4ULL
+#define GUARD_SA_RESTORER 0x04000000ULL /* the C library's; the guard's own: the kernel's */
+#define GUARD_SA_ONSTACK 0x08000000ULL
+#define GUARD_SA_RESTART 0x10000000ULL
+#define GUARD_SA_NODEFER 0x40000000ULL
+#define GUARD_SA_RESETHAND 0x80000000ULL
+#define GUARD_SIGSET_SIZE 8 /* the kernel's sigset_t: two 32-bit words */
+
+/* The kernel's struct sigaction for rt_sigaction: three 32-bit words, then the mask at
+ * offset 12 (word aligned: hence packed). */
+struct __attribute__((packed, aligned(4))) guard_ksigaction {
+	uint32_t handler, flags, restorer;
+	uint64_t mask;
+};
+
+/* The C library's struct sigaction (glibc and musl): handler, 128-byte mask, int flags,
+ * restorer, each pointer 4 bytes. */
+#define GUARD_USA_HANDLER 0
+#define GUARD_USA_PTR 4
+#define GUARD_USA_MASK 4
+#define GUARD_USA_FLAGS 132
+#define GUARD_USA_SIZE 140
+
+#define GUARD_UC_PC(uc) ((ucontext_t *)(uc))->uc_mcontext.arm_pc
+#define GUARD_UC_SP(uc) ((ucontext_t *)(uc))->uc_mcontext.arm_sp
+
+/* The return trampolines (arch/arm/arch.c): ARM at tramp, Thumb at tramp + 4. */
+#define GUARD_AT_TRAMP(pc, tramp) ((pc) == (tramp) || (pc) == (tramp) + 4)
+
+/* Go on at a mode address: bit 0 set is Thumb code (CPSR's T bit, 0x20). */
+#define GUARD_GO(uc, a)                                                                           \
+	do {                                                                                      \
+		ucontext_t *u_ = (ucontext_t *)(uc);                                              \
+		u_->uc_mcontext.arm_pc = (uint32_t)(a) & ~1u;                                     \
+		u_->uc_mcontext.arm_cpsr = ((a) & 1) ? u_->uc_mcontext.arm_cpsr | 0x20u           \
+						     : u_->uc_mcontext.arm_cpsr & ~0x20u;         \
+	} while (0)
+
+/* An address inside the running code (the pc reads ahead, in either instruction set). */
+static inline __attribute__((always_inline)) uint64_t guard_here(void)
+{
+	uint32_t pc;
+
+	__asm__ volatile("mov %0, pc" : "=r"(pc));
+	return pc;
+}
+
+/* r7 carries the number; it is saved around the call, since it is Thumb's frame pointer. */
+static inline __attribute__((always_inline)) long guard_syscall4(long nr, long a, long b, long c,
+								  long d)
+{
+	register long r0 __asm__("r0") = a;
+	register long r1 __asm__("r1") = b;
+	register long r2 __asm__("r2") = c;
+	register long r3 __asm__("r3") = d;
+
+	__asm__ volatile("push {r7}\n\tmov r7, %[nr]\n\tsvc #0\n\tpop {r7}"
+			 : "+r"(r0)
+			 : [nr] "r"(nr), "r"(r1), "r"(r2), "r"(r3)
+			 : "memory");
+	return r0;
+}
+
+/* Call the program's handler h as the kernel would (bit 0: Thumb, as blx takes it). */
+#define GUARD_CALL(h, sig, info, uc) ((void (*)(int, void *, void *))(uintptr_t)(h))(sig, info, uc)
 
 #endif

@@ -29,6 +29,7 @@ struct guard_ksigaction {
 /* The C library's struct sigaction (glibc and musl): handler, 128-byte mask, int flags,
  * restorer. */
 #define GUARD_USA_HANDLER 0
+#define GUARD_USA_PTR 8 /* the handler's and the restorer's size */
 #define GUARD_USA_MASK 8
 #define GUARD_USA_FLAGS 136
 #define GUARD_USA_SIZE 152

@@ -204,6 +204,20 @@ static int logentry_place(struct bpset *s, pid_t pid, struct bp *b)
 	return 0;
 }
 
+/* The guard's slot for an emulated instruction (arch.h: emul_slot), where the guard is on
+ * (s->announce): a trap nobody stops at goes on through it. Return its address, 0 if none. */
+static uint64_t guard_slot(struct bpset *s, pid_t pid, uint64_t addr, const uint8_t *code,
+			   size_t len, uint64_t at)
+{
+	uint8_t slot[ARCH_SLOT_SIZE];
+
+	if (!s->announce || !arch->emul_slot || arch->emul_slot(addr, code, len, at, slot) ||
+	    remote_write(pid, at, slot, ARCH_SLOT_SIZE))
+		return 0;
+	s->slots_used++;
+	return at;
+}
+
 int bp_insert(struct bpset *s, pid_t pid, uint64_t addr, enum bp_kind kind, int hook)
 {
 	uint8_t code[ARCH_MAX_INSN], slot[ARCH_SLOT_SIZE], trap[ARCH_MAX_INSN];
@@ -230,6 +244,8 @@ int bp_insert(struct bpset *s, pid_t pid, uint64_t addr, enum bp_kind kind, int 
 		if (ret)
 			return ret;
 		s->slots_used++;
+	} else {
+		b.slot = guard_slot(s, pid, addr, code, (size_t)got, b.slot);
 	}
 	if (kind == BP_HOOK && s->logtramp && arch->logentry_encode) {
 		ret = logentry_place(s, pid, &b);

@@ -27,7 +27,7 @@ struct bp {
 	enum bp_kind kind;
 	int hook; /* enum hook_id for BP_HOOK */
 	int step; /* STEP_XOL or STEP_EMULATE */
-	uint64_t slot; /* XOL slot address */
+	uint64_t slot; /* XOL slot address; emulated: the guard's slot (arch.h: emul_slot), or 0 */
 	struct arch_emul emul;
 	uint64_t logentry; /* BP_HOOK: entry path of a call whose return is logged, 0 if none */
 	bool trap_is_ours; /* a SIGTRAP stop at its trap PC is this breakpoint (trap_pc_after) */

@@ -190,7 +190,9 @@ void guard_add_bp(struct proc *p, pid_t tid, const struct bp *b)
 
 	if (!g->page)
 		return;
-	if (b->step == STEP_EMULATE && !pc_only(&b->emul, &resume)) {
+	/* an emulated instruction: its own slot (arch.h: emul_slot), else the pc alone if that is
+	 * all it changes */
+	if (b->step == STEP_EMULATE && !b->slot && !pc_only(&b->emul, &resume)) {
 		pr_info("process %d: no guard for the breakpoint at %#llx (its instruction is "
 			"emulated)", p->pid, (unsigned long long)b->addr);
 		return;
@@ -340,14 +342,15 @@ bool guard_sigaction(struct thread *t, struct arch_regs *regs)
 	if (act) {
 		if (remote_read(t->tid, act, usa, sizeof(usa)) != sizeof(usa))
 			return false; /* the call itself says EFAULT */
-		memcpy(&m.prog_handler, usa + GUARD_USA_HANDLER, 8);
+		m.prog_handler = 0; /* a handler narrower than 64 bits: its low bytes */
+		memcpy(&m.prog_handler, usa + GUARD_USA_HANDLER, GUARD_USA_PTR);
 		memcpy(&m.prog_mask, usa + GUARD_USA_MASK, 8);
 		memcpy(&flags, usa + GUARD_USA_FLAGS, 4);
 		m.prog_flags = flags;
 	}
 	if (oact) {
 		memset(usa, 0, sizeof(usa));
-		memcpy(usa + GUARD_USA_HANDLER, &g->mirror.prog_handler, 8);
+		memcpy(usa + GUARD_USA_HANDLER, &g->mirror.prog_handler, GUARD_USA_PTR);
 		memcpy(usa + GUARD_USA_MASK, &g->mirror.prog_mask, 8);
 		flags = (uint32_t)g->mirror.prog_flags;
 		memcpy(usa + GUARD_USA_FLAGS, &flags, 4);

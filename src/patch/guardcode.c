@@ -16,6 +16,13 @@
 
 #if GUARD_SUPPORTED
 
+#ifndef GUARD_AT_TRAMP /* one trapping return trampoline (arm has one per instruction set) */
+#define GUARD_AT_TRAMP(pc, tramp) ((pc) == (tramp))
+#endif
+#ifndef GUARD_GO /* go on at a return address (arm: bit 0 for Thumb) */
+#define GUARD_GO(uc, a) (GUARD_UC_PC(uc) = (a))
+#endif
+
 #define GUARD_FN                                                                                  \
 	__attribute__((section("ht_guard"), used, noinline, no_stack_protector,                    \
 		       no_sanitize_address, no_sanitize_undefined,                                 \
@@ -50,22 +57,28 @@ GUARD_FN void guard_handler(int sig, siginfo_t *info, void *uc)
 	uint64_t pc = (uint64_t)GUARD_UC_PC(uc), sp = (uint64_t)GUARD_UC_SP(uc), h;
 	uint32_t n = d->nbps < GUARD_MAX_BPS ? d->nbps : GUARD_MAX_BPS;
 
+#if GUARD_TRAP_LEN
 	/* pc on a trap itself, and the kernel's SIGTRAP: heaptrace died holding the thread's stop,
-	 * its pc moved back onto the trap (trace/dispatch.c): run the trap again */
+	 * its pc moved back onto the trap (trace/dispatch.c): run the trap again. Where a trap's
+	 * pc is the trap's own (GUARD_TRAP_LEN 0), a held stop needs no such move. */
 	if (info->si_code > 0 && pc + GUARD_TRAP_LEN == d->tramp_pc)
 		return;
+#endif
 	for (uint32_t i = 0; i < n; i++) {
 		if (d->bps[i].pc == pc) { /* a breakpoint nobody stops at: go on past it */
+			/* in the breakpoint's own instruction set, as the trap */
 			GUARD_UC_PC(uc) = d->bps[i].resume;
 			return;
 		}
+#if GUARD_TRAP_LEN
 		if (info->si_code > 0 && d->bps[i].pc == pc + GUARD_TRAP_LEN)
 			return;
+#endif
 	}
-	if (pc == d->tramp_pc) { /* a call's return caught with a trap: to its caller */
+	if (GUARD_AT_TRAMP(pc, d->tramp_pc)) { /* a call's return caught with a trap: to its caller */
 		for (uint32_t i = 0; i < GUARD_MAX_RETS; i++) {
 			if (sp && d->rets[i].sp == sp) {
-				GUARD_UC_PC(uc) = d->rets[i].ret;
+				GUARD_GO(uc, d->rets[i].ret);
 				d->rets[i].sp = 0;
 				return;
 			}

@@ -236,6 +236,82 @@ TEST_CASE(glibc_free_cbz_is_emulated)
 	CHECK_EQ(r.w64[SP], 0xfffff11d9a30);
 }
 
+/* Run a guard slot (at SLOT) from its start on r until the pc leaves it: ldr literal by hand,
+ * every other instruction through the arch's own emulation. false: an instruction neither. */
+static bool run_guard_slot(const uint8_t *slot, struct arch_regs *r)
+{
+	r->w64[PC] = SLOT;
+	for (int n = 0; n < 4 && r->w64[PC] >= SLOT && r->w64[PC] < SLOT + ARCH_SLOT_SIZE; n++) {
+		uint64_t at = r->w64[PC] - SLOT, lit;
+		uint32_t w = word(slot + at);
+		uint8_t unused[ARCH_SLOT_SIZE];
+		struct arch_emul em;
+
+		if ((w & 0xff000000u) == 0x58000000u) { /* ldr xd, literal */
+			memcpy(&lit, slot + at + ((w >> 5) & 0x7ffff) * 4, 8);
+			r->w64[w & 31] = lit;
+			r->w64[PC] += 4;
+			continue;
+		}
+		if (displace_at(r->w64[PC], w, SLOT + 0x1000, unused, &em) != STEP_EMULATE ||
+		    a->emulate(&em, r))
+			return false;
+	}
+	return r->w64[PC] < SLOT || r->w64[PC] >= SLOT + ARCH_SLOT_SIZE;
+}
+
+/* The guard's slot of an emulated instruction (emul_slot) ends where heaptrace's emulation
+ * ends, with the same registers, for branches taken and not. */
+TEST_CASE(guard_slots_do_what_emulation_does)
+{
+	static const struct {
+		uint32_t insn;
+		unsigned reg; /* the register varied */
+	} cases[] = {
+		{ 0xb4000880, X0 }, /* cbz x0, +0x110 (glibc's free) */
+		{ 0x35000123, 3 }, /* cbnz w3, +0x24 */
+		{ 0x37080045, 5 }, /* tbnz w5, #1, +8 */
+		{ 0x54fff801, PSTATE }, /* b.ne -0x100 */
+		{ 0xb0000d03, 3 }, /* adrp x3, +0x1a1000 */
+		{ 0x10000101, 1 }, /* adr x1, +0x20 */
+		{ 0x94001000, X30 }, /* bl +0x4000 */
+		{ 0xd63f0060, 3 }, /* blr x3 */
+		{ 0xd65f03c0, X30 }, /* ret */
+	};
+	static const uint64_t values[] = { 0, 2, 0x100000000, 0x40000000 /* Z */ };
+	uint64_t addr = BASE + 0x929c4;
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		uint8_t slot[ARCH_SLOT_SIZE], buf[ARCH_MAX_INSN] = { 0 };
+		struct arch_emul em;
+
+		REQUIRE(displace_at(addr, cases[c].insn, SLOT, slot, &em) == STEP_EMULATE);
+		memcpy(buf, &cases[c].insn, 4);
+		REQUIRE(a->emul_slot(addr, buf, sizeof(buf), SLOT, slot) == 0);
+		for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
+			struct arch_regs want = snapshot(), got;
+
+			want.w64[cases[c].reg] = cases[c].reg == X30 ? BASE + 0x100 : values[v];
+			got = want;
+			CHECK_EQ(a->emulate(&em, &want), 0);
+			CHECK(run_guard_slot(slot, &got));
+			want.w64[PSTATE] = got.w64[PSTATE] = 0;
+			for (unsigned k = 0; k <= PC; k++)
+				CHECK_EQ(got.w64[k], want.w64[k]);
+		}
+	}
+	/* what only moves the pc needs no slot; blr x30 and out of range are refused */
+	uint8_t slot[ARCH_SLOT_SIZE], buf[ARCH_MAX_INSN] = { 0 };
+	uint32_t nop = 0xd503201f, blr30 = 0xd63f03c0, cbz = 0xb4000880;
+
+	memcpy(buf, &nop, 4);
+	CHECK_EQ(a->emul_slot(addr, buf, sizeof(buf), SLOT, slot), -ENOTSUP);
+	memcpy(buf, &blr30, 4);
+	CHECK_EQ(a->emul_slot(addr, buf, sizeof(buf), SLOT, slot), -ENOTSUP);
+	memcpy(buf, &cbz, 4);
+	CHECK_EQ(a->emul_slot(addr, buf, sizeof(buf), SLOT + (1ULL << 28), slot), -ERANGE);
+}
+
 TEST_CASE(dl_debug_state_ret_is_emulated)
 {
 	/* ld-linux-aarch64.so.1 _dl_debug_state at 0x1e10, size 4: d65f03c0 ret; and musl's */

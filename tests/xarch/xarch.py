@@ -267,9 +267,14 @@ def stub_cases(opts, arch):
         cases.append(("stubs_no_stop[%s]" % opt, [GuestRun("ht", "leaks", opt, opts=["-v"])],
                       lambda c, o=opt: c.mod("test_stubs").check_no_stop(
                           c.mod("test_basic").full_check("leaks", o, opts=["-v"]))))
-    cases.append(("survive_sigkill", [GuestRun("survive", "steady", args=SURVIVE_ROUNDS,
-                                               opts=quick)],
-                  lambda c: check_survive(c)))
+    survive = GuestRun("survive", "steady", args=SURVIVE_ROUNDS, opts=quick)
+    cases.append(("survive_sigkill", [survive], lambda c, r=survive: check_survive(c, r)))
+    # every traced call a breakpoint: the guard (src/patch/guard.h) must take the traps that
+    # come after heaptrace's death; 3 rounds, as every call stops (slow in the guest)
+    held = GuestRun("survive", "steady", args=(3, SURVIVE_ROUNDS[1]),
+                    opts=["--mode=breakpoint"] + quick)
+    cases.append(("survive_sigkill_breakpoints", [held],
+                  lambda c, r=held: check_survive(c, r)))
     slow = (("HEAPTRACE_TEST_SLOW_READER", "20"),)
     cases.append(("stubs_full_ring", [GuestRun("ht", "threads", args=[n, 1, 0], env=slow),
                                       GuestRun("ht", "threads", args=full,
@@ -820,8 +825,11 @@ attach() { # run-id program mode heaptrace-options...: as test_attach.attach_run
 # SIGKILL of heaptrace -p while it traces steady (tests/targets/steady.c: 4 busy threads that
 # answer "ping" with "pong N M", N growing only while every thread makes progress) through entry
 # stubs: the stubs turn to pass-through when the kernel marks heaptrace's robust futex, and the
-# program runs on. Each round: a new steady, heaptrace attached until its ring is mapped in the
-# program and three traced pings came back, then SIGKILL; then steady must still make progress
+# program runs on. With --mode=breakpoint every traced call traps: heaptrace's SIGTRAP handler
+# in the program (the guard) takes the traps once heaptrace is gone. Each round: a new steady,
+# heaptrace attached until its ring is mapped in the program (breakpoints: until SIGTRAP is
+# caught, the guard's sign, placed before the breakpoints in the same stop) and three traced
+# pings came back, then SIGKILL; then steady must still make progress
 # on every thread, stop on "stop" and exit 0, untraced. Prints "round I: survived" or why not.
 SURVIVE_SH = r"""#!/bin/sh
 rounds=$1; threads=$2; shift 2 # the rest: heaptrace's options
@@ -829,6 +837,20 @@ pong() { # the N of one ping's answer ("pong N M"), or nothing
 	echo ping >&4
 	read -t 30 line <&3 && line=${line#pong } && echo "${line%% *}"
 }
+why() { # what became of steady, and what heaptrace said
+	grep -E '^(State|TracerPid|SigCgt)' /proc/$tpid/status 2>/dev/null
+	wait $tpid; echo "steady's status: $?"
+	cat steady$i.err ht$i.err
+}
+case " $* " in
+*" --mode=breakpoint "*)
+	ready() { # SIGTRAP (5) caught: bit 4 of SigCgt
+		cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' /proc/$1/status 2>/dev/null)
+		[ -n "$cgt" ] && [ $((0x$cgt & 16)) -ne 0 ]
+	} ;;
+*)
+	ready() { grep -q heaptrace-ring /proc/$1/maps 2>/dev/null; } ;;
+esac
 for i in $(seq 1 $rounds); do
 	rm -f in out; mkfifo in out
 	exec 4<>in 3<>out
@@ -838,9 +860,9 @@ for i in $(seq 1 $rounds); do
 	@HT@ -p $tpid "$@" --format=json --outfile=report$i >ht$i.out 2>ht$i.err &
 	hpid=$!
 	w=0
-	until grep -q heaptrace-ring /proc/$tpid/maps 2>/dev/null; do
+	until ready $tpid; do
 		sleep 0.05; w=$((w + 1))
-		[ $w -gt 1200 ] && { echo "round $i: no ring in steady after 60 s"; cat ht$i.err; exit 1; }
+		[ $w -gt 1200 ] && { echo "round $i: not traced after 60 s"; cat ht$i.err; exit 1; }
 	done
 	for k in 1 2 3; do
 		[ -n "$(pong)" ] || { echo "round $i: no pong while traced"; exit 1; }
@@ -849,11 +871,11 @@ for i in $(seq 1 $rounds); do
 	wait $hpid
 	echo "round $i: heaptrace status $?"
 	n1=$(pong)
-	[ -n "$n1" ] || { echo "round $i: no pong after SIGKILL"; exit 1; }
+	[ -n "$n1" ] || { echo "round $i: no pong after SIGKILL"; why; exit 1; }
 	w=0
 	while :; do
 		n2=$(pong)
-		[ -n "$n2" ] || { echo "round $i: no pong after SIGKILL"; exit 1; }
+		[ -n "$n2" ] || { echo "round $i: no pong after SIGKILL"; why; exit 1; }
 		[ "$n2" -gt "$n1" ] && break
 		sleep 0.05; w=$((w + 1))
 		[ $w -gt 1200 ] && { echo "round $i: no progress after SIGKILL ($n1)"; exit 1; }
@@ -1130,10 +1152,9 @@ def check_record_host(ctx, opt):
         raise h.Fail("the host's report has no names and lines up to main", p.stdout[:2000])
 
 
-def check_survive(ctx):
-    """SURVIVE_SH's rounds: every one survived, and the script exited 0."""
+def check_survive(ctx, r):
+    """SURVIVE_SH's rounds of run r: every one survived, and the script exited 0."""
     h = ctx.h
-    r = [x for x in ctx.by_key.values() if x.kind == "survive"][0]
     o, d = ctx.files_of(r)
     if o.rc is None:
         raise h.Fail("run %s did not finish in the guest" % r.id, ctx.console_tail)
