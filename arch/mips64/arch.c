@@ -276,6 +276,51 @@ static int mips_displace(uint64_t addr, const uint8_t *insn, size_t len, uint64_
 	return STEP_EMULATE;
 }
 
+/* j to `to` from a j whose delay slot is at `delay` (the same 256 MiB region), or 0. */
+static uint32_t j_to(uint64_t delay, uint64_t to)
+{
+	if ((delay & ~(uint64_t)0x0fffffff) != (to & ~(uint64_t)0x0fffffff) || (to & 3))
+		return 0;
+	return 0x08000000u | (uint32_t)((to >> 2) & 0x03ffffff);
+}
+
+/*
+ * The guard's slot for an emulated branch (arch.h: emul_slot), run in the process: the
+ * branch retargeted to +16 with its nop delay slot, then `j next; nop` and `j target; nop`;
+ * jr as it is. What is emulated has a nop in its delay slot (decode_branch), so only the
+ * branch moves. The rest of the slot is break.
+ */
+static int mips_emul_slot(uint64_t addr, const uint8_t *insn, size_t len, uint64_t slot_addr,
+			  uint8_t *slot)
+{
+	struct arch_emul em;
+	uint32_t w, jn, jt;
+
+	if (len < 8 || (addr & 3) || decode_branch(addr, w = rd_insn(insn), rd_insn(insn + 4), &em))
+		return -ENOTSUP;
+	for (size_t i = 0; i < ARCH_SLOT_SIZE; i += 4)
+		wr_insn(slot + i, INSN_BREAK);
+	switch (EMUL_OP(em.kind)) {
+	case EMUL_JUMP: /* j: the guard goes straight to the target */
+		return -ENOTSUP;
+	case EMUL_JR:
+		wr_insn(slot, w);
+		wr_insn(slot + 4, INSN_NOP);
+		return 0;
+	}
+	jn = j_to(slot_addr + 12, em.imm);
+	jt = j_to(slot_addr + 20, em.target);
+	if (!jn || !jt)
+		return -ERANGE;
+	wr_insn(slot, (w & ~0xffffu) | 3); /* to slot + 4 + 3 * 4 */
+	wr_insn(slot + 4, INSN_NOP);
+	wr_insn(slot + 8, jn);
+	wr_insn(slot + 12, INSN_NOP);
+	wr_insn(slot + 16, jt);
+	wr_insn(slot + 20, INSN_NOP);
+	return 0;
+}
+
 static int mips_emulate(const struct arch_emul *em, struct arch_regs *r)
 {
 	int64_t s = (int64_t)gpr(r, EMUL_RS(em->kind));
@@ -673,6 +718,7 @@ const struct arch_ops arch_mips64_ops = {
 	.tramp_encode = mips_tramp_encode,
 	.tramp_for = mips_tramp_for,
 	.logtramp_encode = mips_logtramp_encode,
+	.emul_slot = mips_emul_slot,
 	.nr_mprotect = NR_N64(10),
 	.syscall_insn = mips_syscall_insn,
 	.syscall_insn_len = sizeof(mips_syscall_insn),
