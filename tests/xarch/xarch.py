@@ -272,7 +272,7 @@ def stub_cases(opts, arch):
     # every traced call a breakpoint: the guard (src/patch/guard.h) must take the traps that
     # come after heaptrace's death; 3 rounds, as every call stops (slow in the guest)
     held = GuestRun("survive", "steady", args=(3, SURVIVE_ROUNDS[1]),
-                    opts=["--mode=breakpoint"] + quick)
+                    opts=["--mode=breakpoint", "-v"] + quick)
     cases.append(("survive_sigkill_breakpoints", [held],
                   lambda c, r=held: check_survive(c, r)))
     slow = (("HEAPTRACE_TEST_SLOW_READER", "20"),)
@@ -827,9 +827,9 @@ attach() { # run-id program mode heaptrace-options...: as test_attach.attach_run
 # stubs: the stubs turn to pass-through when the kernel marks heaptrace's robust futex, and the
 # program runs on. With --mode=breakpoint every traced call traps: heaptrace's SIGTRAP handler
 # in the program (the guard) takes the traps once heaptrace is gone. Each round: a new steady,
-# heaptrace attached until its ring is mapped in the program (breakpoints: until SIGTRAP is
-# caught, the guard's sign, placed before the breakpoints in the same stop) and three traced
-# pings came back, then SIGKILL; then steady must still make progress
+# heaptrace attached until its ring is mapped in the program (breakpoints: until heaptrace -v
+# said which allocators it traces, once their breakpoints are placed) and three traced pings
+# came back, then SIGKILL; then steady must still make progress
 # on every thread, stop on "stop" and exit 0, untraced. Prints "round I: survived" or why not.
 SURVIVE_SH = r"""#!/bin/sh
 rounds=$1; threads=$2; shift 2 # the rest: heaptrace's options
@@ -843,11 +843,8 @@ why() { # what became of steady, and what heaptrace said
 	cat steady$i.err ht$i.err
 }
 case " $* " in
-*" --mode=breakpoint "*)
-	ready() { # SIGTRAP (5) caught: bit 4 of SigCgt
-		cgt=$(sed -n 's/^SigCgt:[[:space:]]*//p' /proc/$1/status 2>/dev/null)
-		[ -n "$cgt" ] && [ $((0x$cgt & 16)) -ne 0 ]
-	} ;;
+*" --mode=breakpoint "*) # with -v: said once the breakpoints are placed
+	ready() { grep -q "allocators traced" ht$i.err; } ;;
 *)
 	ready() { grep -q heaptrace-ring /proc/$1/maps 2>/dev/null; } ;;
 esac
