@@ -87,6 +87,22 @@ int remote_write_data(pid_t pid, uint64_t addr, const void *buf, size_t len)
 	return remote_write(pid, addr, buf, len);
 }
 
+unsigned remote_readv(pid_t pid, const uint64_t *addrs, unsigned n, void *buf, size_t each)
+{
+	struct iovec local[REMOTE_READV_MAX], remote[REMOTE_READV_MAX];
+	ssize_t got;
+
+	if (n > REMOTE_READV_MAX)
+		n = REMOTE_READV_MAX;
+	for (unsigned i = 0; i < n; i++) {
+		local[i] = (struct iovec){ (uint8_t *)buf + i * each, each };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)addrs[i], each };
+	}
+	/* a transfer stops within the first piece it cannot read whole: not counted */
+	got = n ? process_vm_readv(pid, local, n, remote, n, 0) : 0;
+	return got > 0 ? (unsigned)((size_t)got / each) : 0;
+}
+
 int remote_read_word(pid_t pid, uint64_t addr, unsigned word_size, uint64_t *val)
 {
 	uint32_t v32;

@@ -11,6 +11,12 @@
  * Return the number of bytes read (short at an unmapped page) or -errno. */
 ssize_t remote_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 
+/* Read n pieces of each bytes, piece i at addrs[i] into buf + i * each, with one
+ * process_vm_readv (n at most REMOTE_READV_MAX). Return how many pieces, from the first, were
+ * read whole: the rest are left to remote_read, which can read what this cannot. */
+#define REMOTE_READV_MAX 128
+unsigned remote_readv(pid_t pid, const uint64_t *addrs, unsigned n, void *buf, size_t each);
+
 /* Write len bytes at addr with PTRACE_POKEDATA (works on read-only code pages).
  * Return 0 or -errno. */
 int remote_write(pid_t pid, uint64_t addr, const void *buf, size_t len);

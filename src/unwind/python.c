@@ -44,6 +44,10 @@ struct pycode {
 	uint64_t ncode; /* code units */
 	uint8_t *table;
 	size_t len;
+	/* the last instruction looked up and its frame id + 1 (0: none yet): a loop's call sites
+	 * come back to the same instruction record after record */
+	int64_t last_addrq;
+	uint32_t last_frame;
 };
 
 /* A Python frame as backtraces hold it: names are string ids. */
@@ -277,17 +281,24 @@ static struct pycode *read_code(struct proc *p, struct pyproc *py, uint64_t addr
 	return &py->codes[py->ncodes - 1];
 }
 
-/* The code object at addr as it is now, read or from the cache; NULL if it is none. */
-static struct pycode *code_at(struct proc *p, struct pyproc *py, uint64_t addr)
+#define PY_HEAD_MAX 256 /* bytes of a code object's head that are read (pylayout: co_head) */
+_Static_assert(STUB_PY_MAX_FRAMES <= REMOTE_READV_MAX, "a record's frames in one read");
+
+/* The code object at addr whose first co_head bytes are head (NULL: read them now), from the
+ * cache or read; NULL if it is none. */
+static struct pycode *code_at(struct proc *p, struct pyproc *py, uint64_t addr,
+			      const uint8_t *head)
 {
 	const struct pylayout *l = py->l;
-	uint8_t head[256];
+	uint8_t own[PY_HEAD_MAX];
 	uint64_t fp;
 	uint32_t *slot;
 
-	if (!addr || addr & 7 ||
-	    remote_read(proc_mem_pid(p), addr, head, l->co_head) != (ssize_t)l->co_head ||
-	    word_at(head, l->ob_type) != py->code_type)
+	if (!addr || addr & 7)
+		return NULL;
+	if (!head && remote_read(proc_mem_pid(p), addr, own, l->co_head) == (ssize_t)l->co_head)
+		head = own;
+	if (!head || word_at(head, l->ob_type) != py->code_type)
 		return NULL;
 	/* another code object at an address freed and reused has other names or table */
 	fp = hash64(word_at(head, l->co_qualname) ^ hash64(word_at(head, l->co_filename) ^
@@ -301,11 +312,12 @@ static struct pycode *code_at(struct proc *p, struct pyproc *py, uint64_t addr)
 	return read_code(p, py, addr, head, fp, slot);
 }
 
-/* The Python frame of code object code at its instruction instr, as a backtrace holds it; 0
- * if code is no code object, or instr not in it. */
-static uint64_t frame_at(struct proc *p, struct pyproc *py, uint64_t code, uint64_t instr)
+/* The Python frame of code object code (head: its head, or NULL) at its instruction instr, as
+ * a backtrace holds it; 0 if code is no code object, or instr not in it. */
+static uint64_t frame_at(struct proc *p, struct pyproc *py, uint64_t code, const uint8_t *head,
+			 uint64_t instr)
 {
-	struct pycode *c = code_at(p, py, code);
+	struct pycode *c = code_at(p, py, code, head);
 	int64_t addrq;
 
 	if (!c)
@@ -313,8 +325,13 @@ static uint64_t frame_at(struct proc *p, struct pyproc *py, uint64_t code, uint6
 	addrq = (int64_t)(instr - (c->addr + py->l->co_code));
 	if (addrq < -2 || addrq >= (int64_t)(c->ncode * 2))
 		return 0;
-	return frames_python(intern_frame(py, c->function, c->file,
-					  pylayout_line(c->table, c->len, c->firstlineno, addrq)));
+	if (!c->last_frame || c->last_addrq != addrq) {
+		c->last_addrq = addrq;
+		c->last_frame = 1 + intern_frame(py, c->function, c->file,
+						 pylayout_line(c->table, c->len, c->firstlineno,
+							       addrq));
+	}
+	return frames_python(c->last_frame - 1);
 }
 
 /* ---- the frame chain ---- */
@@ -348,7 +365,8 @@ static unsigned read_chain(struct proc *p, struct pyproc *py, uint64_t ts, uint6
 		if (fr & 7 || remote_read(pid, fr, f, l->fr_size) != (ssize_t)l->fr_size ||
 		    f[l->fr_owner] > l->owner_max || f[l->fr_is_entry] > 1)
 			break;
-		out[n] = frame_at(p, py, word_at(f, l->fr_code), word_at(f, l->fr_prev_instr));
+		out[n] = frame_at(p, py, word_at(f, l->fr_code), NULL,
+				  word_at(f, l->fr_prev_instr));
 		if (!out[n])
 			break;
 		entry[n++] = f[l->fr_is_entry];
@@ -385,18 +403,27 @@ unsigned python_merge_recorded(struct proc *p, const uint8_t *sec, unsigned coun
 			       unsigned n, unsigned max)
 {
 	struct pyproc *py = pyproc_of(p);
-	uint64_t frames[STUB_PY_MAX_FRAMES];
+	uint64_t frames[STUB_PY_MAX_FRAMES], codes[STUB_PY_MAX_FRAMES];
 	bool entry[STUB_PY_MAX_FRAMES];
-	unsigned m = 0;
+	uint8_t heads[STUB_PY_MAX_FRAMES * PY_HEAD_MAX];
+	unsigned m = 0, want, got = 0;
 
 	probe(p, py);
 	if (py->state != PY_READY || !max)
 		return n;
-	for (unsigned i = 0; i < count && i < STUB_PY_MAX_FRAMES && m < max; i++) {
-		const uint8_t *f = sec + STUB_PY_FRAMES + i * STUB_PY_FRAME;
-		uint64_t code = word_at(f, STUB_PY_CODE), instr = word_at(f, STUB_PY_INSTR);
+	want = count < STUB_PY_MAX_FRAMES ? count : STUB_PY_MAX_FRAMES;
+	want = want < max ? want : max;
+	for (unsigned i = 0; i < want; i++)
+		codes[i] = word_at(sec + STUB_PY_FRAMES + i * STUB_PY_FRAME, STUB_PY_CODE);
+	/* every frame's code object head in one read: a system call per frame cost more than
+	 * the rest of the record */
+	if (py->l->co_head <= PY_HEAD_MAX)
+		got = remote_readv(proc_mem_pid(p), codes, want, heads, py->l->co_head);
+	for (unsigned i = 0; i < want; i++) {
+		uint64_t instr = word_at(sec + STUB_PY_FRAMES + i * STUB_PY_FRAME, STUB_PY_INSTR);
 
-		frames[m] = frame_at(p, py, code, instr & ~(uint64_t)STUB_PY_ENTRY_BIT);
+		frames[m] = frame_at(p, py, codes[i], i < got ? heads + i * py->l->co_head : NULL,
+				     instr & ~(uint64_t)STUB_PY_ENTRY_BIT);
 		if (!frames[m])
 			break;
 		entry[m++] = instr & STUB_PY_ENTRY_BIT;
