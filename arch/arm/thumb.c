@@ -55,6 +55,8 @@ static void arm_jump_back(uint8_t *slot, size_t o, uint32_t next)
  * malloc-family entry does, nor any of jemalloc's, tcmalloc's or mimalloc's in Debian 12 (their
  * disassembly).
  */
+static bool t_runs_anywhere(uint16_t hw1, uint16_t hw2);
+
 static int thumb_displace(uint32_t code, const uint8_t *insn, size_t len, uint64_t slot_addr,
 			  uint8_t *slot, struct arch_emul *em)
 {
@@ -111,6 +113,14 @@ static int thumb_displace(uint32_t code, const uint8_t *insn, size_t len, uint64
 			em->imm = 0;
 			return STEP_EMULATE;
 		}
+		/* data processing not through the pc, which cannot fault either (loads are left
+		 * alone: a fault's pc in the slot would mislead a handler): glibc's __sigaction,
+		 * add.w ip, r0, #-1. Not a plain binary immediate with Rn 15: adr (addw/subw). */
+		if ((((hw1 & 0xf800) == 0xf000 && !(hw2 & 0x8000) &&
+		      ((hw1 & 0x0200) == 0 || (hw1 & 15) != 15)) ||
+		     (hw1 & 0xfe00) == 0xea00) &&
+		    t_runs_anywhere(hw1, hw2))
+			goto xol4;
 		return -ENOTSUP;
 	}
 	if ((hw1 & 0xfe00) == 0xb400 && (hw1 & 0x1ff)) /* push {...[, lr]} (T1) */

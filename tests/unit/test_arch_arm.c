@@ -32,6 +32,7 @@ enum { R0, R1, R2, R3, R4, R5, R6, R7, SP = 13, LR = 14, PC = 15, CPSR = 16, ORI
 #define G_MEMALIGN 0x6a4cd
 #define G_VALLOC 0x6a4f9
 #define G_PVALLOC 0x6a529
+#define G_SIGACTION 0x2d3a1 /* __sigaction */
 
 static int displace_at(uint64_t sym, const uint8_t *code, size_t n, uint8_t *slot,
 		       struct arch_emul *em)
@@ -172,6 +173,8 @@ TEST_CASE(glibc_plain_entries_run_out_of_line)
 		{ G_MEMALIGN, { 0x38, 0xb5 }, 2 }, /* push {r3, r4, r5, lr} */
 		{ G_VALLOC, { 0x38, 0xb5 }, 2 },
 		{ G_PVALLOC, { 0x38, 0xb5 }, 2 },
+		{ G_SIGACTION, { 0x00, 0xf1, 0xff, 0x3c }, 4 }, /* add.w ip, r0, #-1 */
+		{ G_SIGACTION, { 0x4f, 0xea, 0x41, 0x03 }, 4 }, /* mov.w r3, r1, lsl #1 */
 	};
 	uint8_t slot[ARCH_SLOT_SIZE];
 	struct arch_emul em;
@@ -485,6 +488,9 @@ TEST_CASE(unknown_instructions_are_refused)
 		{ 0x10001, { 0xa0, 0xfb, 0x01, 0x5f }, 4 }, /* umull r5, pc, r0, r1 */
 		{ 0x10001, { 0x1d, 0xee, 0x70, 0x5f }, 4 }, /* mrc 15, 0, r5, cr13, cr0, {3} */
 		{ 0x10001, { 0x50, 0xf8, 0x04, 0x2c }, 4 }, /* ldr.w r2, [r0, #-4] */
+		{ 0x10001, { 0x00, 0xf1, 0x04, 0x0f }, 4 }, /* add.w pc, r0, #4 */
+		{ 0x10001, { 0x0f, 0xf2, 0x10, 0x03 }, 4 }, /* adr.w r3, +16 (addw r3, pc, #16) */
+		{ 0x10001, { 0x4f, 0xea, 0x0f, 0x03 }, 4 }, /* mov.w r3, pc */
 		{ 0x10001, { 0x2d, 0xe9 }, 2 }, /* a 32-bit instruction cut at the mapping end */
 		{ 0x10000, { 0x10, 0x40, 0x2d, 0x09 }, 4 }, /* pusheq {r4, lr} */
 		{ 0x10000, { 0x10, 0x80, 0x2d, 0xe9 }, 4 }, /* push {r4, pc} */
