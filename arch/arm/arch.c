@@ -323,6 +323,7 @@ const struct arch_ops arch_arm_ops = {
 	.tramp_encode = arm_tramp_encode,
 	.tramp_for = arm_tramp_for,
 	.logtramp_encode = arm_logtramp_encode,
+	.emul_slot = arm_emul_slot,
 	.nr_mprotect = 125,
 	.syscall_insn = arm_syscall_insn,
 	.syscall_insn_len = sizeof(arm_syscall_insn),

@@ -39,6 +39,11 @@ struct __attribute__((packed, aligned(4))) guard_ksigaction {
 #define GUARD_UC_PC(uc) ((ucontext_t *)(uc))->uc_mcontext.arm_pc
 #define GUARD_UC_SP(uc) ((ucontext_t *)(uc))->uc_mcontext.arm_sp
 
+/* A breakpoint's resume address keeps the trap's instruction set: a slot is written in the
+ * breakpoint's own set, and a Thumb jump's target (pc only) carries bit 0, which the pc must
+ * not. */
+#define GUARD_BP_PC(a) ((uint32_t)(a) & ~1u)
+
 /* The return trampolines (arch/arm/arch.c): ARM at tramp, Thumb at tramp + 4. */
 #define GUARD_AT_TRAMP(pc, tramp) ((pc) == (tramp) || (pc) == (tramp) + 4)
 

@@ -275,6 +275,42 @@ int arm_displace_insn(uint64_t addr, const uint8_t *insn, size_t len, uint64_t s
 	return arm_displace((uint32_t)addr, insn, len, slot, em);
 }
 
+static int t32_b_to(uint8_t *p, uint64_t pc, uint64_t target);
+
+/*
+ * The guard's slot for an instruction displace emulates (arch.h: emul_slot), in the
+ * instruction's own set: bx Rm as it is (Thumb or ARM); Thumb cbz/cbnz retargeted to +6 in the
+ * slot, then b.w next and b.w target. The rest of the slot is the Thumb udf (an ARM slot
+ * ends after its bx). b and b.w need none: the guard goes straight to the target.
+ */
+int arm_emul_slot(uint64_t addr, const uint8_t *insn, size_t len, uint64_t slot_addr,
+		  uint8_t *slot)
+{
+	struct arch_emul em;
+	uint8_t unused[ARCH_SLOT_SIZE];
+	uint16_t hw1;
+
+	if (arm_displace_insn(addr, insn, len, slot_addr, unused, &em) != STEP_EMULATE)
+		return -ENOTSUP;
+	for (size_t o = 0; o < ARCH_SLOT_SIZE; o += 2)
+		wr16(slot + o, THUMB_BKPT);
+	switch (em.kind) {
+	case EMUL_BX:
+		memcpy(slot, insn, addr & 1 ? 2 : 4);
+		return 0;
+	case EMUL_CBZ:
+	case EMUL_CBNZ:
+		hw1 = rd16(insn);
+		/* i:imm5:'0' = 2: from slot + 4 (the pc a Thumb instruction reads) to slot + 6 */
+		wr16(slot, (uint16_t)((hw1 & ~0x02f8u) | 1u << 3));
+		if (t32_b_to(slot + 2, slot_addr + 2, em.imm >> 32) ||
+		    t32_b_to(slot + 6, slot_addr + 6, em.target))
+			return -ERANGE;
+		return 0;
+	}
+	return -ENOTSUP;
+}
+
 /* Thumb (bit 0 of ret): 32-bit bl/blx imm, 16-bit blx rm; ARM: bl, blx imm, blx rm. A direct
  * call's target is a code address (no mode bit). */
 bool arm_after_call(const uint8_t *code, uint64_t ret, uint64_t *target)

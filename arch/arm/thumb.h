@@ -68,6 +68,8 @@ static inline unsigned popcount16(uint32_t v)
 /* arch_ops members (arch.h says what each returns), in thumb.c. */
 int arm_displace_insn(uint64_t addr, const uint8_t *insn, size_t len, uint64_t slot_addr,
 		      uint8_t *slot, struct arch_emul *em);
+int arm_emul_slot(uint64_t addr, const uint8_t *insn, size_t len, uint64_t slot_addr,
+		  uint8_t *slot);
 bool arm_after_call(const uint8_t *code, uint64_t ret, uint64_t *target);
 int arm_entry_scan(uint64_t value, const uint8_t *code, size_t size, size_t len);
 int arm_entry_relocate(uint64_t addr, const uint8_t *insn, size_t len, size_t need,

@@ -19,6 +19,9 @@
 #ifndef GUARD_AT_TRAMP /* one trapping return trampoline (arm has one per instruction set) */
 #define GUARD_AT_TRAMP(pc, tramp) ((pc) == (tramp))
 #endif
+#ifndef GUARD_BP_PC /* the pc for a breakpoint's resume address (arm: without bit 0) */
+#define GUARD_BP_PC(a) (a)
+#endif
 #ifndef GUARD_GO /* go on at a return address (arm: bit 0 for Thumb) */
 #define GUARD_GO(uc, a) (GUARD_UC_PC(uc) = (a))
 #endif
@@ -67,7 +70,7 @@ GUARD_FN void guard_handler(int sig, siginfo_t *info, void *uc)
 	for (uint32_t i = 0; i < n; i++) {
 		if (d->bps[i].pc == pc) { /* a breakpoint nobody stops at: go on past it */
 			/* in the breakpoint's own instruction set, as the trap */
-			GUARD_UC_PC(uc) = d->bps[i].resume;
+			GUARD_UC_PC(uc) = GUARD_BP_PC(d->bps[i].resume);
 			return;
 		}
 #if GUARD_TRAP_LEN

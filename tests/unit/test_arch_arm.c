@@ -395,6 +395,62 @@ TEST_CASE(cbz_and_cbnz_are_emulated)
 	CHECK_EQ(r.w32[PC], LIBC + 0x2b51e);
 }
 
+/* Run a guard slot (at SLOT, in the state r is in) until the pc leaves it, every instruction
+ * through the arch's own emulation. false: an instruction it does not emulate. */
+static bool run_guard_slot(const uint8_t *slot, struct arch_regs *r)
+{
+	r->w32[PC] = (uint32_t)SLOT;
+	for (int n = 0; n < 4 && r->w32[PC] >= SLOT && r->w32[PC] < SLOT + ARCH_SLOT_SIZE; n++) {
+		uint8_t buf[ARCH_MAX_INSN] = { 0 }, unused[ARCH_SLOT_SIZE];
+		size_t at = r->w32[PC] - SLOT;
+		struct arch_emul em;
+
+		memcpy(buf, slot + at, at + 4 <= ARCH_SLOT_SIZE ? 4 : 2);
+		if (a->displace(a->get_pc(r), buf, sizeof(buf), SLOT + 0x1000, unused, &em) !=
+			    STEP_EMULATE ||
+		    a->emulate(&em, r))
+			return false;
+	}
+	return r->w32[PC] < SLOT || r->w32[PC] >= SLOT + ARCH_SLOT_SIZE;
+}
+
+/* The guard's slot of an emulated instruction (emul_slot) ends where heaptrace's emulation
+ * ends, with the same registers and state, taken or not. */
+TEST_CASE(guard_slots_do_what_emulation_does)
+{
+	static const struct {
+		uint64_t sym;
+		uint8_t code[4];
+		unsigned reg; /* the register varied */
+	} cases[] = {
+		{ LIBC + 0x2cb35, { 0x4a, 0xb1 }, R2 }, /* cbz r2 (musl reallocarray) */
+		{ LIBC + 0x2b51d, { 0xc3, 0xbb }, R3 }, /* cbnz r3 (musl calloc+8) */
+		{ LIBC + 0x2cb35, { 0x70, 0x47 }, LR }, /* bx lr (Thumb) */
+		{ LIBC + 0x2cb34, { 0x1e, 0xff, 0x2f, 0xe1 }, LR }, /* bx lr (ARM) */
+	};
+	static const uint32_t values[] = { 0, 8, (uint32_t)LIBC + 0x101, (uint32_t)LIBC + 0x200 };
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		uint8_t slot[ARCH_SLOT_SIZE], buf[ARCH_MAX_INSN] = { 0 };
+		struct arch_emul em;
+
+		REQUIRE(displace_at(cases[c].sym, cases[c].code, 4, slot, &em) == STEP_EMULATE);
+		memcpy(buf, cases[c].code, 4);
+		REQUIRE(a->emul_slot(cases[c].sym, buf, sizeof(buf), SLOT, slot) == 0);
+		for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
+			struct arch_regs want, got;
+
+			regs_init(&want, cases[c].sym & 1);
+			want.w32[cases[c].reg] = values[v];
+			got = want;
+			CHECK_EQ(a->emulate(&em, &want), 0);
+			CHECK(run_guard_slot(slot, &got));
+			for (unsigned k = 0; k <= CPSR; k++)
+				CHECK_EQ(got.w32[k], want.w32[k]);
+		}
+	}
+}
+
 TEST_CASE(thumb_b_n_is_emulated)
 {
 	/* as: 42: e7dd b.n 0 */
