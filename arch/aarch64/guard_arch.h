@@ -2,9 +2,14 @@
 #ifndef HEAPTRACE_GUARD_ARCH_H
 #define HEAPTRACE_GUARD_ARCH_H
 
-/* aarch64 facts for the guard (guard.h): the handler's side and heaptrace's. */
+/* aarch64 facts for the guard (guard.h): the handler's side and heaptrace's. The sigaction
+ * flags and structs are the generic 64-bit ones (arm64 defines SA_RESTORER, so the kernel's
+ * struct has the restorer field; the guard uses none: the kernel returns through the vDSO). */
 #include <stdint.h>
 #include <ucontext.h>
+
+#define GUARD_SIGACTION_LP64
+#include "arch/guard_sigaction.h"
 
 #define GUARD_SUPPORTED 1
 #define GUARD_TRAP_LEN 0 /* brk traps with the pc on the brk itself */
@@ -14,27 +19,6 @@
 #define GUARD_NR_GETPID 172
 #define GUARD_NR_GETTID 178
 #define GUARD_NR_TGKILL 131
-#define GUARD_SA_SIGINFO 0x4ULL
-#define GUARD_SA_RESTORER 0x04000000ULL /* unused: the kernel returns through the vDSO */
-#define GUARD_SA_ONSTACK 0x08000000ULL
-#define GUARD_SA_RESTART 0x10000000ULL
-#define GUARD_SA_NODEFER 0x40000000ULL
-#define GUARD_SA_RESETHAND 0x80000000ULL
-#define GUARD_SIGSET_SIZE 8 /* the kernel's sigset_t */
-
-/* The kernel's struct sigaction for rt_sigaction (arm64 defines SA_RESTORER, so it has the
- * restorer field). */
-struct guard_ksigaction {
-	uint64_t handler, flags, restorer, mask;
-};
-
-/* The C library's struct sigaction (glibc and musl): handler, 128-byte mask, int flags,
- * restorer. */
-#define GUARD_USA_HANDLER 0
-#define GUARD_USA_PTR 8
-#define GUARD_USA_MASK 8
-#define GUARD_USA_FLAGS 136
-#define GUARD_USA_SIZE 152
 
 #define GUARD_UC_PC(uc) ((ucontext_t *)(uc))->uc_mcontext.pc
 #define GUARD_UC_SP(uc) ((ucontext_t *)(uc))->uc_mcontext.sp

@@ -2,9 +2,13 @@
 #ifndef HEAPTRACE_GUARD_ARCH_H
 #define HEAPTRACE_GUARD_ARCH_H
 
-/* arm (EABI) facts for the guard (guard.h): the handler's side and heaptrace's. */
+/* arm (EABI) facts for the guard (guard.h): the handler's side and heaptrace's. The action
+ * flags and the 64-signal sigset_t are the generic ones; SA_RESTORER is the C library's (the
+ * guard's own restorer: the kernel's). */
 #include <stdint.h>
 #include <ucontext.h>
+
+#include "arch/guard_sigaction.h"
 
 #define GUARD_SUPPORTED 1
 #define GUARD_TRAP_LEN 0 /* both udfs trap with the pc on the udf itself */
@@ -13,13 +17,6 @@
 #define GUARD_NR_GETPID 20
 #define GUARD_NR_GETTID 224
 #define GUARD_NR_TGKILL 268
-#define GUARD_SA_SIGINFO 0x4ULL
-#define GUARD_SA_RESTORER 0x04000000ULL /* the C library's; the guard's own: the kernel's */
-#define GUARD_SA_ONSTACK 0x08000000ULL
-#define GUARD_SA_RESTART 0x10000000ULL
-#define GUARD_SA_NODEFER 0x40000000ULL
-#define GUARD_SA_RESETHAND 0x80000000ULL
-#define GUARD_SIGSET_SIZE 8 /* the kernel's sigset_t: two 32-bit words */
 
 /* The kernel's struct sigaction for rt_sigaction: three 32-bit words, then the mask at
  * offset 12 (word aligned: hence packed). */

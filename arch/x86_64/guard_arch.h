@@ -2,9 +2,14 @@
 #ifndef HEAPTRACE_GUARD_ARCH_H
 #define HEAPTRACE_GUARD_ARCH_H
 
-/* x86_64 facts for the guard (guard.h): the handler's side and heaptrace's. */
+/* x86_64 facts for the guard (guard.h): the handler's side and heaptrace's. The sigaction
+ * flags and structs are the generic 64-bit ones; SA_RESTORER is required: x86_64 has no kernel
+ * sigreturn page (GUARD_RESTORER_ASM below). */
 #include <stdint.h>
 #include <ucontext.h>
+
+#define GUARD_SIGACTION_LP64
+#include "arch/guard_sigaction.h"
 
 #define GUARD_SUPPORTED 1
 #define GUARD_TRAP_LEN 1 /* int3: a trap's pc is this far past the trap */
@@ -13,26 +18,6 @@
 #define GUARD_NR_GETPID 39
 #define GUARD_NR_GETTID 186
 #define GUARD_NR_TGKILL 234
-#define GUARD_SA_SIGINFO 0x4ULL
-#define GUARD_SA_RESTORER 0x04000000ULL /* required: x86_64 has no kernel sigreturn page */
-#define GUARD_SA_ONSTACK 0x08000000ULL
-#define GUARD_SA_RESTART 0x10000000ULL
-#define GUARD_SA_NODEFER 0x40000000ULL
-#define GUARD_SA_RESETHAND 0x80000000ULL
-#define GUARD_SIGSET_SIZE 8 /* the kernel's sigset_t */
-
-/* The kernel's struct sigaction for rt_sigaction. */
-struct guard_ksigaction {
-	uint64_t handler, flags, restorer, mask;
-};
-
-/* The C library's struct sigaction (glibc and musl): handler, 128-byte mask, int flags,
- * restorer. */
-#define GUARD_USA_HANDLER 0
-#define GUARD_USA_PTR 8 /* the handler's and the restorer's size */
-#define GUARD_USA_MASK 8
-#define GUARD_USA_FLAGS 136
-#define GUARD_USA_SIZE 152
 
 #define GUARD_UC_PC(uc) ((ucontext_t *)(uc))->uc_mcontext.gregs[REG_RIP]
 #define GUARD_UC_SP(uc) ((ucontext_t *)(uc))->uc_mcontext.gregs[REG_RSP]
