@@ -42,9 +42,17 @@ static void pop_over(struct thread *t)
 		t->nframes--;
 }
 
-/* Be done with t's frame i, a call that will never return: popped if it is the top, else left
- * in place, over, so that the frames above keep their indices (a logged return names its
- * frame by index). */
+/* t's frame i is done with (returned or dropped): popped if it is the top, else left in place,
+ * over, so that the frames above keep their indices (a logged return names its frame by
+ * index). */
+static void set_over(struct thread *t, unsigned i)
+{
+	t->frames[i].over = true;
+	t->frames[i].took_old = false;
+	pop_over(t);
+}
+
+/* Be done with t's frame i, a call that will never return (set_over). */
 static void drop_at(struct thread *t, unsigned i)
 {
 	struct frame *f = &t->frames[i];
@@ -56,9 +64,7 @@ static void drop_at(struct thread *t, unsigned i)
 		pr_dbg(0, "thread %d: dropped a call to %s left by longjmp or an exception (%#llx)",
 		       t->tid, hook_table[f->call.id].name, (unsigned long long)f->cookie);
 	}
-	f->over = true;
-	f->took_old = false;
-	pop_over(t);
+	set_over(t, i);
 }
 
 void acct_drop_frame(struct thread *t)
@@ -447,9 +453,7 @@ void acct_return(struct acct *a, struct thread *t, unsigned idx, uint64_t retval
 	while (above-- > idx + 1)
 		drop_at(t, above);
 	account(a, t, &t->frames[idx], retval);
-	t->frames[idx].over = true;
-	t->frames[idx].took_old = false;
-	pop_over(t);
+	set_over(t, idx);
 }
 
 /* The caller's return address of entry e, asked once: 0 or -errno. */
@@ -591,15 +595,13 @@ void acct_rec_entry(struct acct *a, struct thread *t, const struct calls_rec *r,
 		.stubbed = true,
 		.cookie = r->awaits_inner ? UINT64_MAX : r->cookie, /* never a position */
 		.awaits_inner = r->awaits_inner,
-		.handler = r->handler_sp != 0,
+		.handler = r->handler,
 		.arg = rec_arg,
 		.caller = rec_caller,
 		.unwind = unwind ? rec_unwind : NULL,
 		.ctx = &c,
 	};
 
-	if (!r->handler_sp) /* else calls.c dropped what the interrupted code had left */
-		acct_drop_stale(t, r->sp, 0);
 	if (!e.handler && t->nframes && t->frames[t->nframes - 1].awaits_inner && r->returns &&
 	    r->hook == HOOK_MALLOC) {
 		/* operator new's own malloc asks its size (1 for 0); a later one, of another size,

@@ -93,12 +93,13 @@ struct calls_rec {
 	bool awaits_inner; /* its result is the one of the allocation made inside it */
 	const uint8_t *copy; /* the stack from sp up, as the record holds it */
 	uint64_t copy_len;
-	/* a signal handler's call: the sp the signal interrupted (frames well below it were left
-	 * by longjmp: calls.c drops them, the others are interrupted); 0: none */
-	uint64_t handler_sp;
+	/* a signal handler's call over t's calls in flight (calls.c found its signal frame, and
+	 * dropped the calls below the sp it interrupted, left by longjmp) */
+	bool handler;
 };
 
-/* Thread t's recorded entry r, counted by acct_enter; unwind(ctx) gives its backtrace. */
+/* Thread t's recorded entry r, counted by acct_enter; unwind(ctx) gives its backtrace. As
+ * there, frames left by longjmp must have been dropped. */
 void acct_rec_entry(struct acct *a, struct thread *t, const struct calls_rec *r,
 		    calls_unwind_fn unwind, void *ctx);
 

@@ -245,6 +245,16 @@ static uint64_t handler_sp(const struct thread *t, uint64_t sp, stack_word_fn wo
 	return 0;
 }
 
+/* Drop t's calls in flight left by longjmp: those below the call at sp, or, for a signal
+ * handler's call, below the sp its signal interrupted (handler_sp; its slack above them). */
+static void drop_left(struct thread *t, uint64_t sp, uint64_t interrupted)
+{
+	if (interrupted)
+		acct_drop_stale(t, interrupted, HANDLER_SP_SLACK);
+	else
+		acct_drop_stale(t, sp, 0);
+}
+
 static int copy_word(void *ctx, uint64_t addr, uint64_t *val)
 {
 	const struct calls_rec *r = ctx;
@@ -378,10 +388,7 @@ bool calls_entry(struct thread *t, struct arch_regs *regs, const struct bp *b, b
 		unwind_prefetch(p->acct->uw, t->tid, s.sp);
 		e.handler = (interrupted = handler_sp(t, s.sp, stop_word, &s)) != 0;
 	}
-	if (e.handler)
-		acct_drop_stale(t, interrupted, HANDLER_SP_SLACK);
-	else
-		acct_drop_stale(t, s.sp, 0);
+	drop_left(t, s.sp, interrupted);
 	if (s.d->kind == HK_UNWIND) {
 		unwinding(t, regs);
 		return false;
@@ -420,10 +427,10 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 	uint64_t interrupted = r->copy_len ? handler_sp(t, r->sp, copy_word, (void *)r) : 0;
 	struct calls_rec rh;
 
-	if (interrupted) { /* else acct_rec_entry drops what longjmp left, by r->sp */
-		acct_drop_stale(t, interrupted, HANDLER_SP_SLACK);
+	drop_left(t, r->sp, interrupted);
+	if (interrupted) {
 		rh = *r;
-		rh.handler_sp = interrupted;
+		rh.handler = true;
 		r = &rh;
 	}
 	acct_rec_entry(t->p->acct, t, r, unwind ? rec_unwind : NULL, &u);

@@ -367,7 +367,7 @@ TEST_CASE(handler_calls_over_a_call_in_flight)
 				   .cookie = 0x10, .returns = true };
 	struct calls_rec h = { .hook = HOOK_REALLOC, .args = { 0, 7777 }, .sp = 0x6000,
 			       .ret = 0x4100, .cookie = 0x20, .returns = true,
-			       .handler_sp = 0x6f80 };
+			       .handler = true };
 	struct calls_rec inside = { .hook = HOOK_MALLOC, .args = { 7777 }, .sp = 0x5f00,
 				    .ret = 0x4200, .cookie = 0x30, .returns = true };
 	struct fake f;
