@@ -8,8 +8,9 @@ which a whole-run average spreads over the calls). T is the wall clock, and the 
 system) of the whole process tree: wait4's rusage of the process run, which adds every
 descendant it and they reaped (heaptrace's threads, heaptrack's interpreter and compressor, the
 program). The calls are heaptrace's count in its default mode (alloc_calls + free_calls +
-unknown_frees of its JSON summary, every heap's) of each size: the workloads are deterministic. The tools' columns are the
-overhead, the tool's slope minus the untraced slope; the untraced slope is shown beside.
+unknown_frees of its JSON summary, every heap's) of each size: the workloads are
+deterministic. The tools' columns are the overhead, the tool's slope minus the untraced
+slope; the untraced slope is shown beside.
 Each cell is the median of interleaved runs (every size and tool once per round).
 """
 import json
