@@ -55,6 +55,11 @@ void calls_stats(const struct acct *a, uint64_t *nstops, uint64_t *nunwinds, uin
 	*nlogged = a->logged;
 }
 
+void calls_unwind_stats(const struct acct *a, uint64_t *quick, uint64_t *slow)
+{
+	unwind_reader_stats(a->uw, quick, slow);
+}
+
 static void unwinding(struct thread *t, struct arch_regs *regs);
 
 /*

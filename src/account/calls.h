@@ -31,6 +31,8 @@ void calls_restore_cb(struct thread *t, void *ctx);
 
 /* a's breakpoint stops handled (entries and returns), backtraces unwound, returns logged. */
 void calls_stats(const struct acct *a, uint64_t *stops, uint64_t *unwinds, uint64_t *logged);
+/* Of its backtraces, how many were stepped by cached CFI rules and how many by libunwind. */
+void calls_unwind_stats(const struct acct *a, uint64_t *quick, uint64_t *slow);
 
 /* Account the returns p logged since it was last drained (read through its thread tid,
  * which must be stopped or p's memory must be stable enough: entries are checked). */

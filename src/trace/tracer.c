@@ -52,7 +52,7 @@ static void report_all(int sort, const char *kind)
 static void print_cost(void)
 {
 	struct rusage ru;
-	uint64_t nstops, nunwinds, nlogged, nrecords, nwaits, backlog;
+	uint64_t nstops, nunwinds, nlogged, nrecords, nwaits, backlog, nquick, nslow;
 
 	/* what tracing cost heaptrace itself, for the benchmark */
 	getrusage(RUSAGE_SELF, &ru);
@@ -66,6 +66,9 @@ static void print_cost(void)
 		(unsigned long long)nstops, (unsigned long long)nunwinds,
 		ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
 		ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
+	calls_unwind_stats(session.acct, &nquick, &nslow);
+	pr_info("%llu backtraces stepped by cached CFI rules, %llu by libunwind",
+		(unsigned long long)nquick, (unsigned long long)nslow);
 }
 
 static uint64_t secs_ns(double s)

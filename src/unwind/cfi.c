@@ -302,3 +302,73 @@ int cfi_step(Dwfl_Module *mod, Dwarf_Addr at, cfi_read_fn read, struct frames_re
 	rules_free(&ru);
 	return err;
 }
+
+/* Where the rules ru put register reg (none: < 0) of the caller, as a cfi_rule says it. */
+static int where(const struct rules *ru, int reg, enum cfi_where *w, int64_t *off)
+{
+	Dwarf_Op mem[3], *ops = NULL;
+	size_t nops = 0;
+
+	*w = CFI_LOST;
+	*off = 0;
+	if (reg < 0)
+		return 0;
+	if (reg_rule(ru, reg, mem, &ops, &nops))
+		return -EINVAL;
+	if (!nops) { /* undefined (ops is mem), or the same value (NULL) */
+		*w = ops ? CFI_LOST : CFI_KEPT;
+		return 0;
+	}
+	/* saved at CFA + N: libdw says DW_OP_call_frame_cfa, then DW_OP_plus_uconst N unless 0 */
+	if (ops[0].atom != DW_OP_call_frame_cfa || nops > 2 ||
+	    (nops == 2 && ops[1].atom != DW_OP_plus_uconst))
+		return -EINVAL;
+	*w = CFI_AT_CFA;
+	*off = nops == 2 ? (int64_t)ops[1].number : 0;
+	return 0;
+}
+
+/* The CFA of the rules ru as register + offset, if it is that. */
+static int cfa_of(const struct rules *ru, unsigned *reg, int64_t *off)
+{
+	Dwarf_Op *ops;
+	size_t nops;
+
+	if (dwarf_frame_cfa(ru->frame, &ops, &nops) || nops != 1)
+		return -EINVAL;
+	if (ops[0].atom == DW_OP_bregx) {
+		*reg = (unsigned)ops[0].number;
+		*off = (int64_t)ops[0].number2;
+	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+		*reg = ops[0].atom - DW_OP_breg0;
+		*off = (int64_t)ops[0].number;
+	} else {
+		return -EINVAL;
+	}
+	return *reg == arch->dwarf_sp || (int)*reg == arch->fp_reg ? 0 : -EINVAL;
+}
+
+int cfi_rule(Dwfl_Module *mod, Dwarf_Addr at, struct cfi_rule *out)
+{
+	enum cfi_table table;
+	struct rules ru;
+	bool signal = false;
+	int ra, err;
+
+	if (!rules_at(mod, at, &ru, &table))
+		return -ENOENT;
+	if (table != CFI_EH || !ru.frame) {
+		rules_free(&ru);
+		return -ENOENT;
+	}
+	ra = dwarf_frame_info(ru.frame, NULL, NULL, &signal);
+	err = ra < 0 || signal ? -EINVAL : cfa_of(&ru, &out->cfa_reg, &out->cfa_off);
+	if (!err)
+		err = where(&ru, ra, &out->ra, &out->ra_off);
+	if (!err)
+		err = where(&ru, arch->fp_reg, &out->fp, &out->fp_off);
+	if (!err && out->ra == CFI_KEPT) /* the return address in a register: a leaf's */
+		err = -EINVAL;
+	rules_free(&ru);
+	return err;
+}

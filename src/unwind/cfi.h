@@ -44,4 +44,27 @@ typedef int (*cfi_read_fn)(uint64_t addr, uint64_t *val);
 int cfi_step(Dwfl_Module *mod, Dwarf_Addr at, cfi_read_fn read, struct frames_regs *r,
 	     uint64_t *ret);
 
+/* Where a cfi_rule finds a caller's register. */
+enum cfi_where { CFI_LOST, CFI_KEPT, CFI_AT_CFA };
+
+/*
+ * A frame's rules in the few numbers most code's come to, for a step without libdw or
+ * libunwind (fallback.c's quick step): the CFA is register cfa_reg (the stack or the frame
+ * pointer: arch_ops.dwarf_sp, fp_reg) plus cfa_off; the return address and the frame pointer
+ * are saved at the CFA plus ra_off and fp_off (CFI_AT_CFA), keep their value (CFI_KEPT) or are
+ * not known (CFI_LOST: for the return address, there is no caller).
+ */
+struct cfi_rule {
+	int64_t cfa_off, ra_off, fp_off;
+	unsigned cfa_reg;
+	enum cfi_where ra, fp;
+};
+
+/*
+ * The rule .eh_frame gives mod's code at at (an exact pc, or a return address's call site),
+ * the table libunwind steps by. Return 0; -ENOENT if .eh_frame has no rules for at; -EINVAL
+ * if they are not that simple (an expression, a register saved in another, a signal frame's).
+ */
+int cfi_rule(Dwfl_Module *mod, Dwarf_Addr at, struct cfi_rule *out);
+
 #endif

@@ -81,6 +81,7 @@ enum place { PLACE_OTHER, PLACE_MAIN, PLACE_OUTERMOST };
 
 struct fallback {
 	struct symbolizer *sym;
+	bool no_quick; /* HEAPTRACE_NO_QUICK: every backtrace by libunwind's steps */
 	/* the executable file mappings, read when code in no module was met (jit_alias) */
 	struct mapping *xmaps;
 	size_t nxmaps;
@@ -93,7 +94,10 @@ struct fallback {
 		int cfi; /* enum cfi_table of a return address, or CFI_UNSEEN, CFI_NO_MODULE */
 		signed char signal; /* of a code address: a signal frame's (1), not (0), unseen */
 		signed char jit; /* of a return address: in JIT code (1), not (0), unseen (-1) */
+		signed char ret; /* of a return address: after a call (1), not (0), unseen (-1) */
+		signed char quick; /* rule holds the frame's cfi_rule (1), it has none (0), unseen */
 		uint64_t jit_ns; /* when it was last found not to be */
+		struct cfi_rule rule;
 	} cache[CACHE_SIZE];
 };
 
@@ -126,10 +130,12 @@ static struct entry *entry_of(struct proc *p, uint64_t pc, bool is_return)
 	if (!fb) {
 		fb = p->fallback = xcalloc(1, sizeof(*fb));
 		fb->sym = sym_open(&p->mods);
+		fb->no_quick = getenv("HEAPTRACE_NO_QUICK") != NULL;
 	}
 	e = &fb->cache[hash64(key) & (CACHE_SIZE - 1)];
 	if (e->key != key)
-		*e = (struct entry){ .key = key, .cfi = CFI_UNSEEN, .signal = -1, .jit = -1 };
+		*e = (struct entry){ .key = key, .cfi = CFI_UNSEEN, .signal = -1, .jit = -1,
+				     .ret = -1, .quick = -1 };
 	return e;
 }
 
@@ -233,7 +239,11 @@ static bool jit_code(struct proc *p, uint64_t pc)
  * stack copy does not hold? */
 static bool ret_ok(void *ctx, uint64_t ret)
 {
-	return is_return(ctx, ret) || jit_code(ctx, ret);
+	struct entry *e = entry_of(ctx, ret, true);
+
+	if (e->ret < 0) /* the code of a module does not change while mapped */
+		e->ret = is_return(ctx, ret);
+	return e->ret || jit_code(ctx, ret);
 }
 
 /* The call site of return address pc, as libdwfl looks code up. */
@@ -466,9 +476,87 @@ static unsigned extend(void *ctx, uint64_t *pcs, unsigned n, const struct frames
 	return n;
 }
 
+/* The cfi_rule of the frame at pc, a return address unless first (the frame an unwind starts
+ * in, whose rules libunwind looks up at its exact pc), or NULL. */
+static const struct cfi_rule *rule_of(struct proc *p, uint64_t pc, bool first)
+{
+	struct entry *e = entry_of(p, pc, !first);
+
+	if (e->quick < 0) {
+		uint64_t at = first ? arch->code_addr(frames_addr(pc)) : call_site(pc);
+		Dwfl_Module *m = sym_module(p->fallback->sym, at);
+
+		e->quick = m && !cfi_rule(m, at, &e->rule);
+	}
+	return e->quick ? &e->rule : NULL;
+}
+
+/* One quick step from the frame at pc (first or not) with stack pointer *sp and frame pointer
+ * *fp (if *fp_known): 0 with the caller's three and *ret its pc, 1 if there is no caller, or
+ * -EINVAL where the step is not the simple kind libunwind would take as it is. */
+static int quick_step(struct proc *p, uint64_t pc, bool first, uint64_t *sp, uint64_t *fp,
+		      bool *fp_known, uint64_t *ret)
+{
+	const struct cfi_rule *ru = tables(p, pc) ? rule_of(p, pc, first) : NULL;
+	const uint64_t mask = arch->word_size == 4 ? 0xffffffffull : ~0ull;
+	uint64_t cfa, nfp = *fp;
+
+	if (!ru)
+		return -EINVAL;
+	/* no caller: libunwind stops, and so does extend() (its CFI step, at a return address,
+	 * finds no caller either; at an outermost function it takes no step) */
+	if (ru->ra == CFI_LOST)
+		return !first || place_of(p, pc) == PLACE_OUTERMOST ? 1 : -EINVAL;
+	if (ru->cfa_reg == arch->dwarf_sp)
+		cfa = (*sp + (uint64_t)ru->cfa_off) & mask;
+	else if (*fp_known)
+		cfa = (*fp + (uint64_t)ru->cfa_off) & mask;
+	else
+		return -EINVAL;
+	if (unwind_read_current((cfa + (uint64_t)ru->ra_off) & mask, ret) ||
+	    (ru->fp == CFI_AT_CFA && unwind_read_current((cfa + (uint64_t)ru->fp_off) & mask, &nfp)))
+		return -EINVAL;
+	*ret &= mask;
+	/* step_ok()'s tests (unwind.c): up the stack, to a return address */
+	if (cfa < *sp || (cfa == *sp && *ret == pc) || !*ret || !ret_ok(p, *ret))
+		return -EINVAL;
+	*sp = cfa;
+	*fp = nfp & mask;
+	*fp_known = ru->fp != CFI_LOST && (ru->fp == CFI_AT_CFA || *fp_known);
+	return 0;
+}
+
+/*
+ * libunwind's steps without libunwind where each is of the simple kind a cfi_rule holds, which
+ * libunwind takes as the rule says: a cached rule and a word or two read per frame, where
+ * libunwind parses the frame's rules again (from its own cache, under a lock) and reads every
+ * register's. Frames past libunwind's part (extend()) or any other kind of step: 0, and
+ * unwind_capture goes libunwind's way from the start, so that every backtrace is the same.
+ */
+static unsigned quick(void *ctx, uint64_t pc, const struct frames_regs *r, uint64_t *pcs,
+		      unsigned max)
+{
+	struct proc *p = ctx;
+	uint64_t sp, fp = 0;
+	bool fp_known = arch->fp_reg >= 0 && frames_reg(r, (unsigned)arch->fp_reg, &fp);
+	unsigned n = 0;
+
+	if (!frames_reg(r, arch->dwarf_sp, &sp) || arch->exidx) /* arm: libunwind reads exidx */
+		return 0;
+	if (entry_of(p, pc, false) && p->fallback->no_quick)
+		return 0;
+	for (pcs[n++] = pc; n < max; pcs[n++] = pc) {
+		int err = quick_step(p, pc, n == 1, &sp, &fp, &fp_known, &pc);
+
+		if (err)
+			return err == 1 ? n : 0;
+	}
+	return n;
+}
+
 void fallback_hooks(struct proc *p, struct unwind_hooks *h)
 {
-	*h = (struct unwind_hooks){ ret_ok, signal_frame, tables, extend, p };
+	*h = (struct unwind_hooks){ ret_ok, signal_frame, tables, extend, quick, p };
 }
 
 void fallback_flush(struct proc *p)

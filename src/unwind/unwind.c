@@ -50,6 +50,7 @@ struct unwind_reader {
 	 * read-only mappings, nothing else (the live stack has moved on) */
 	const uint8_t *copy;
 	uint64_t copy_lo, copy_len;
+	uint64_t nquick, nslow; /* unwind_reader_stats */
 	struct { /* unwind_sent_begin, unwind_sent_add */
 		uint64_t lo, hi;
 		struct unwind_sent *v;
@@ -74,6 +75,12 @@ void unwind_reader_free(struct unwind_reader *rd)
 	if (rd)
 		free(rd->sent.v);
 	free(rd);
+}
+
+void unwind_reader_stats(const struct unwind_reader *rd, uint64_t *quick, uint64_t *slow)
+{
+	*quick = rd->nquick;
+	*slow = rd->nslow;
 }
 
 /* Word at addr of rd's thread, not cached: 0 or -1. */
@@ -395,10 +402,9 @@ static bool step_ok(const struct unwind_hooks *h, uint64_t pc, uint64_t ip, uint
 	return *sig;
 }
 
-/* libunwind's part of unwind_capture (rd active); r: the last frame's registers where it
- * stopped short of max with hooks to go on; *after_sig: the last frame is a signal frame. */
-static unsigned step_all(struct unwinder *u, struct unwind_reader *rd,
-			 const struct arch_regs *regs, uint64_t *pcs, unsigned max,
+/* libunwind's part of unwind_capture (its reader active); r: the last frame's registers where
+ * it stopped short of max with hooks to go on; *after_sig: the last frame is a signal frame. */
+static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs, unsigned max,
 			 struct frames_regs *r, const struct unwind_hooks *h, bool *after_sig)
 {
 	unw_cursor_t c, last; /* a copy keeps the frame before a refused step */
@@ -410,10 +416,6 @@ static unsigned step_all(struct unwinder *u, struct unwind_reader *rd,
 		frame_regs(NULL, regs, r);
 		return n;
 	}
-	/* memory: through the cache unwind_prefetch filled for this stop */
-	if (!u->ro)
-		u->ro = ro_load(u->pid);
-	rd->ro = u->ro;
 	if (unw_init_remote(&c, u->as, u->upt) < 0) {
 		frame_regs(NULL, regs, r);
 		return n;
@@ -453,20 +455,32 @@ unsigned unwind_capture(struct unwinder *u, struct unwind_reader *rd, const stru
 	struct unwind_reader *outer = active;
 	struct frames_regs r;
 	bool at_sig = false;
-	unsigned n;
+	unsigned n = 0;
 
 	if (!max)
 		return 0;
 	rd->regs = regs;
 	rd->u = u;
 	active = rd;
-	sigmask_skip(true);
-	n = step_all(u, rd, regs, pcs, max, &r, h, &at_sig);
-	sigmask_skip(false);
-	if (at_sig && n < max) /* no way past the signal frame: a scan would guess stale frames */
-		pcs[n - 1] |= FRAMES_STOPPED;
-	else if (h && n < max)
-		n = h->extend(h->ctx, pcs, n, &r, max);
+	/* memory: through the cache unwind_prefetch filled for this stop, or the copy */
+	if (!u->ro)
+		u->ro = ro_load(u->pid);
+	rd->ro = u->ro;
+	if (h && h->quick) {
+		frame_regs(NULL, regs, &r);
+		n = h->quick(h->ctx, arch->get_pc(regs), &r, pcs, max);
+	}
+	rd->nquick += n > 0;
+	if (!n) {
+		rd->nslow++;
+		sigmask_skip(true);
+		n = step_all(u, regs, pcs, max, &r, h, &at_sig);
+		sigmask_skip(false);
+		if (at_sig && n < max) /* no way past the signal frame: a scan would guess stale frames */
+			pcs[n - 1] |= FRAMES_STOPPED;
+		else if (h && n < max)
+			n = h->extend(h->ctx, pcs, n, &r, max);
+	}
 	active = outer;
 	rd->regs = NULL;
 	rd->u = NULL;

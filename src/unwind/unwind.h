@@ -25,6 +25,9 @@ struct unwind_reader;
 
 struct unwind_reader *unwind_reader_new(void);
 void unwind_reader_free(struct unwind_reader *rd);
+/* Of rd's backtraces, how many the hooks' quick steps made (unwind_hooks.quick), and how many
+ * libunwind's steps began. */
+void unwind_reader_stats(const struct unwind_reader *rd, uint64_t *quick, uint64_t *slow);
 
 struct unwinder *unwind_new(pid_t pid);
 void unwind_destroy(struct unwinder *u);
@@ -85,6 +88,10 @@ struct unwind_hooks {
 	 * to max frames. Return the new count. */
 	unsigned (*extend)(void *ctx, uint64_t *pcs, unsigned n, const struct frames_regs *r,
 			   unsigned max);
+	/* Optional: the whole backtrace without libunwind, from pc and registers r, the same as
+	 * libunwind's steps and extend() would make it; 0 where that cannot be done. */
+	unsigned (*quick)(void *ctx, uint64_t pc, const struct frames_regs *r, uint64_t *pcs,
+			  unsigned max);
 	void *ctx;
 };
 

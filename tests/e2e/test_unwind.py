@@ -6,6 +6,7 @@ how it was found, as tests/targets/Makefile derives for each build: by CFI from 
 (plainscan, and plainfp elsewhere)."""
 
 import platform
+import re
 
 from helpers import (check_summary, fn_name, heaptrace, expect_rc, site_records, sites,
                      summary_record, target, variants)
@@ -111,3 +112,48 @@ def check_hows(r, want):
                 r.fail("frame %s of %s has how=%r" % (fn_name(f), names, f.get("how")))
         if any(f.get("stopped") for f in frames):
             r.fail("a backtrace reaching main is marked stopped: %s" % names)
+
+
+# where the cached CFI rules step (fallback.c's quick): not arm (libunwind reads .ARM.exidx
+# there), not mips64 (elfutils 0.188's libdw has no ABI description for it)
+QUICK_ARCHES = {"x86_64", "aarch64"}
+
+
+def frames_of(r):
+    """Every live backtrace as (count, size, frames as function+offset/how), sorted."""
+    return sorted((b["count"], b["size"],
+                   tuple("%s+%s/%s" % (fn_name(f), f.get("offset"), f.get("how"))
+                         for f in b["frames"]))
+                  for b in r.report["backtraces"])
+
+
+def stepped(r):
+    """(quick, libunwind) backtrace counts that -v printed."""
+    m = re.search(r"^heaptrace: (\d+) backtraces stepped by cached CFI rules, (\d+) by "
+                  r"libunwind$", r.proc.stderr, re.M)
+    if not m:
+        r.fail("-v did not say how the backtraces were stepped")
+    return int(m.group(1)), int(m.group(2))
+
+
+@variants("leaks", "leaks-O2", "cxxunwind", "cxxops-O2", "family-O2", "inlined-O2", "sigover")
+def test_quick_steps_as_libunwind(name):
+    """The steps by cached CFI rules make every backtrace libunwind's steps make (with
+    HEAPTRACE_NO_QUICK=1): the same frames, found the same way, the same counts; and where
+    they apply they made most of the backtraces."""
+    base, _, opt = name.partition("-")
+    prog = target(base, opt or "O0")
+    quick = heaptrace(prog, opts=["-v"], name=name + "-quick")
+    slow = heaptrace(prog, opts=["-v"], name=name + "-slow", env={"HEAPTRACE_NO_QUICK": "1"})
+    for r in (quick, slow):
+        expect_rc(r, 0)
+    if frames_of(quick) != frames_of(slow):
+        quick.fail("backtraces differ from libunwind's:\n%s\nagainst\n%s"
+                   % (frames_of(quick), frames_of(slow)))
+    (q, s), (q0, s0) = stepped(quick), stepped(slow)
+    if q0 or not s0:
+        slow.fail("HEAPTRACE_NO_QUICK=1 still stepped %d backtraces by cached rules" % q0)
+    if host_arch() in QUICK_ARCHES and q <= s:
+        quick.fail("only %d of %d backtraces stepped by cached CFI rules" % (q, q + s))
+    if host_arch() not in QUICK_ARCHES and q:
+        quick.fail("%d backtraces stepped by cached CFI rules on %s" % (q, host_arch()))
