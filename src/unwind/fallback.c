@@ -476,33 +476,46 @@ static unsigned extend(void *ctx, uint64_t *pcs, unsigned n, const struct frames
 	return n;
 }
 
-/* The cfi_rule of the frame at pc, a return address unless first (the frame an unwind starts
- * in, whose rules libunwind looks up at its exact pc), or NULL. */
-static const struct cfi_rule *rule_of(struct proc *p, uint64_t pc, bool first)
+/*
+ * The entry of the frame at pc, a return address unless first (the frame an unwind starts in,
+ * whose rules libunwind looks up at its exact pc), with quick and rule set: 1 where libunwind
+ * would step the frame (tables()) and by rules of the simple kind; and ret, for a return
+ * address. One look-up per frame: each is the same for as long as the module is mapped.
+ */
+static struct entry *quick_entry(struct proc *p, uint64_t pc, bool first)
 {
 	struct entry *e = entry_of(p, pc, !first);
+	struct cfi_rule ru;
+	bool ok;
 
+	if (e->quick >= 0 && (first || e->ret >= 0))
+		return e;
+	if (!first && e->ret < 0)
+		e->ret = is_return(p, pc);
 	if (e->quick < 0) {
 		uint64_t at = first ? arch->code_addr(frames_addr(pc)) : call_site(pc);
 		Dwfl_Module *m = sym_module(p->fallback->sym, at);
+		signed char ret = e->ret;
 
-		e->quick = m && !cfi_rule(m, at, &e->rule);
+		ok = m && tables(p, pc) && !cfi_rule(m, at, &ru);
+		e = entry_of(p, pc, !first); /* tables() may have put another address in its slot */
+		e->ret = ret;
+		e->quick = ok;
+		if (ok)
+			e->rule = ru;
 	}
-	return e->quick ? &e->rule : NULL;
+	return e;
 }
 
-/* One quick step from the frame at pc (first or not) with stack pointer *sp and frame pointer
- * *fp (if *fp_known): 0 with the caller's three and *ret its pc, 1 if there is no caller, or
- * -EINVAL where the step is not the simple kind libunwind would take as it is. */
-static int quick_step(struct proc *p, uint64_t pc, bool first, uint64_t *sp, uint64_t *fp,
-		      bool *fp_known, uint64_t *ret)
+/* One quick step from the frame at pc (first or not) by rule ru, with stack pointer *sp and
+ * frame pointer *fp (if *fp_known): 0 with the caller's three and *ret its pc, 1 if there is
+ * no caller, or -EINVAL where the step is not the simple kind libunwind would take as it is. */
+static int quick_step(struct proc *p, const struct cfi_rule *ru, uint64_t pc, bool first,
+		      uint64_t *sp, uint64_t *fp, bool *fp_known, uint64_t *ret)
 {
-	const struct cfi_rule *ru = tables(p, pc) ? rule_of(p, pc, first) : NULL;
 	const uint64_t mask = arch->word_size == 4 ? 0xffffffffull : ~0ull;
 	uint64_t cfa, nfp = *fp;
 
-	if (!ru)
-		return -EINVAL;
 	/* no caller: libunwind stops, and so does extend() (its CFI step, at a return address,
 	 * finds no caller either; at an outermost function it takes no step) */
 	if (ru->ra == CFI_LOST)
@@ -517,8 +530,8 @@ static int quick_step(struct proc *p, uint64_t pc, bool first, uint64_t *sp, uin
 	    (ru->fp == CFI_AT_CFA && unwind_read_current((cfa + (uint64_t)ru->fp_off) & mask, &nfp)))
 		return -EINVAL;
 	*ret &= mask;
-	/* step_ok()'s tests (unwind.c): up the stack, to a return address */
-	if (cfa < *sp || (cfa == *sp && *ret == pc) || !*ret || !ret_ok(p, *ret))
+	/* step_ok()'s tests (unwind.c): up the stack (ret_ok: below) */
+	if (cfa < *sp || (cfa == *sp && *ret == pc) || !*ret)
 		return -EINVAL;
 	*sp = cfa;
 	*fp = nfp & mask;
@@ -530,8 +543,10 @@ static int quick_step(struct proc *p, uint64_t pc, bool first, uint64_t *sp, uin
  * libunwind's steps without libunwind where each is of the simple kind a cfi_rule holds, which
  * libunwind takes as the rule says: a cached rule and a word or two read per frame, where
  * libunwind parses the frame's rules again (from its own cache, under a lock) and reads every
- * register's. Frames past libunwind's part (extend()) or any other kind of step: 0, and
- * unwind_capture goes libunwind's way from the start, so that every backtrace is the same.
+ * register's. Frames past libunwind's part (extend()), a caller's pc that is no return address
+ * (ret_ok() takes JIT code's too, whose frames are libunwind's to refuse) or any other kind of
+ * step: 0, and unwind_capture goes libunwind's way from the start, so that every backtrace is
+ * the same.
  */
 static unsigned quick(void *ctx, uint64_t pc, const struct frames_regs *r, uint64_t *pcs,
 		      unsigned max)
@@ -539,17 +554,24 @@ static unsigned quick(void *ctx, uint64_t pc, const struct frames_regs *r, uint6
 	struct proc *p = ctx;
 	uint64_t sp, fp = 0;
 	bool fp_known = arch->fp_reg >= 0 && frames_reg(r, (unsigned)arch->fp_reg, &fp);
+	struct entry *e;
 	unsigned n = 0;
 
 	if (!frames_reg(r, arch->dwarf_sp, &sp) || arch->exidx) /* arm: libunwind reads exidx */
 		return 0;
-	if (entry_of(p, pc, false) && p->fallback->no_quick)
+	e = quick_entry(p, pc, true);
+	if (p->fallback->no_quick)
 		return 0;
 	for (pcs[n++] = pc; n < max; pcs[n++] = pc) {
-		int err = quick_step(p, pc, n == 1, &sp, &fp, &fp_known, &pc);
+		struct cfi_rule ru = e->rule;
+		int err = e->quick ? quick_step(p, &ru, pc, n == 1, &sp, &fp, &fp_known, &pc) :
+				     -EINVAL;
 
 		if (err)
 			return err == 1 ? n : 0;
+		e = quick_entry(p, pc, false);
+		if (!e->ret)
+			return 0;
 	}
 	return n;
 }

@@ -378,6 +378,18 @@ static void frame_regs(unw_cursor_t *c, const struct arch_regs *regs, struct fra
 	}
 }
 
+/* The registers unwind_hooks.quick needs: the stack and frame pointers. */
+static void quick_regs(const struct arch_regs *regs, struct frames_regs *r)
+{
+	uint64_t v;
+
+	r->known = 0;
+	if (!arch_unwind_reg(regs, (int)arch->dwarf_sp, &v))
+		frames_set_reg(r, arch->dwarf_sp, v);
+	if (arch->fp_reg >= 0 && !arch_unwind_reg(regs, arch->fp_reg, &v))
+		frames_set_reg(r, (unsigned)arch->fp_reg, v);
+}
+
 /*
  * May libunwind's step from the frame at pc (sp) to the one at ip (nsp) be taken? Without
  * unwind information libunwind guesses: the return address register again (aarch64 static:
@@ -467,7 +479,7 @@ unsigned unwind_capture(struct unwinder *u, struct unwind_reader *rd, const stru
 		u->ro = ro_load(u->pid);
 	rd->ro = u->ro;
 	if (h && h->quick) {
-		frame_regs(NULL, regs, &r);
+		quick_regs(regs, &r);
 		n = h->quick(h->ctx, arch->get_pc(regs), &r, pcs, max);
 	}
 	rd->nquick += n > 0;

@@ -88,8 +88,9 @@ struct unwind_hooks {
 	 * to max frames. Return the new count. */
 	unsigned (*extend)(void *ctx, uint64_t *pcs, unsigned n, const struct frames_regs *r,
 			   unsigned max);
-	/* Optional: the whole backtrace without libunwind, from pc and registers r, the same as
-	 * libunwind's steps and extend() would make it; 0 where that cannot be done. */
+	/* Optional: the whole backtrace without libunwind, from pc and registers r (the stack
+	 * and frame pointers), the same as libunwind's steps and extend() would make it; 0 where
+	 * that cannot be done. */
 	unsigned (*quick)(void *ctx, uint64_t pc, const struct frames_regs *r, uint64_t *pcs,
 			  unsigned max);
 	void *ctx;
