@@ -136,7 +136,7 @@ PURE        := src/util/util.c src/util/log.c src/util/maps.c src/heap/table.c s
 	       src/heap/timeline.c src/heap/custom.c src/target/retlog.c src/target/wakers.c \
 	       src/unwind/frames.c src/unwind/pylayout.c src/unwind/pytss.c \
 	       src/inventory/inventory.c src/inventory/invglibc.c src/inventory/invmusl.c \
-	       src/patch/seccomp.c src/output/report.c src/output/reportjson.c src/output/blockview.c \
+	       src/patch/seccomp.c src/patch/copysize.c src/output/report.c src/output/reportjson.c src/output/blockview.c \
 	       src/output/labels.c src/symbols/wrappers.c src/symbols/perfmap.c src/serve/http.c \
 	       src/serve/listen.c src/serve/metrics.c
 UNIT_ARCHES := $(wildcard arch/*/arch.c) arch/x86_64/decoder.c arch/arm/thumb.c

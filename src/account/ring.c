@@ -175,9 +175,25 @@ static uint64_t rec_ns(const struct stubs_reader *rd, uint64_t tsc)
 
 struct unwind_ctx {
 	struct proc *p;
+	struct stubs *s;
 	const uint8_t *rec;
 	const struct ringrec *rr;
 };
+
+/* Learn the stack copy's size from what the unwind of c's record read of its copy (rd's last),
+ * whose n frames of pcs are cut short if the size was too small. */
+static void learn_copy(struct unwind_ctx *c, struct unwind_reader *rd, uint64_t *pcs, unsigned n,
+		       unsigned max)
+{
+	unsigned used, put;
+	bool over;
+
+	unwind_copy_use(rd, &used, &over);
+	if (copysize_seen(&c->s->rd.copy, c->rr->sp, c->rr->copy, used, over, &put) && n < max)
+		pcs[n - 1] |= FRAMES_STOPPED;
+	if (put)
+		stubs_data_put(c->s, proc_mem_pid(c->p), STUB_D_COPY, put);
+}
 
 static unsigned unwind_rec(void *arg, struct unwind_reader *rd, uint64_t *pcs, unsigned max)
 {
@@ -192,6 +208,8 @@ static unsigned unwind_rec(void *arg, struct unwind_reader *rd, uint64_t *pcs, u
 	fallback_hooks(c->p, &h);
 	n = unwind_capture_copy(c->p->unw, rd, &regs, c->rr->sp, c->rec + STUB_REC_ENTRY,
 				c->rr->copy, pcs, max, &h);
+	if (n)
+		learn_copy(c, rd, pcs, n, max);
 	if (c->rr->py_count)
 		n = python_merge_recorded(c->p, c->rec + c->rr->py_off, c->rr->py_count, pcs, n,
 					  max);
@@ -201,7 +219,7 @@ static unsigned unwind_rec(void *arg, struct unwind_reader *rd, uint64_t *pcs, u
 static void take_entry(struct proc *p, struct stubs *s, const uint8_t *r,
 		       const struct ringrec *rr, uint64_t pos)
 {
-	struct unwind_ctx uc = { p, r, rr };
+	struct unwind_ctx uc = { p, s, r, rr };
 	struct calls_rec c = {
 		.hook = rr->word & STUB_HOOK_MASK,
 		.sp = rr->sp,
@@ -505,6 +523,20 @@ uint64_t ring_waiting(const struct proc *p)
 bool ring_read_to(const struct proc *p, uint64_t pos)
 {
 	return !stubs_active(p) || p->stubs->rd.tail >= pos;
+}
+
+void ring_copy_stats(uint64_t *cut, unsigned *least)
+{
+	stubs_retired_copy(cut, least);
+	for (struct proc *p = procs; p; p = p->next) {
+		const struct copysize *c = p->stubs ? &p->stubs->rd.copy : NULL;
+
+		if (!c)
+			continue;
+		*cut += c->cut;
+		if (!*least || c->least < *least)
+			*least = c->least;
+	}
 }
 
 void ring_stats(uint64_t *records, uint64_t *waits, uint64_t *backlog)

@@ -35,4 +35,8 @@ uint64_t ring_waiting(const struct proc *p);
  * found waiting at once (how far it fell behind), over every ring so far, for -v. */
 void ring_stats(uint64_t *records, uint64_t *waits, uint64_t *backlog);
 
+/* Backtraces cut short by a learned stack copy size, and the smallest size learned (0: no
+ * ring), over every ring so far, for -v. */
+void ring_copy_stats(uint64_t *cut, unsigned *least);
+
 #endif

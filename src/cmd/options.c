@@ -48,7 +48,8 @@ const struct opt_desc opt_table[] = {
 				  "the heap mmap" },
 	{ "mode", OPT_MODE, "MODE", "stubs (default: no stop per call where safe) or breakpoint" },
 	{ "stack-copy", OPT_STACK_COPY, "BYTES", "stack bytes an entry stub copies per allocation "
-						 "for the unwinder (default 8192)" },
+						 "for the unwinder (default: learned, at most "
+						 "8192)" },
 	{ "max-stall", OPT_MAX_STALL, "MS", "longest wait of a traced call for heaptrace "
 					    "to catch up, then it goes unrecorded (default 20)" },
 	{ "no-pin", OPT_NO_PIN, NULL, "breakpoint mode: do not share one CPU with a "

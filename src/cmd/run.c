@@ -371,7 +371,7 @@ int run_trace(int argc, char **argv)
 			.sample = 1,
 			.pin = true,
 			.mode = MODE_STUBS,
-			.stack_copy = 8192,
+			.stack_copy = 0, /* learned (stubs_setup) */
 			.max_stall_ms = 20,
 			.inventory = true,
 			.report = { .format = FMT_TEXT, .sort = SORT_SIZE, .top = 10,

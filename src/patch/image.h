@@ -11,7 +11,7 @@
 /* How images are traced, the same for every process of the run (image_init). */
 struct image_opts {
 	bool stubs; /* entry stubs where safe (stubs.h), else a breakpoint per hook */
-	unsigned stack_copy; /* bytes of stack an entry stub copies per allocation */
+	unsigned stack_copy; /* bytes of stack an entry stub copies per allocation, 0: learned */
 	unsigned max_stall_ms; /* longest wait of a stub for room (stubs_setup) */
 };
 

@@ -272,6 +272,9 @@ void stubs_forget(struct proc *p)
 	retired.nwaits += s->rd.nwaits;
 	if (s->rd.peak_backlog > retired.peak_backlog)
 		retired.peak_backlog = s->rd.peak_backlog;
+	retired.copy.cut += s->rd.copy.cut;
+	if (!retired.copy.least || s->rd.copy.least < retired.copy.least)
+		retired.copy.least = s->rd.copy.least;
 	for (unsigned i = 0; i < s->rd.nphantom; i++) {
 		s->rd.phantom[i]->nframes = 0;
 		proc_thread_release(s->rd.phantom[i]);
@@ -288,4 +291,10 @@ void stubs_retired(uint64_t *records, uint64_t *waits, uint64_t *backlog)
 	*records = retired.nrecords;
 	*waits = retired.nwaits;
 	*backlog = retired.peak_backlog;
+}
+
+void stubs_retired_copy(uint64_t *cut, unsigned *least)
+{
+	*cut = retired.copy.cut;
+	*least = retired.copy.least;
 }

@@ -492,7 +492,7 @@ int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned cop
 		return -ENOTSUP;
 	s = xcalloc(1, sizeof(*s));
 	s->size = ring_size;
-	s->copy = copy;
+	s->copy = copy ? copy : STUBS_COPY_LEARN_MAX;
 	s->stall = stall_ms; /* slices of 1 ms (STUB_STALL_SLICE_NS) */
 	s->filters = seccomp_most(p);
 	s->filters_ns = now_ns();
@@ -516,6 +516,7 @@ int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned cop
 	s->rd.tsc0 = stub_ticks();
 	s->rd.ns0 = now_ns();
 	s->rd.slow_ms = -1; /* read at the first drain */
+	copysize_init(&s->rd.copy, s->copy, !copy);
 	s->rd.keys_gen = s->threads_gen - 1; /* the key table is built at the first record */
 	p->stubs = s;
 	pr_dbg(1, "process %d: stubs at %#llx, ring of %lu KiB at %#llx", p->pid,

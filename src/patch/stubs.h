@@ -20,6 +20,7 @@
 #include "arch/arch.h"
 #include "heap/hooks.h"
 #include "patch/breakpoint.h"
+#include "patch/copysize.h"
 
 struct module;
 struct proc;
@@ -77,6 +78,7 @@ struct stubs_reader {
 	unsigned keys_mask, nkeys, keys_gen;
 	struct thread *unknown; /* the one thread with no key yet, if only one (npending) */
 	unsigned npending;
+	struct copysize copy; /* the stubs' stack copy size, learned (STUB_D_COPY) */
 };
 
 #define STUBS_AREAS 4 /* stub pages: one within a branch's reach of each module with hooks */
@@ -124,10 +126,14 @@ void stubs_python(struct proc *p);
 /* Entry stubs can be used on this architecture. */
 bool stubs_supported(void);
 
+/* The most bytes of stack a stub copies when the size is learned (copysize.h). */
+#define STUBS_COPY_LEARN_MAX 8192u
+
 /*
  * Map the stub pages and the ring in the process of stopped thread tid (its scratch page is
  * in place): every system call is first put to ok (seccomp). ring_size: bytes of ring
- * (a power of two), copy: most bytes of stack per allocation, stall_ms: the longest a call
+ * (a power of two), copy: bytes of stack per allocation (0: learned, at most
+ * STUBS_COPY_LEARN_MAX), stall_ms: the longest a call
  * waits for room before it goes on unrecorded (0: none). Return 0, or -errno (nothing
  * mapped that matters: every hook then keeps its breakpoint).
  */
@@ -202,6 +208,9 @@ void stubs_forget(struct proc *p);
 
 /* The counters (struct stubs_reader) of the rings forgotten so far, added up (ring_stats). */
 void stubs_retired(uint64_t *records, uint64_t *waits, uint64_t *backlog);
+/* The same of their stack copies' sizes (struct copysize): backtraces cut short, and the
+ * smallest size learned (0: none). */
+void stubs_retired_copy(uint64_t *cut, unsigned *least);
 
 /* Which area's code p's entry at addr can branch to, or -1. */
 int stubs_area_for(const struct stubs *s, uint64_t addr);

@@ -56,7 +56,7 @@ struct tracer_opts {
 	bool pin;
 	/* MODE_STUBS: entry stubs where safe (stubs.h); MODE_BREAKPOINT: a stop per call */
 	int mode;
-	unsigned stack_copy; /* bytes of stack an entry stub copies per allocation */
+	unsigned stack_copy; /* bytes of stack an entry stub copies per allocation, 0: learned */
 	unsigned max_stall_ms; /* longest wait of a stub for room in its ring (--max-stall) */
 	bool inventory; /* --pid: read the heap that was there before the attach (inventory.h) */
 	double duration; /* seconds; 0 = until the end */

@@ -52,7 +52,8 @@ static void report_all(int sort, const char *kind)
 static void print_cost(void)
 {
 	struct rusage ru;
-	uint64_t nstops, nunwinds, nlogged, nrecords, nwaits, backlog, nquick, nslow;
+	uint64_t nstops, nunwinds, nlogged, nrecords, nwaits, backlog, nquick, nslow, ncut;
+	unsigned least;
 
 	/* what tracing cost heaptrace itself, for the benchmark */
 	getrusage(RUSAGE_SELF, &ru);
@@ -62,6 +63,10 @@ static void print_cost(void)
 	pr_info("%llu calls recorded by entry stubs, %llu times a stub waited for room, "
 		"at most %llu KiB of records waiting", (unsigned long long)nrecords,
 		(unsigned long long)nwaits, (unsigned long long)(backlog >> 10));
+	ring_copy_stats(&ncut, &least);
+	if (least)
+		pr_info("stack copies of at least %u bytes, %llu backtraces cut short by them", least,
+			(unsigned long long)ncut);
 	pr_info("%llu breakpoint stops, %llu backtraces unwound, CPU %.6f s user %.6f s system",
 		(unsigned long long)nstops, (unsigned long long)nunwinds,
 		ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,

@@ -50,6 +50,8 @@ struct unwind_reader {
 	 * read-only mappings, nothing else (the live stack has moved on) */
 	const uint8_t *copy;
 	uint64_t copy_lo, copy_len;
+	uint64_t copy_used; /* bytes from copy_lo to the end of the highest word read */
+	bool copy_over; /* a word just past the copy's end was wanted (COPY_OVER) */
 	uint64_t nquick, nslow; /* unwind_reader_stats */
 	struct { /* unwind_sent_begin, unwind_sent_add */
 		uint64_t lo, hi;
@@ -75,6 +77,12 @@ void unwind_reader_free(struct unwind_reader *rd)
 	if (rd)
 		free(rd->sent.v);
 	free(rd);
+}
+
+void unwind_copy_use(const struct unwind_reader *rd, unsigned *used, bool *over)
+{
+	*used = (unsigned)rd->copy_used;
+	*over = rd->copy_over;
 }
 
 void unwind_reader_stats(const struct unwind_reader *rd, uint64_t *quick, uint64_t *slow)
@@ -129,15 +137,25 @@ static bool is_ro(const struct ro_cache *ro, uint64_t addr)
 	return false;
 }
 
+/* Reads this far past a copy's end are the unwind running off it: the stack it copied went on
+ * (further up are other stacks, or data a scan tries as words). */
+#define COPY_OVER 4096u
+
 static int read_cached(struct unwind_reader *rd, uint64_t addr, unw_word_t *val)
 {
 	if (rd->copy) {
-		if (addr >= rd->copy_lo && addr - rd->copy_lo + sizeof(*val) <= rd->copy_len) {
+		uint64_t end = addr - rd->copy_lo + sizeof(*val);
+
+		if (addr >= rd->copy_lo && end <= rd->copy_len) {
 			memcpy(val, rd->copy + (addr - rd->copy_lo), sizeof(*val));
+			if (end > rd->copy_used)
+				rd->copy_used = end;
 			return 0;
 		}
-		if (!is_ro(rd->ro, addr))
+		if (!is_ro(rd->ro, addr)) {
+			rd->copy_over |= addr >= rd->copy_lo && end <= rd->copy_len + COPY_OVER;
 			return -1;
+		}
 	}
 	if (is_ro(rd->ro, addr))
 		return read_line(rd, addr, val, RO_SHIFT, RO_LINES, rd->ro->tag,
@@ -354,6 +372,8 @@ unsigned unwind_capture_copy(struct unwinder *u, struct unwind_reader *rd,
 	rd->copy = stack;
 	rd->copy_lo = lo;
 	rd->copy_len = len;
+	rd->copy_used = 0;
+	rd->copy_over = false;
 	n = unwind_capture(u, rd, regs, pcs, max, h);
 	rd->copy = NULL;
 	return n;
@@ -488,7 +508,9 @@ unsigned unwind_capture(struct unwinder *u, struct unwind_reader *rd, const stru
 		sigmask_skip(true);
 		n = step_all(u, regs, pcs, max, &r, h, &at_sig);
 		sigmask_skip(false);
-		if (at_sig && n < max) /* no way past the signal frame: a scan would guess stale frames */
+		/* no way past a signal frame, nor past a frame the copy of the stack ends in: a
+		 * scan would take stale words (a big frame's locals) for its callers */
+		if ((at_sig || (rd->copy && rd->copy_over)) && n < max)
 			pcs[n - 1] |= FRAMES_STOPPED;
 		else if (h && n < max)
 			n = h->extend(h->ctx, pcs, n, &r, max);

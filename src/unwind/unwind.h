@@ -110,4 +110,9 @@ unsigned unwind_capture_copy(struct unwinder *u, struct unwind_reader *rd,
 			     const struct arch_regs *regs, uint64_t lo, const void *stack,
 			     size_t len, uint64_t *pcs, unsigned max, const struct unwind_hooks *h);
 
+/* Of the copy rd's last unwind_capture_copy unwound from: the bytes from its start to the end
+ * of the highest word read, and whether a word just past its end was wanted (the unwind ran
+ * off it). */
+void unwind_copy_use(const struct unwind_reader *rd, unsigned *used, bool *over);
+
 #endif

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * deepen: a program whose stack deepens after a while, for the entry stubs' learned stack copy
+ * (src/patch/copysize.h). usage: deepen [SHALLOW [DEEP]] (default 40000 2000).
+ * First SHALLOW malloc/free pairs of 24 bytes from shallow(), a frame or two above main: the
+ * stubs learn to copy a few hundred bytes. Then DEEP blocks of 48 bytes from deep_leaf(),
+ * called by big_frame(), whose frame holds BIG bytes of its own: the learned copy ends inside
+ * it, and the unwind of the first of these runs off the copy's end. All DEEP blocks are kept.
+ * No stdio.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "expect.h"
+
+#define BIG 4096
+
+static void *volatile kept;
+
+__attribute__((noipa)) void *deep_leaf(void)
+{
+	return malloc(48); /* site(deep_leaf) */
+}
+
+__attribute__((noipa)) void *big_frame(unsigned i)
+{
+	volatile char buf[BIG];
+	void *p;
+
+	buf[i % BIG] = (char)i;
+	p = deep_leaf(); /* call(deep_leaf) */
+	buf[(i + 1) % BIG] = buf[i % BIG];
+	return p;
+}
+
+__attribute__((noipa)) void shallow(void)
+{
+	void *p = malloc(24);
+
+	keep(p);
+	free(p);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long nshallow = argc > 1 ? strtoul(argv[1], NULL, 0) : 40000;
+	unsigned long ndeep = argc > 2 ? strtoul(argv[2], NULL, 0) : 2000;
+	struct expect_sum sum = { 0 };
+
+	for (unsigned long i = 0; i < nshallow; i++)
+		shallow();
+	for (unsigned long i = 0; i < ndeep; i++) {
+		kept = big_frame((unsigned)i); /* call(big_frame) */
+		keep(kept);
+	}
+	expect_site("malloc", ndeep, 48 * ndeep, "deep_leaf,big_frame,main");
+	sum.alloc_calls = nshallow + ndeep;
+	sum.free_calls = nshallow;
+	sum.live_blocks = ndeep;
+	sum.live_bytes = 48 * ndeep;
+	expect_summary(&sum);
+	return 0;
+}
