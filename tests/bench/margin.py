@@ -25,6 +25,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TIMEOUT = 1800  # seconds per run; only catches hangs
+# A tool whose run takes longer than this is not run again for that workload (its column says
+# "slow"): breakpoint mode stops at every call, minutes on node and python3.
+CELL_LIMIT = 120
 
 
 class RunError(Exception):
@@ -120,7 +123,7 @@ def cells_of(argv, heaptrace, heaptrack, out):
 
 def measure(name, argv_of, sizes, heaptrace, heaptrack, env, runs, log, failed):
     """{(tool, size): (median wall, median CPU)} and {size: calls}, interleaved by round."""
-    samples, calls = {}, {}
+    samples, calls, slow = {}, {}, set()
     with tempfile.TemporaryDirectory(prefix="margin.") as d:
         for _ in range(runs):
             for size in sizes:
@@ -128,6 +131,8 @@ def measure(name, argv_of, sizes, heaptrace, heaptrack, env, runs, log, failed):
                                                     f"{d}/{size}").items():
                     key = (tool, size)
                     if samples.get(key, []) is None:
+                        continue
+                    if tool in slow:
                         continue
                     log(f"margin {name} {tool} {size}")
                     try:
@@ -137,11 +142,14 @@ def measure(name, argv_of, sizes, heaptrace, heaptrack, env, runs, log, failed):
                     except (RunError, OSError, ValueError, KeyError, IndexError) as e:
                         failed.append(f"margin {name} {tool} {size}: {e}")
                         samples[key] = None
+                        continue
+                    if samples[key][-1][0] > CELL_LIMIT and tool not in ("native", "heaptrace"):
+                        slow.add(tool)
                     for f in Path(d).glob("*.heaptrack*"):
                         f.unlink()
     med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v))
-           for k, v in samples.items() if v}
-    return med, calls
+           for k, v in samples.items() if v and k[0] not in slow}
+    return med, calls, slow
 
 
 def slopes(med, calls, sizes):
@@ -163,8 +171,8 @@ def section(bins, scale, heaptrace, heaptrack, env, runs, log, failed, goals, pr
     rows, table = [], []
     with tempfile.TemporaryDirectory(prefix="margin-in.") as scratch:
         for name, argv_of, small, large in workloads(bins, scale, scratch):
-            med, calls = measure(name, argv_of, (small, large), heaptrace, heaptrack, env,
-                                 runs, log, failed)
+            med, calls, slow = measure(name, argv_of, (small, large), heaptrace, heaptrack,
+                                       env, runs, log, failed)
             s = slopes(med, calls, (small, large))
             if "native" not in s:
                 continue
@@ -175,6 +183,8 @@ def section(bins, scale, heaptrace, heaptrack, env, runs, log, failed, goals, pr
             for tool, (wall, cpu) in over.items():
                 row[f"{tool} wall"] = f"{wall:.3f}"
                 row[f"{tool} CPU"] = f"{cpu:.3f}"
+            for tool in slow:
+                row[f"{tool} wall"] = row[f"{tool} CPU"] = "slow"
             if "heaptrace" in over and "heaptrack" in over:
                 ht, hk = over["heaptrace"], over["heaptrack"]
                 row["wall ht/hk"] = f"{ht[0] / hk[0]:.2f}" if hk[0] > 0.005 else "hk ~0"
@@ -202,5 +212,6 @@ TOOL wall, CPU   the tool's slope minus the untraced one, in microseconds per ca
                  tool's threads and its helper processes (heaptrack_interpret, its compressor)
 heaptrace        the default entry mode (stubs), --depth=8; breakpoint: --mode=breakpoint
 heaptrack        heaptrack -o FILE PROG (its default depth, every call)
-ht/hk            heaptrace's overhead over heaptrack's ("hk ~0": heaptrack's is below 5 ns)""")
+ht/hk            heaptrace's overhead over heaptrack's ("hk ~0": heaptrack's is below 5 ns)
+slow             a run took over %d s: not measured further""" % CELL_LIMIT)
     return rows

@@ -136,7 +136,7 @@ def stepped(r):
     return int(m.group(1)), int(m.group(2))
 
 
-@variants("leaks", "leaks-O2", "cxxunwind", "cxxops-O2", "family-O2", "inlined-O2", "sigover")
+@variants("leaks", "leaks-O2", "cxxunwind", "cxxops-O2", "family-O2", "inlined-O2", "demo-O2")
 def test_quick_steps_as_libunwind(name):
     """The steps by cached CFI rules make every backtrace libunwind's steps make (with
     HEAPTRACE_NO_QUICK=1): the same frames, found the same way, the same counts; and where
