@@ -39,34 +39,11 @@ static ssize_t read_words(void *ctx, uint64_t addr, void *buf, size_t len)
 	return done;
 }
 
-static bool after_call(void *ctx, uint64_t ret, uint64_t *target)
-{
-	struct proc *p = ctx;
-	uint64_t code = arch->code_addr(ret);
-	const struct module *m = modlist_find(&p->mods, code);
-	uint8_t insn[ARCH_CALL_WINDOW];
-
-	/* in its code, not just its extent: a pointer to its data (seen in the arm guest: to
-	 * ld.so's __stack_chk_guard, after the random canary, which decoded as a bl now and then)
-	 * is no return address */
-	if (!m || !m->exec || code < m->exec_start + ARCH_CALL_WINDOW || code > m->exec_end)
-		return false;
-	if (read_words(NULL, code - ARCH_CALL_WINDOW, insn, sizeof(insn)) != sizeof(insn))
-		return false;
-	return arch->after_call(insn, ret, target);
-}
-
-static bool is_return(void *ctx, uint64_t ret)
-{
-	uint64_t target;
-
-	return after_call(ctx, ret, &target);
-}
-
 /* Where a return address lies: in main, in an outermost function, or elsewhere. */
 enum place { PLACE_OTHER, PLACE_MAIN, PLACE_OUTERMOST };
 
 #define CACHE_SIZE 4096 /* a power of two */
+#define CALLS_SIZE 4096 /* likewise */
 
 /*
  * Per process: its symbols, and what they say of each code address looked up. libdwfl's
@@ -94,11 +71,14 @@ struct fallback {
 		int cfi; /* enum cfi_table of a return address, or CFI_UNSEEN, CFI_NO_MODULE */
 		signed char signal; /* of a code address: a signal frame's (1), not (0), unseen */
 		signed char jit; /* of a return address: in JIT code (1), not (0), unseen (-1) */
-		signed char ret; /* of a return address: after a call (1), not (0), unseen (-1) */
 		signed char quick; /* rule holds the frame's cfi_rule (1), it has none (0), unseen */
 		uint64_t jit_ns; /* when it was last found not to be */
 		struct cfi_rule rule;
 	} cache[CACHE_SIZE];
+	struct call_seen { /* after_call() of a word */
+		uint64_t word, target;
+		bool known, ok;
+	} calls[CALLS_SIZE];
 };
 
 static bool same_name(const char *sym, const char *name)
@@ -121,22 +101,79 @@ static enum place place_of_name(const char *name)
 }
 
 /* The cache entry of code address pc (a return address if is_return). */
-static struct entry *entry_of(struct proc *p, uint64_t pc, bool is_return)
+static struct fallback *fallback_of(struct proc *p)
 {
-	uint64_t key = (arch->code_addr(frames_addr(pc)) << 1) | is_return;
 	struct fallback *fb = p->fallback;
-	struct entry *e;
 
 	if (!fb) {
 		fb = p->fallback = xcalloc(1, sizeof(*fb));
 		fb->sym = sym_open(&p->mods);
 		fb->no_quick = getenv("HEAPTRACE_NO_QUICK") != NULL;
 	}
-	e = &fb->cache[hash64(key) & (CACHE_SIZE - 1)];
+	return fb;
+}
+
+static struct entry *entry_of(struct proc *p, uint64_t pc, bool is_return)
+{
+	uint64_t key = (arch->code_addr(frames_addr(pc)) << 1) | is_return;
+	struct entry *e = &fallback_of(p)->cache[hash64(key) & (CACHE_SIZE - 1)];
+
 	if (e->key != key)
 		*e = (struct entry){ .key = key, .cfi = CFI_UNSEEN, .signal = -1, .jit = -1,
-				     .ret = -1, .quick = -1 };
+				     .quick = -1 };
 	return e;
+}
+
+/* Is code address code in a module's code, not just its extent: a pointer to its data (seen
+ * in the arm guest: to ld.so's __stack_chk_guard, after the random canary, which decoded as
+ * a bl now and then) is no return address. */
+static bool in_code(struct proc *p, uint64_t code)
+{
+	const struct module *m = modlist_find(&p->mods, code);
+
+	return m && m->exec && code >= m->exec_start + ARCH_CALL_WINDOW && code <= m->exec_end;
+}
+
+static bool read_after_call(uint64_t ret, uint64_t *target)
+{
+	uint8_t insn[ARCH_CALL_WINDOW];
+
+	if (read_words(NULL, arch->code_addr(ret) - ARCH_CALL_WINDOW, insn, sizeof(insn)) !=
+	    sizeof(insn))
+		return false;
+	return arch->after_call(insn, ret, target);
+}
+
+/*
+ * Is ret (a word as the stack holds it: arm's Thumb bit says how the call before it reads)
+ * just after a call in a module's code? *target: a direct call's destination. Each answer is
+ * kept, by the word: a module's code does not change while it is mapped, and a stack scan
+ * tries the same stale return addresses record after record (node: 1,000 words a record).
+ */
+static bool after_call(void *ctx, uint64_t ret, uint64_t *target)
+{
+	struct proc *p = ctx;
+	struct fallback *fb;
+	struct call_seen *c;
+
+	if (!in_code(p, arch->code_addr(ret)))
+		return false;
+	fb = fallback_of(p);
+	c = &fb->calls[hash64(ret) & (CALLS_SIZE - 1)];
+	if (c->word != ret || !c->known) {
+		c->word = ret;
+		c->known = true;
+		c->ok = read_after_call(ret, &c->target);
+	}
+	*target = c->target;
+	return c->ok;
+}
+
+static bool is_return(void *ctx, uint64_t ret)
+{
+	uint64_t target;
+
+	return after_call(ctx, ret, &target);
 }
 
 /* The same, with its function's start and place. */
@@ -239,11 +276,7 @@ static bool jit_code(struct proc *p, uint64_t pc)
  * stack copy does not hold? */
 static bool ret_ok(void *ctx, uint64_t ret)
 {
-	struct entry *e = entry_of(ctx, ret, true);
-
-	if (e->ret < 0) /* the code of a module does not change while mapped */
-		e->ret = is_return(ctx, ret);
-	return e->ret || jit_code(ctx, ret);
+	return is_return(ctx, ret) || jit_code(ctx, ret);
 }
 
 /* The call site of return address pc, as libdwfl looks code up. */
@@ -479,31 +512,26 @@ static unsigned extend(void *ctx, uint64_t *pcs, unsigned n, const struct frames
 /*
  * The entry of the frame at pc, a return address unless first (the frame an unwind starts in,
  * whose rules libunwind looks up at its exact pc), with quick and rule set: 1 where libunwind
- * would step the frame (tables()) and by rules of the simple kind; and ret, for a return
- * address. One look-up per frame: each is the same for as long as the module is mapped.
+ * would step the frame (tables()) and by rules of the simple kind. The same for as long as the
+ * module is mapped.
  */
 static struct entry *quick_entry(struct proc *p, uint64_t pc, bool first)
 {
 	struct entry *e = entry_of(p, pc, !first);
+	uint64_t at;
+	Dwfl_Module *m;
 	struct cfi_rule ru;
 	bool ok;
 
-	if (e->quick >= 0 && (first || e->ret >= 0))
+	if (e->quick >= 0)
 		return e;
-	if (!first && e->ret < 0)
-		e->ret = is_return(p, pc);
-	if (e->quick < 0) {
-		uint64_t at = first ? arch->code_addr(frames_addr(pc)) : call_site(pc);
-		Dwfl_Module *m = sym_module(p->fallback->sym, at);
-		signed char ret = e->ret;
-
-		ok = m && tables(p, pc) && !cfi_rule(m, at, &ru);
-		e = entry_of(p, pc, !first); /* tables() may have put another address in its slot */
-		e->ret = ret;
-		e->quick = ok;
-		if (ok)
-			e->rule = ru;
-	}
+	at = first ? arch->code_addr(frames_addr(pc)) : call_site(pc);
+	m = sym_module(p->fallback->sym, at);
+	ok = m && tables(p, pc) && !cfi_rule(m, at, &ru);
+	e = entry_of(p, pc, !first); /* tables() may have put another address in its slot */
+	e->quick = ok;
+	if (ok)
+		e->rule = ru;
 	return e;
 }
 
@@ -569,9 +597,9 @@ static unsigned quick(void *ctx, uint64_t pc, const struct frames_regs *r, uint6
 
 		if (err)
 			return err == 1 ? n : 0;
-		e = quick_entry(p, pc, false);
-		if (!e->ret)
+		if (!is_return(p, pc))
 			return 0;
+		e = quick_entry(p, pc, false);
 	}
 	return n;
 }
