@@ -153,17 +153,12 @@ static bool read_after_call(uint64_t ret, uint64_t *target)
 static bool after_call(void *ctx, uint64_t ret, uint64_t *target)
 {
 	struct proc *p = ctx;
-	struct fallback *fb;
-	struct call_seen *c;
+	struct call_seen *c = &fallback_of(p)->calls[hash64(ret) & (CALLS_SIZE - 1)];
 
-	if (!in_code(p, arch->code_addr(ret)))
-		return false;
-	fb = fallback_of(p);
-	c = &fb->calls[hash64(ret) & (CALLS_SIZE - 1)];
 	if (c->word != ret || !c->known) {
 		c->word = ret;
 		c->known = true;
-		c->ok = read_after_call(ret, &c->target);
+		c->ok = in_code(p, arch->code_addr(ret)) && read_after_call(ret, &c->target);
 	}
 	*target = c->target;
 	return c->ok;
