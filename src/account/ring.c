@@ -181,16 +181,18 @@ struct unwind_ctx {
 };
 
 /* Learn the stack copy's size from what the unwind of c's record read of its copy (rd's last),
- * whose n frames of pcs are cut short if the size was too small. */
-static void learn_copy(struct unwind_ctx *c, struct unwind_reader *rd, uint64_t *pcs, unsigned n,
-		       unsigned max)
+ * which found n frames of pcs: cut short if it stopped short of max for want of the stack
+ * above the copy (a backtrace that reached main or a thread's start is whole, whatever else
+ * the unwinder tried to read). */
+static void learn_copy(struct unwind_ctx *c, struct unwind_reader *rd, const uint64_t *pcs,
+		       unsigned n, unsigned max)
 {
 	unsigned used, put;
 	bool over;
 
 	unwind_copy_use(rd, &used, &over);
-	if (copysize_seen(&c->s->rd.copy, c->rr->sp, c->rr->copy, used, over, &put) && n < max)
-		pcs[n - 1] |= FRAMES_STOPPED;
+	over &= n < max && (pcs[n - 1] & FRAMES_STOPPED);
+	copysize_seen(&c->s->rd.copy, c->rr->sp, c->rr->copy, used, over, &put);
 	if (put)
 		stubs_data_put(c->s, proc_mem_pid(c->p), STUB_D_COPY, put);
 }

@@ -460,6 +460,14 @@ static unsigned extend(void *ctx, uint64_t *pcs, unsigned n, const struct frames
 
 	if (!n || n >= max)
 		return n;
+	/* libunwind's steps wanted the stack above the copy: what the copy holds above the last
+	 * frame is that frame's own (a big frame's locals), where a scan would take stale words
+	 * for its callers */
+	if (unwind_current_ran_off()) {
+		if (place_of(p, pcs[n - 1]) == PLACE_OTHER)
+			pcs[n - 1] |= FRAMES_STOPPED;
+		return n;
+	}
 	frames_reg(&r, arch->dwarf_sp, &lo);
 	for (place = place_of(p, pcs[n - 1]); n < max && place != PLACE_OUTERMOST;
 	     place = place_of(p, pcs[n - 1])) {

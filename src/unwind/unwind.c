@@ -263,6 +263,11 @@ int unwind_read_current(uint64_t addr, uint64_t *val)
 	return active ? unwind_read_word(active, addr, val) : -EFAULT;
 }
 
+bool unwind_current_ran_off(void)
+{
+	return active && active->copy && active->copy_over;
+}
+
 bool unwind_current_top(uint64_t *top)
 {
 	const struct thread *t;
@@ -508,9 +513,7 @@ unsigned unwind_capture(struct unwinder *u, struct unwind_reader *rd, const stru
 		sigmask_skip(true);
 		n = step_all(u, regs, pcs, max, &r, h, &at_sig);
 		sigmask_skip(false);
-		/* no way past a signal frame, nor past a frame the copy of the stack ends in: a
-		 * scan would take stale words (a big frame's locals) for its callers */
-		if ((at_sig || (rd->copy && rd->copy_over)) && n < max)
+		if (at_sig && n < max) /* no way past the signal frame: a scan would guess stale frames */
 			pcs[n - 1] |= FRAMES_STOPPED;
 		else if (h && n < max)
 			n = h->extend(h->ctx, pcs, n, &r, max);

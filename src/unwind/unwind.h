@@ -48,6 +48,10 @@ int unwind_read_word(struct unwind_reader *rd, uint64_t addr, uint64_t *val);
  * whose unwind_capture is running on the calling thread. -EFAULT outside one. */
 int unwind_read_current(uint64_t addr, uint64_t *val);
 
+/* Has the capture running on the calling thread wanted a word just past the end of its copy of
+ * the stack (unwind_copy_use)? */
+bool unwind_current_ran_off(void);
+
 /* The top of the stack of the thread being unwound by the capture running on the calling thread
  * (a copy's end, else the end of the mapping its stack was in when it was first seen): false if
  * not known. */
