@@ -97,7 +97,7 @@ def workloads(bins, scale, scratch):
     node = shutil.which("node")
     if node:
         wl.append(("node buffers", lambda k: [node, str(HERE / "workload.js"), str(k)],
-                   n(100), n(1000)))
+                   n(30), n(150)))
     jq = shutil.which("jq")
     if jq:
         wl.append(("jq", lambda k: [jq, "-c", "map(select(.id % 3 == 0) | .name)",
