@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The live side of the stack scan: memory, code and symbols of a traced process. */
+/* The hooks of a traced process's unwinds: what its code, symbols and CFI say of each address,
+ * cached; the quick steps by cached CFI rules; and the stack scan's live side. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -100,7 +101,7 @@ static enum place place_of_name(const char *name)
 	return PLACE_OTHER;
 }
 
-/* The cache entry of code address pc (a return address if is_return). */
+/* p's, made at the first look-up. */
 static struct fallback *fallback_of(struct proc *p)
 {
 	struct fallback *fb = p->fallback;
@@ -113,6 +114,7 @@ static struct fallback *fallback_of(struct proc *p)
 	return fb;
 }
 
+/* The cache entry of code address pc (a return address if is_return). */
 static struct entry *entry_of(struct proc *p, uint64_t pc, bool is_return)
 {
 	uint64_t key = (arch->code_addr(frames_addr(pc)) << 1) | is_return;
