@@ -4,8 +4,8 @@
 
 void copysize_init(struct copysize *c, unsigned full, bool learn)
 {
-	*c = (struct copysize){ .learn = learn, .full = full, .now = full, .prev = full, .least = full,
-				.window = COPYSIZE_WINDOW };
+	*c = (struct copysize){ .learn = learn, .full = full, .now = full, .prev = full,
+				.least = full, .window = COPYSIZE_WINDOW };
 }
 
 /* Did the stubs' size, not the stack's end, end a copy of len bytes from sp? A stub copies up

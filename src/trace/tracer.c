@@ -65,8 +65,8 @@ static void print_cost(void)
 		(unsigned long long)nwaits, (unsigned long long)(backlog >> 10));
 	ring_copy_stats(&ncut, &least);
 	if (least)
-		pr_info("stack copies of at least %u bytes, %llu backtraces cut short by them", least,
-			(unsigned long long)ncut);
+		pr_info("stack copies of at least %u bytes, %llu backtraces cut short by them",
+			least, (unsigned long long)ncut);
 	pr_info("%llu breakpoint stops, %llu backtraces unwound, CPU %.6f s user %.6f s system",
 		(unsigned long long)nstops, (unsigned long long)nunwinds,
 		ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,

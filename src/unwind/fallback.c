@@ -72,7 +72,7 @@ struct fallback {
 		int cfi; /* enum cfi_table of a return address, or CFI_UNSEEN, CFI_NO_MODULE */
 		signed char signal; /* of a code address: a signal frame's (1), not (0), unseen */
 		signed char jit; /* of a return address: in JIT code (1), not (0), unseen (-1) */
-		signed char quick; /* rule holds the frame's cfi_rule (1), it has none (0), unseen */
+		signed char quick; /* rule holds its cfi_rule (1), it has none (0), unseen (-1) */
 		uint64_t jit_ns; /* when it was last found not to be */
 		struct cfi_rule rule;
 	} cache[CACHE_SIZE];
@@ -559,8 +559,9 @@ static int quick_step(struct proc *p, const struct cfi_rule *ru, uint64_t pc, bo
 		cfa = (*fp + (uint64_t)ru->cfa_off) & mask;
 	else
 		return -EINVAL;
-	if (unwind_read_current((cfa + (uint64_t)ru->ra_off) & mask, ret) ||
-	    (ru->fp == CFI_AT_CFA && unwind_read_current((cfa + (uint64_t)ru->fp_off) & mask, &nfp)))
+	if (unwind_read_current((cfa + (uint64_t)ru->ra_off) & mask, ret))
+		return -EINVAL;
+	if (ru->fp == CFI_AT_CFA && unwind_read_current((cfa + (uint64_t)ru->fp_off) & mask, &nfp))
 		return -EINVAL;
 	*ret &= mask;
 	/* step_ok()'s tests (unwind.c): up the stack (ret_ok: below) */
