@@ -591,11 +591,10 @@ static unsigned quick(void *ctx, uint64_t pc, const struct frames_regs *r, uint6
 	struct entry *e;
 	unsigned n = 0;
 
-	if (!frames_reg(r, arch->dwarf_sp, &sp) || arch->exidx) /* arm: libunwind reads exidx */
+	/* arm: libunwind reads .ARM.exidx */
+	if (!frames_reg(r, arch->dwarf_sp, &sp) || arch->exidx || fallback_of(p)->no_quick)
 		return 0;
 	e = quick_entry(p, pc, true);
-	if (p->fallback->no_quick)
-		return 0;
 	for (pcs[n++] = pc; n < max; pcs[n++] = pc) {
 		struct cfi_rule ru = e->rule;
 		int err = e->quick ? quick_step(p, &ru, pc, n == 1, &sp, &fp, &fp_known, &pc) :

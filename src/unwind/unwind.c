@@ -441,8 +441,9 @@ static bool step_ok(const struct unwind_hooks *h, uint64_t pc, uint64_t ip, uint
 
 /* libunwind's part of unwind_capture (its reader active); r: the last frame's registers where
  * it stopped short of max with hooks to go on; *after_sig: the last frame is a signal frame. */
-static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs, unsigned max,
-			 struct frames_regs *r, const struct unwind_hooks *h, bool *after_sig)
+static unsigned step_all(struct unwinder *u, const struct arch_regs *regs, uint64_t *pcs,
+			 unsigned max, struct frames_regs *r, const struct unwind_hooks *h,
+			 bool *after_sig)
 {
 	unw_cursor_t c, last; /* a copy keeps the frame before a refused step */
 	unsigned n = 0;
@@ -513,7 +514,8 @@ unsigned unwind_capture(struct unwinder *u, struct unwind_reader *rd, const stru
 		sigmask_skip(true);
 		n = step_all(u, regs, pcs, max, &r, h, &at_sig);
 		sigmask_skip(false);
-		if (at_sig && n < max) /* no way past the signal frame: a scan would guess stale frames */
+		/* no way past a signal frame: a scan would guess stale frames */
+		if (at_sig && n < max)
 			pcs[n - 1] |= FRAMES_STOPPED;
 		else if (h && n < max)
 			n = h->extend(h->ctx, pcs, n, &r, max);
