@@ -50,6 +50,17 @@
 #define STUB_D_PY_KEYWORD 144
 #define STUB_D_PY_MAX 152 /* most frames recorded (STUB_PY_MAX_FRAMES), 0: no walk */
 /*
+ * --sample-bytes (heap/table.h: TABLE_SCALED), where the stub code decides (stub_arch.h:
+ * STUB_SAMPLE_SUPPORTED): STUB_D_SAMPLE holds N (0: every call is taken), STUB_D_RAND the
+ * state of a xorshift64 generator (never 0) the threads step without a lock (a draw two threads
+ * share is still a fair draw for each). A call whose thunk's word names its size argument
+ * (STUB_HOOK_SIZE) asks for s bytes: taken if s >= N, else if a draw modulo ceil(N / s) is 0
+ * (table_sample_odds). One not taken is recorded with no stack beyond its return address and no
+ * Python frames, and STUB_HOOK_NOT_TAKEN in its record's hook word.
+ */
+#define STUB_D_SAMPLE 160
+#define STUB_D_RAND 168
+/*
  * The bounded stall (x86_64's stub code; the other architectures' wait without a bound): a
  * stub that finds the ring full waits at most STUB_D_STALL slices of STUB_STALL_SLICE_NS, each
  * counted used up whether it timed out or a wake-up brought no room, then goes on without a
@@ -157,6 +168,13 @@
  * then the arguments; patch/pytable.h), so the three arguments recorded are the ones after it
  * (only where arch_ops.stub_ctx_args) */
 #define STUB_HOOK_CTX 0x400
+/* in the thunk's word: 1 + the index of the argument that is the size a sampled call asks for
+ * (heap/hooks.h: hook_sampled, one argument of the three recorded), 0: the stub takes every
+ * call, the accounting decides */
+#define STUB_HOOK_SIZE_SHIFT 11
+#define STUB_HOOK_SIZE 0x1800
+/* in an entry record's hook word: --sample-bytes did not take the call (STUB_D_SAMPLE) */
+#define STUB_HOOK_NOT_TAKEN 0x2000
 
 /* The relations the stub code counts on: pair stores (aarch64's stp, arm's strd) write two
  * neighbouring fields at once, and the entry's fixed fields fit around the arch's registers. */
@@ -177,8 +195,16 @@ _Static_assert(STUB_RR_COOKIE == STUB_R_HOOK + 4 && STUB_RR_RESULT == STUB_RR_CO
 	       "a return: cookie, result (one stp), thread");
 _Static_assert(STUB_D_PY_TSTATE >= STUB_D_NOTSC + 8 && STUB_D_PY_MAX + 8 <= STUB_D_MAIN_LO,
 	       "the Python words of the data page");
+_Static_assert(STUB_D_PY_MAX + 8 <= STUB_D_SAMPLE && STUB_D_RAND == STUB_D_SAMPLE + 8 &&
+		       STUB_D_RAND + 8 <= STUB_D_STALL,
+	       "the sampling words of the data page");
 _Static_assert(STUB_D_PY_MAX + 8 <= STUB_D_STALL && STUB_D_SPIN + 8 <= STUB_D_MAIN_LO,
 	       "the stall words of the data page");
+_Static_assert(STUB_HOOK_SIZE == 3 << STUB_HOOK_SIZE_SHIFT &&
+		       (STUB_HOOK_SIZE & (STUB_HOOK_MASK | STUB_HOOK_FREE | STUB_HOOK_NORET |
+					  STUB_HOOK_CTX | STUB_HOOK_NOT_TAKEN)) == 0 &&
+		       (STUB_HOOK_SIZE | STUB_HOOK_NOT_TAKEN) <= 0xffff,
+	       "the thunk's word: 16 bits (aarch64's movz, arm's movw, mips's ori)");
 _Static_assert(STUB_C_DWAKE + 4 <= STUB_C_LOST_ENTRIES &&
 		       STUB_C_LOST_FREES == STUB_C_LOST_ENTRIES + 8 &&
 		       STUB_C_LOST_RETURNS == STUB_C_LOST_FREES + 8 &&

@@ -429,6 +429,12 @@
         'show the heap at its peak, ' + fmtBytes(rep.peak.live_bytes) + ' in ' +
         fmtInt(rep.peak.live_blocks) + ' blocks at ' + fmtNs(rep.peak.elapsed_ns) + '.';
     }
+    if (s.sample_bytes) {
+      $('cap').textContent += ' Sampled (--sample-bytes=' + s.sample_bytes + '): one ' +
+        'allocation in ' + fmtBytes(s.sample_bytes) + ' on average was taken, so the figures ' +
+        'of each backtrace, the flame graph and the timeline are estimates; the cards above ' +
+        'are exact.';
+    }
     if (frames.some((f) => f.guess)) {
       $('cap').textContent += ' Frames marked "?" were found by scanning the stack where ' +
         'unwinding failed: guesses, which may be stale return addresses.';

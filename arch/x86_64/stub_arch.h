@@ -11,6 +11,8 @@
 /* the stub code waits for room at most STUB_D_STALL slices, with futex or with STUB_D_SPIN
  * pauses, and counts the calls it then leaves unrecorded (STUB_C_LOST_*) */
 #define STUB_STALL_SUPPORTED 1
+/* the stub code decides --sample-bytes for calls with one size argument (STUB_D_SAMPLE) */
+#define STUB_SAMPLE_SUPPORTED 1
 
 #include "arch/stub_layout.h"
 

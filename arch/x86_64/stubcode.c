@@ -133,6 +133,38 @@ _Static_assert(STUB_PY_FRAME == 16, "PY_WRITE: bytes to frames by a shift of 4")
 	"	setnz %al\n"                                                                       \
 	"	lea (%rsp,%rax,8),%rax\n"
 
+/*
+ * --sample-bytes (stub_layout.h: STUB_D_SAMPLE), for a call whose thunk's word (r11) names its
+ * size argument: s >= N is taken; else ceil(N / s) = k, a xorshift64 step of STUB_D_RAND, and the
+ * call is taken if the draw modulo k is 0. One not taken gets STUB_HOOK_NOT_TAKEN in r11, at
+ * most 8 bytes of stack (rcx: its return address, the caller) and no Python frames (rax = 0,
+ * on to 22, past PY_COUNT). rax, rdx, rdi, r8 clobbered.
+ */
+#define SAMPLE                                                                                    \
+	"	mov " S(STUB_D_SAMPLE) "(%r10),%r8\n"                                                 \
+	"	test %r8,%r8\n	jz 20f\n"                                                       \
+	"	mov %r11d,%edi\n"                                                                 \
+	"	and $" S(STUB_HOOK_SIZE) ",%edi\n	jz 20f\n"                                       \
+	"	shr $" S(STUB_HOOK_SIZE_SHIFT) ",%edi\n"                                            \
+	ARGS_AT                                                                                   \
+	"	mov 24(%rax,%rdi,8),%rdi\n" /* the saved rdi, rsi, rdx at 32, 40, 48 */            \
+	"	cmp %r8,%rdi\n	jae 20f\n"                                                      \
+	"	test %rdi,%rdi\n	jnz 21f\n"                                                    \
+	"	inc %edi\n"                                                                       \
+	"21:	lea -1(%r8,%rdi),%rax\n	xor %edx,%edx\n	div %rdi\n"                       \
+	"	mov %rax,%r8\n"                                                                   \
+	"	mov " S(STUB_D_RAND) "(%r10),%rax\n"                                                \
+	"	mov %rax,%rdx\n	shl $13,%rdx\n	xor %rdx,%rax\n"                              \
+	"	mov %rax,%rdx\n	shr $7,%rdx\n	xor %rdx,%rax\n"                               \
+	"	mov %rax,%rdx\n	shl $17,%rdx\n	xor %rdx,%rax\n"                              \
+	"	mov %rax," S(STUB_D_RAND) "(%r10)\n"                                                \
+	"	xor %edx,%edx\n	div %r8\n"                                                     \
+	"	test %rdx,%rdx\n	jz 20f\n"                                                    \
+	"	or $" S(STUB_HOOK_NOT_TAKEN) ",%r11d\n"                                             \
+	"	mov $8,%eax\n	cmp %rax,%rcx\n	cmova %rax,%rcx\n"                            \
+	"	xor %eax,%eax\n	jmp 22f\n"                                                     \
+	"20:\n"
+
 __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	".p2align 12\n"
 	".globl ht_stub_blob\n"
@@ -204,7 +236,9 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"6:	mov " S(STUB_D_COPY) "(%r10),%rdx\n"
 	"	cmp %rdx,%rcx\n"
 	"	cmova %rdx,%rcx\n"
+	SAMPLE
 	PY_COUNT
+	"22:\n"
 	"	lea " S(STUB_REC_ENTRY) "+15(%rcx),%rdx\n"
 	"	and $-16,%rdx\n"
 	"	test %rax,%rax\n"

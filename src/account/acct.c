@@ -402,6 +402,16 @@ static void effect(const struct acct *a, struct thread *t, const struct frame *f
 		       d->name, (unsigned long long)e->allocated);
 }
 
+/* The backtrace of frame f's block in tb, as --sample-bytes took it or not. */
+static uint32_t intern(const struct acct *a, struct table *tb, const struct frame *f)
+{
+	if (f->weigh == TABLE_UNSEEN)
+		return table_unsampled(tb, a->sample_bytes);
+	if (f->weigh == TABLE_SCALED)
+		return table_intern_scaled(tb, f->pcs, f->npcs, a->sample_bytes);
+	return table_intern(tb, f->pcs, f->npcs);
+}
+
 /* Account call f of thread t, which returned retval, in the table. */
 static void account(const struct acct *a, struct thread *t, struct frame *f, uint64_t retval)
 {
@@ -427,7 +437,7 @@ static void account(const struct acct *a, struct thread *t, struct frame *f, uin
 		release(t, table_key(d->heap, e.freed), f->entry_ns);
 	}
 	if (e.allocated) {
-		uint32_t bt = table_intern(tb, f->pcs, f->npcs);
+		uint32_t bt = intern(a, tb, f);
 		uint64_t key = table_key(d->heap, e.allocated);
 
 		if (t->p->nfreed)
@@ -498,8 +508,41 @@ static bool enter_free(struct thread *t, const struct acct_entry *e, const struc
 	return !hook_at_entry_only(d) && ptr;
 }
 
+/* xorshift64: a's next draw for --sample-bytes (any state but 0). */
+static uint64_t draw(struct acct *a)
+{
+	uint64_t x = a->rand ? a->rand : now_ns() | 1;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return a->rand = x;
+}
+
+/* Whether --sample-bytes takes frame f's call (heap/table.h): as the entry stub decided, else
+ * by a draw here; a call of a kind that is always taken counts exactly. */
+static uint8_t sample(struct acct *a, const struct frame *f, const struct acct_entry *e)
+{
+	bool taken;
+
+	if (!a->sample_bytes || !hook_sampled(&hook_table[f->call.id]))
+		return TABLE_EXACT;
+	if (e->stub_sample != ACCT_STUB_UNDECIDED) {
+		a->stub_decided++;
+		taken = e->stub_sample == ACCT_STUB_TAKEN;
+	} else {
+		taken = draw(a) % table_sample_odds(a->sample_bytes, hook_asked_size(&f->call)) == 0;
+	}
+	if (taken)
+		a->taken++;
+	else
+		a->not_taken++;
+	return taken ? TABLE_SCALED : TABLE_UNSEEN;
+}
+
 /* Frames of f's backtrace past the hooked function: every a->sample-th allocation of its
- * process is unwound, the others get their caller only (known without unwinding). */
+ * process is unwound, the others get their caller only (known without unwinding); none for an
+ * allocation --sample-bytes did not take. */
 static void backtrace(struct acct *a, struct thread *t, struct frame *f,
 		      const struct acct_entry *e)
 {
@@ -509,6 +552,9 @@ static void backtrace(struct acct *a, struct thread *t, struct frame *f,
 	f->npcs = 1;
 	if (d->kind == HK_FREE || d->kind == HK_UNMAP)
 		return; /* no block: no backtrace */
+	f->weigh = sample(a, f, e);
+	if (f->weigh == TABLE_UNSEEN)
+		return;
 	if (a->sample > 1 && t->p->unwind_seq++ % a->sample) {
 		if (a->depth > 1 && f->ret)
 			f->pcs[f->npcs++] = f->ret;
@@ -546,6 +592,7 @@ struct frame *acct_enter(struct acct *a, struct thread *t, const struct acct_ent
 	f->handler = e->handler;
 	f->inner_cookie = UINT64_MAX; /* never a ring position */
 	f->call.id = e->hook;
+	f->weigh = TABLE_EXACT;
 	for (unsigned i = 0; i < HOOK_MAX_ARGS; i++)
 		f->call.args[i] = e->arg(e->ctx, i);
 	take_old(t, f, e->ns);
@@ -596,6 +643,7 @@ void acct_rec_entry(struct acct *a, struct thread *t, const struct calls_rec *r,
 		.cookie = r->awaits_inner ? UINT64_MAX : r->cookie, /* never a position */
 		.awaits_inner = r->awaits_inner,
 		.handler = r->handler,
+		.stub_sample = r->stub_sample,
 		.arg = rec_arg,
 		.caller = rec_caller,
 		.unwind = unwind ? rec_unwind : NULL,

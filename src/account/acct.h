@@ -28,6 +28,11 @@ struct acct_mem {
 struct acct {
 	unsigned depth; /* frames kept per backtrace */
 	unsigned sample; /* unwind every sample-th allocation of a process only */
+	/* --sample-bytes (heap/table.h: TABLE_SCALED), 0: every allocation is taken; the state of
+	 * the draws made here (xorshift64), and how many allocations were taken or not, and of
+	 * these how many the entry stubs decided */
+	uint64_t sample_bytes, rand;
+	uint64_t taken, not_taken, stub_decided;
 	uint64_t stops, unwinds, logged; /* stops handled, backtraces unwound, returns logged */
 	uint64_t seq; /* names the calls a stop sends through the stubs' trampoline */
 	const struct acct_mem *mem;
@@ -38,6 +43,10 @@ struct acct {
  * up to max PCs into pcs and return how many. */
 typedef unsigned (*calls_unwind_fn)(void *ctx, struct unwind_reader *rd, uint64_t *pcs,
 				    unsigned max);
+
+/* Whether an entry stub took an allocation for --sample-bytes: not decided there (the
+ * accounting decides), taken, or not taken (its record holds no stack to unwind). */
+enum acct_stub_sample { ACCT_STUB_UNDECIDED, ACCT_STUB_TAKEN, ACCT_STUB_NOT_TAKEN };
 
 /* An entry into a hooked function, as a breakpoint stop or an entry stub's record shows it. */
 struct acct_entry {
@@ -51,6 +60,7 @@ struct acct_entry {
 	/* made by a signal handler that interrupted t's calls in flight: counted as a call of its
 	 * own, and the calls made inside it are its own (calls.c finds the signal frame) */
 	bool handler;
+	enum acct_stub_sample stub_sample;
 	/* Argument i (a read of memory where it lies on the stack: asked only when needed). */
 	uint64_t (*arg)(void *ctx, unsigned i);
 	/* The caller's return address (asked only when needed, at most once): 0 or -errno;
@@ -96,6 +106,7 @@ struct calls_rec {
 	/* a signal handler's call over t's calls in flight (calls.c found its signal frame, and
 	 * dropped the calls below the sp it interrupted, left by longjmp) */
 	bool handler;
+	enum acct_stub_sample stub_sample;
 };
 
 /* Thread t's recorded entry r, counted by acct_enter; unwind(ctx) gives its backtrace. As

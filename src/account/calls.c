@@ -29,12 +29,13 @@
 
 static const struct acct_mem live_mem = { remote_read_word, remote_string_size };
 
-struct acct *calls_new(unsigned depth, unsigned sample)
+struct acct *calls_new(unsigned depth, unsigned sample, uint64_t sample_bytes)
 {
 	struct acct *a = xcalloc(1, sizeof(*a));
 
 	a->depth = depth;
 	a->sample = sample;
+	a->sample_bytes = sample_bytes;
 	a->mem = &live_mem;
 	a->uw = unwind_reader_new();
 	return a;
@@ -53,6 +54,14 @@ void calls_stats(const struct acct *a, uint64_t *nstops, uint64_t *nunwinds, uin
 	*nstops = a->stops;
 	*nunwinds = a->unwinds;
 	*nlogged = a->logged;
+}
+
+void calls_sample_stats(const struct acct *a, uint64_t *taken, uint64_t *not_taken,
+			uint64_t *in_stubs)
+{
+	*taken = a->taken;
+	*not_taken = a->not_taken;
+	*in_stubs = a->stub_decided;
 }
 
 void calls_unwind_stats(const struct acct *a, uint64_t *quick, uint64_t *slow)

@@ -9,9 +9,10 @@
 #include "patch/breakpoint.h"
 #include "target/process.h"
 
-/* A reader's accounting state (acct.h): frames kept per backtrace, and unwind every sample-th
- * allocation only. Each traced process names its reader in p->acct. */
-struct acct *calls_new(unsigned depth, unsigned sample);
+/* A reader's accounting state (acct.h): frames kept per backtrace, unwind every sample-th
+ * allocation only, take allocations by chance (--sample-bytes, 0: all). Each traced process
+ * names its reader in p->acct. */
+struct acct *calls_new(unsigned depth, unsigned sample, uint64_t sample_bytes);
 void calls_free(struct acct *a);
 
 /* Thread t hit the entry breakpoint b (regs: its registers, pc at the entry). Count it unless
@@ -33,6 +34,9 @@ void calls_restore_cb(struct thread *t, void *ctx);
 void calls_stats(const struct acct *a, uint64_t *stops, uint64_t *unwinds, uint64_t *logged);
 /* Of its backtraces, how many were stepped by cached CFI rules and how many by libunwind. */
 void calls_unwind_stats(const struct acct *a, uint64_t *quick, uint64_t *slow);
+/* --sample-bytes: allocations taken and not, and how many of them an entry stub decided. */
+void calls_sample_stats(const struct acct *a, uint64_t *taken, uint64_t *not_taken,
+			uint64_t *in_stubs);
 
 /* Account the returns p logged since it was last drained (read through its thread tid,
  * which must be stopped or p's memory must be stable enough: entries are checked). */

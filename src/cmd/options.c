@@ -38,6 +38,8 @@ const struct opt_desc opt_table[] = {
 	{ "blocks", OPT_BLOCKS, NULL, "list each live block under its backtrace" },
 	{ "trace-calls", OPT_TRACE_CALLS, NULL, "print each call as it is traced" },
 	{ "sample", OPT_SAMPLE, "N", "unwind every N-th allocation only; counts stay exact" },
+	{ "sample-bytes", OPT_SAMPLE_BYTES, "N", "take allocations by chance, one per N bytes on "
+						"average; per-backtrace figures are estimates" },
 	{ "alloc", OPT_ALLOC, "FUNC:SIZE_ARG[:COUNT_ARG][@HEAP]",
 	  "also trace the program's own allocation function FUNC (arguments from 1)" },
 	{ "realloc", OPT_REALLOC, "FUNC:PTR_ARG:SIZE_ARG[@HEAP]",

@@ -172,6 +172,11 @@ static int trace_option(int c, struct run_args *a)
 			return opt_usage_error("invalid --sample '%s'", optarg);
 		a->o.sample = v;
 		return 0;
+	case OPT_SAMPLE_BYTES:
+		if (!opt_parse_u64(optarg, &v) || !v || v > TRACER_SAMPLE_BYTES_MAX)
+			return opt_usage_error("invalid --sample-bytes '%s' (1 to 2^40)", optarg);
+		a->o.sample_bytes = v;
+		return 0;
 	case OPT_ALLOC:
 	case OPT_REALLOC:
 	case OPT_FREE:
@@ -261,6 +266,9 @@ static int check_options(int argc, struct run_args *a)
 		return opt_usage_error("%s", "--record needs a file name");
 	if (a->record && a->core)
 		return opt_usage_error("%s", "--record logs a traced run, not a core file");
+	if (a->o.sample_bytes && (a->o.sample > 1 || a->record || a->trace_calls || a->core))
+		return opt_usage_error("--sample-bytes goes with none of %s",
+				       "--sample, --record, --trace-calls, --core");
 	if (a->trace_calls && (a->core || a->o.report.format == FMT_FOLDED))
 		return opt_usage_error("%s", "--trace-calls prints the calls of a traced run, in text or "
 					 "json");

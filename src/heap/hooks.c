@@ -310,6 +310,20 @@ unsigned hook_nargs(const struct hook_desc *d)
 	return (unsigned)(n + 1);
 }
 
+bool hook_sampled(const struct hook_desc *d)
+{
+	return (d->kind == HK_ALLOC || d->kind == HK_REALLOC) && d->size >= 0 &&
+	       d->heap != HEAP_MMAP && !(d->flags & (HF_STRING | HF_CALLER_BUF));
+}
+
+uint64_t hook_asked_size(const struct hook_call *c)
+{
+	const struct hook_desc *d = &hook_table[c->id];
+	uint64_t size = c->args[d->size], count = d->count >= 0 ? c->args[d->count] : 1;
+
+	return count && size > UINT64_MAX / count ? UINT64_MAX : size * count;
+}
+
 bool hook_args_in_regs(const struct hook_desc *d, unsigned reg_args)
 {
 	if (d->heap != HEAP_MALLOC && d->heap != HEAP_MMAP)

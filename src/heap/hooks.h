@@ -278,6 +278,15 @@ const char *hook_symbol(int h, unsigned word_size, char *buf, size_t len);
 /* Arguments a call of d needs kept at its entry. */
 unsigned hook_nargs(const struct hook_desc *d);
 
+/* True if --sample-bytes takes d's calls by chance (heap/table.h: TABLE_SCALED): they
+ * allocate a block of a size known at the entry, in a heap of blocks (not a mapping; not a
+ * string's copy, whose size is read at the return). The others are all taken. */
+bool hook_sampled(const struct hook_desc *d);
+
+/* The size call c of a hook_sampled hook asks for: args[size] times args[count] (UINT64_MAX
+ * when that overflows). */
+uint64_t hook_asked_size(const struct hook_call *c);
+
 /* True if every argument of d's function is in a register on an arch that passes reg_args
  * argument words in registers. A custom function's are not known: true if those it names are
  * (whether it takes more is for its debug information to say: params.h). */

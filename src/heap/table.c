@@ -53,10 +53,12 @@ void table_copy(struct table *dst, const struct table *src)
 void table_reset(struct table *t)
 {
 	uint32_t epoch = t->epoch + 1;
+	uint64_t sample_bytes = t->sample_bytes;
 
 	/* Release the memory too: the new image's heap may be far smaller. */
 	table_destroy(t);
 	t->epoch = epoch;
+	t->sample_bytes = sample_bytes;
 }
 
 static uint64_t bt_hash(const uint64_t *pcs, uint32_t depth)
@@ -121,6 +123,25 @@ uint32_t table_intern(struct table *t, const uint64_t *pcs, uint32_t depth)
 	return t->nbts++;
 }
 
+uint32_t table_intern_scaled(struct table *t, const uint64_t *pcs, uint32_t depth, uint64_t n)
+{
+	uint32_t bt = table_intern(t, pcs, depth);
+
+	t->sample_bytes = n;
+	t->bts[bt].weigh = TABLE_SCALED;
+	return bt;
+}
+
+uint32_t table_unsampled(struct table *t, uint64_t n)
+{
+	uint64_t pc = TABLE_PC_NOT_SAMPLED;
+	uint32_t bt = table_intern(t, &pc, 1);
+
+	t->sample_bytes = n;
+	t->bts[bt].weigh = TABLE_UNSEEN;
+	return bt;
+}
+
 void table_reserve(struct table *t, uint64_t n)
 {
 	blockset_reserve(&t->live, n);
@@ -144,10 +165,11 @@ static void block_unaccount(struct table *t, const struct block *blk)
 {
 	struct bt *b = &t->bts[blk->bt];
 	struct table_summary *sum = table_heap_sum(t, table_key_heap(blk->ptr));
+	uint64_t w = table_weight(t, b, blk->size);
 
 	keep_peak(t, b);
-	b->count--;
-	b->size -= blk->size;
+	b->count -= w;
+	b->size -= w * blk->size;
 	sum->live_blocks--;
 	sum->live_bytes -= blk->size;
 }
@@ -179,6 +201,7 @@ static void block_add(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt,
 	struct table_summary *sum = table_heap_sum(t, table_key_heap(ptr));
 	struct block *blk;
 	struct bt *b;
+	uint64_t w;
 	bool added;
 
 	if (!ptr)
@@ -196,12 +219,13 @@ static void block_add(struct table *t, uint64_t ptr, uint64_t size, uint32_t bt,
 
 	b = &t->bts[bt];
 	b->heap = (uint8_t)table_key_heap(ptr);
+	w = table_weight(t, b, size);
 	keep_peak(t, b);
-	b->count++;
-	b->size += size;
+	b->count += w;
+	b->size += w * size;
 	if (call) {
-		b->total_count++;
-		b->total_size += size;
+		b->total_count += w;
+		b->total_size += w * size;
 	}
 	raise_to(&b->peak_count, b->count);
 	raise_to(&b->peak_size, b->size);
@@ -274,13 +298,15 @@ bool table_put_back(struct table *t, const struct block *blk)
 {
 	struct bt *b = &t->bts[blk->bt];
 	struct table_summary *sum = table_heap_sum(t, table_key_heap(blk->ptr));
+	uint64_t w = table_weight(t, b, blk->size);
+
 	if (blockset_find(&t->live, blk->ptr))
 		return false; /* the address was handed out again meanwhile: the old block is gone */
 	blockset_insert(&t->live, blk);
 	count_before_attach(t, blk, -1);
 	keep_peak(t, b);
-	b->count++;
-	b->size += blk->size;
+	b->count += w;
+	b->size += w * blk->size;
 	sum->live_blocks++;
 	sum->live_bytes += blk->size;
 	/* by the counting rules the block was live all along: what was allocated while it was
@@ -369,8 +395,11 @@ void table_note_free(struct table *t, uint64_t ptr)
 		return; /* heaptrack's file has no record of an unknown free */
 	if (t->last_bt != TABLE_NO_LAST && blk->size == t->last_size &&
 	    same_chain(t, blk->bt, t->last_bt)) {
-		t->bts[blk->bt].temporary++;
-		t->bts[blk->bt].temporary_size += blk->size;
+		struct bt *b = &t->bts[blk->bt];
+		uint64_t w = table_weight(t, b, blk->size);
+
+		b->temporary += w;
+		b->temporary_size += w * blk->size;
 		table_heap_sum(t, table_key_heap(ptr))->temporary++;
 	}
 	t->last_bt = TABLE_NO_LAST;

@@ -29,7 +29,21 @@ struct bt {
 	uint64_t snap_count, snap_size;
 	uint32_t snap_epoch;
 	uint8_t heap; /* the heap of its blocks (its key's TABLE_HEAP_SHIFT bits) */
+	uint8_t weigh; /* TABLE_EXACT, TABLE_SCALED or TABLE_UNSEEN: what a block counts for */
 };
+
+/*
+ * --sample-bytes=N (table.sample_bytes): an allocation of at least N bytes is always taken,
+ * a smaller one of s bytes with probability 1 / ceil(N / s) (about s / N; decided in the entry
+ * stub or by the accounting). A backtrace's figures are then estimates: each of its blocks
+ * below N bytes counts as ceil(N / s) blocks of s bytes (the inverse of its probability, an
+ * integer, so that every figure stays one and a free takes back what its allocation added).
+ * The summaries count every call and block exactly: the blocks not taken are live under one
+ * backtrace whose blocks count for nothing (TABLE_UNSEEN), so that their frees are known.
+ */
+#define TABLE_EXACT 0 /* every block counts once (nothing is sampled, or all of its kind is) */
+#define TABLE_SCALED 1 /* taken by probability: a block counts as table_weight's blocks */
+#define TABLE_UNSEEN 2 /* the blocks not taken: they count in the summaries only */
 
 struct table_summary {
 	uint64_t alloc_calls, free_calls, unknown_frees;
@@ -47,6 +61,8 @@ struct table_summary {
 /* pcs[0] of the backtraces of blocks that were live before the attach (table_seed); pcs[1] is
  * their size class's upper bound. No allocation function has address 0. */
 #define TABLE_PC_BEFORE_ATTACH 0
+/* pcs[0] of the one backtrace of the blocks --sample-bytes did not take (TABLE_UNSEEN) */
+#define TABLE_PC_NOT_SAMPLED 1
 
 /*
  * Heaps other than the first (hooks.h: a custom heap's blocks may sit at the very address of
@@ -87,6 +103,7 @@ struct table {
 	 * free came since */
 	uint32_t last_bt;
 	uint64_t last_size;
+	uint64_t sample_bytes; /* --sample-bytes (TABLE_SCALED), 0: none */
 };
 
 #define TABLE_NO_LAST UINT32_MAX
@@ -100,6 +117,29 @@ void table_reset(struct table *t);
 
 /* Return the index of the backtrace with these PCs, adding it if new. depth >= 1. */
 uint32_t table_intern(struct table *t, const uint64_t *pcs, uint32_t depth);
+
+/* The same for an allocation --sample-bytes=n took by probability (TABLE_SCALED). */
+uint32_t table_intern_scaled(struct table *t, const uint64_t *pcs, uint32_t depth, uint64_t n);
+
+/* The backtrace of the blocks --sample-bytes=n did not take (TABLE_UNSEEN). */
+uint32_t table_unsampled(struct table *t, uint64_t n);
+
+/* --sample-bytes=n takes an allocation of size bytes with probability 1 / the value (1: always;
+ * a size of 0 is taken as 1 byte). The entry stubs spell the same in assembly. */
+static inline uint64_t table_sample_odds(uint64_t n, uint64_t size)
+{
+	uint64_t s = size ? size : 1;
+
+	return s >= n ? 1 : (n + s - 1) / s;
+}
+
+/* How many blocks of size bytes one block of b counts for in b's figures (see TABLE_SCALED). */
+static inline uint64_t table_weight(const struct table *t, const struct bt *b, uint64_t size)
+{
+	if (b->weigh == TABLE_UNSEEN)
+		return 0;
+	return b->weigh == TABLE_EXACT ? 1 : table_sample_odds(t->sample_bytes, size);
+}
 
 /* The summary of heap h (t->sum for heap 0). */
 static inline struct table_summary *table_heap_sum(struct table *t, unsigned h)

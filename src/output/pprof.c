@@ -288,7 +288,7 @@ int pprof_write(FILE *f, const struct table *t, const struct pprof_info *pi)
 	pb_profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
 	pb_type *types[4], *period;
 	pb_mapping **maps;
-	int64_t comment;
+	int64_t comments[2];
 	uint8_t *buf;
 	size_t len;
 	int ret;
@@ -319,12 +319,15 @@ int pprof_write(FILE *f, const struct table *t, const struct pprof_info *pi)
 	p.function = (pb_function **)b.functions.v;
 	p.duration_nanos = (int64_t)pi->duration_ns;
 	p.period_type = period;
-	p.period = 1; /* every allocation is counted: no sampling */
-	comment = str_id(&b, pi->comment);
-	if (comment) {
-		p.n_comment = 1;
-		p.comment = &comment;
-	}
+	/* 1: every allocation is counted; else --sample-bytes, whose values are estimates, as Go's
+	 * runtime sets its MemProfileRate */
+	p.period = t->sample_bytes ? (int64_t)t->sample_bytes : 1;
+	comments[p.n_comment] = str_id(&b, pi->comment);
+	p.n_comment += comments[p.n_comment] != 0;
+	if (t->sample_bytes)
+		comments[p.n_comment++] = str_id(&b, "sampled by --sample-bytes: the values are "
+						     "estimates");
+	p.comment = comments;
 	p.time_nanos = (int64_t)pi->time_ns;
 	p.default_sample_type = pi->default_type ? str_id(&b, pi->default_type) : types[3]->type;
 	p.n_string_table = b.strings.n; /* last: every string is in by now */

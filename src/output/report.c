@@ -90,10 +90,13 @@ static struct entry *select_bts(const struct table *t, const struct report_opts 
 	for (uint64_t s = 0; filtered && s < t->live.cap; s++) {
 		const struct block *blk = &t->live.slots[s];
 
+		uint64_t w;
+
 		if (!blk->ptr || !report_keeps_block(t, blk, o, ri))
 			continue;
-		e[blk->bt].count++;
-		e[blk->bt].size += blk->size;
+		w = table_weight(t, &t->bts[blk->bt], blk->size);
+		e[blk->bt].count += w;
+		e[blk->bt].size += w * blk->size;
 	}
 
 	for (i = 0; i < t->nbts; i++) {
@@ -527,6 +530,10 @@ static void text_summary(FILE *f, const struct table *t, const struct report_inf
 			   "fell behind for longer than --max-stall%s): the counts are not exact\n",
 			ri->calls_not_seen, ri->stubs_stuck ? " and all since" : "",
 			ri->stubs_stuck ? ", then its entry stubs were turned off" : "");
+	if (t->sample_bytes)
+		fprintf(f, "[heaptrace] sampled (--sample-bytes)     : 1 allocation in %" PRIu64
+			   " bytes on average: each backtrace's figures are estimates, the lines "
+			   "above are exact\n", t->sample_bytes);
 	text_heaps(f, t, ri);
 	if (ri->allocators) {
 		fputs("[heaptrace] allocators traced         :", f);

@@ -280,6 +280,8 @@ void report_write_json(FILE *f, const struct table *t, const struct report_opts 
 		fprintf(f, ",\"calls_not_seen\":%" PRIu64 ",\"stubs_turned_off\":%s"
 			   ",\"counts_exact\":false",
 			ri->calls_not_seen, ri->stubs_stuck ? "true" : "false");
+	if (t->sample_bytes) /* each backtrace's figures are estimates (table.h) */
+		fprintf(f, ",\"sample_bytes\":%" PRIu64, t->sample_bytes);
 	json_heaps(f, t, ri);
 	if (ri->allocators) {
 		fputs(",\"allocators\":[", f);

@@ -59,6 +59,18 @@ static bool awaits_inner(int hook, const struct module *m)
 	return (hook == HOOK_NEW || hook == HOOK_NEW_ARRAY) && strstr(m->path, "libstdc++");
 }
 
+/* The thunk's word's STUB_HOOK_SIZE for d: where the stub code can decide --sample-bytes, the
+ * argument that is all of the size a call of d asks for (none has a count). */
+static uint32_t size_bits(const struct hook_desc *d)
+{
+#ifdef STUB_SAMPLE_SUPPORTED
+	if (hook_sampled(d) && d->count < 0 && d->size < HOOK_STUB_ARGS)
+		return (uint32_t)(d->size + 1) << STUB_HOOK_SIZE_SHIFT;
+#endif
+	(void)d;
+	return 0;
+}
+
 int stubs_patch(struct proc *p, pid_t tid, uint64_t sym, int hook, const struct module *m)
 {
 	uint64_t addr = arch->code_addr(sym);
@@ -72,7 +84,7 @@ int stubs_patch(struct proc *p, pid_t tid, uint64_t sym, int hook, const struct 
 	/* a free record holds the first argument only: a free of another argument (a custom
 	 * one's, custom.h) is recorded as a whole entry, its return ignored */
 	uint32_t word = hook | (hook_at_entry_only(d) && d->ptr == 0 ? STUB_HOOK_FREE : 0) |
-			(awaits_inner(hook, m) ? STUB_HOOK_NORET : 0);
+			(awaits_inner(hook, m) ? STUB_HOOK_NORET : 0) | size_bits(d);
 
 	if (!s || s->off)
 		return -ENOTSUP;
@@ -153,7 +165,7 @@ int stubs_patch_slot(struct proc *p, pid_t tid, uint64_t slot, int hook, uint64_
 	struct stubs *s = p->stubs;
 	const struct hook_desc *d = &hook_table[hook];
 	uint32_t word = hook | STUB_HOOK_CTX |
-			(hook_at_entry_only(d) && d->ptr == 0 ? STUB_HOOK_FREE : 0);
+			(hook_at_entry_only(d) && d->ptr == 0 ? STUB_HOOK_FREE : 0) | size_bits(d);
 	uint64_t old, at;
 	uint8_t gen[64];
 	unsigned a = 0;

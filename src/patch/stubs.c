@@ -276,6 +276,8 @@ static int map_code(struct proc *p, struct stubs *s, pid_t tid, uint64_t hint,
 	put64(data + STUB_D_STALL, s->stall);
 	put64(data + STUB_D_SPIN, s->spin);
 	put64(data + STUB_D_TRAMP, at + (ht_stub_ret - ht_stub_blob));
+	put64(data + STUB_D_SAMPLE, p->table.sample_bytes); /* the accounting's rule (table.h) */
+	put64(data + STUB_D_RAND, now_ns() | 1);
 	put64(data + STUB_D_MAIN_LO, s->main_lo);
 	put64(data + STUB_D_MAIN_TOP, s->main_top);
 	python_words(p, s, data);

@@ -36,6 +36,7 @@ struct frame {
 	bool took_old;
 	unsigned npcs;
 	uint64_t *pcs; /* backtrace captured at entry */
+	uint8_t weigh; /* --sample-bytes: heap/table.h's TABLE_EXACT, _SCALED or _UNSEEN */
 };
 
 /* A free of a block heaptrace did not hold live, held until its thread shows whose it was

@@ -12,6 +12,7 @@
 #include "target/process.h"
 #include "trace/hints.h"
 #include "trace/lifecycle.h"
+#include "trace/session.h"
 #include "trace/symcache.h"
 #include "unwind/fallback.h"
 #include "unwind/jitcode.h"
@@ -23,6 +24,7 @@ struct proc *lifecycle_new(pid_t pid)
 {
 	struct proc *p = proc_new(pid);
 
+	p->table.sample_bytes = session.opts->sample_bytes;
 	p->bps = xcalloc(1, sizeof(*p->bps));
 	p->guard = xcalloc(1, sizeof(*p->guard));
 	p->guard->stat_fd = -1;

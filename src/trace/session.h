@@ -51,6 +51,8 @@ struct tracer_opts {
 	unsigned npids;
 	unsigned depth; /* frames kept per backtrace */
 	unsigned sample; /* unwind every sample-th allocation; the others keep frames 0 and 1 */
+	uint64_t sample_bytes; /* --sample-bytes (heap/table.h: TABLE_SCALED), 0: none */
+#define TRACER_SAMPLE_BYTES_MAX (1ull << 40) /* a weight times a size stays far below 2^64 */
 	bool follow_fork;
 	/* run a launched program on heaptrace's CPU while it has one thread (cpu.h) */
 	bool pin;

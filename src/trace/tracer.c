@@ -49,6 +49,20 @@ static void report_all(int sort, const char *kind)
 			snapshot_report(p, sort, kind);
 }
 
+/* --sample-bytes: what was taken, and where it was decided. */
+static void print_sampled(void)
+{
+	uint64_t taken, not_taken, in_stubs;
+
+	if (!session.opts->sample_bytes)
+		return;
+	calls_sample_stats(session.acct, &taken, &not_taken, &in_stubs);
+	pr_info("--sample-bytes=%llu: %llu allocations taken, %llu not (%llu decided in entry "
+		"stubs)", (unsigned long long)session.opts->sample_bytes,
+		(unsigned long long)taken, (unsigned long long)not_taken,
+		(unsigned long long)in_stubs);
+}
+
 static void print_cost(void)
 {
 	struct rusage ru;
@@ -74,6 +88,7 @@ static void print_cost(void)
 	calls_unwind_stats(session.acct, &nquick, &nslow);
 	pr_info("%llu backtraces stepped by cached CFI rules, %llu by libunwind",
 		(unsigned long long)nquick, (unsigned long long)nslow);
+	print_sampled();
 }
 
 static uint64_t secs_ns(double s)
@@ -260,7 +275,7 @@ static int start(const struct tracer_opts *o)
 	session.opts = o;
 	image_init(&(struct image_opts){ o->mode == MODE_STUBS, o->stack_copy, o->max_stall_ms });
 	inject_init(!o->pid);
-	session.acct = calls_new(o->depth, o->sample);
+	session.acct = calls_new(o->depth, o->sample, o->sample_bytes);
 	cpu_init();
 	for (unsigned i = 0, n = views(o, v); i < n && !ret; i++)
 		ret = v[i]->prepare(o);

@@ -67,6 +67,7 @@ static struct live {
 	struct table_summary sum;
 	uint64_t rss;
 	uint64_t not_seen; /* proc.calls_not_seen */
+	uint64_t sample_bytes; /* table.sample_bytes: the rows are estimates */
 	bool stuck; /* proc.stubs_stuck */
 	struct {
 		uint64_t t, bytes;
@@ -285,6 +286,7 @@ static void take(struct proc *p, uint64_t now)
 	lv.nprev = t->nbts;
 	lv.sum = t->sum;
 	lv.not_seen = p->calls_not_seen;
+	lv.sample_bytes = t->sample_bytes;
 	lv.stuck = p->stubs_stuck;
 	calls_unpark(p);
 	lv.alloc_rate = dt > 0 ? (lv.sum.alloc_calls - lv.prev_allocs) / dt : 0;
@@ -370,6 +372,9 @@ static void header_text(char *l1, char *l2, size_t len)
 	if (lv.not_seen || lv.stuck) /* heaptrace fell behind: the counts are not exact */
 		snprintf(unseen, sizeof(unseen), "   %" PRIu64 "%s calls not seen (not exact)",
 			 lv.not_seen, lv.stuck ? "+" : "");
+	else if (lv.sample_bytes) /* --sample-bytes: the rows are estimates, this line is not */
+		snprintf(unseen, sizeof(unseen), "   rows sampled (1 in %" PRIu64 " bytes)",
+			 lv.sample_bytes);
 	snprintf(l2, len, "allocations %.0f/s   frees %.0f/s   %" PRIu64 " calls, %" PRIu64
 		 " frees in all   refresh %.3g s   sort: %s%s%s",
 		 lv.alloc_rate, lv.free_rate, lv.sum.alloc_calls, lv.sum.free_calls,
