@@ -203,6 +203,7 @@ static struct capture_profile *take_profile(struct proc *p, bool symbolise)
 	cp->t.base_ns = t->base_ns;
 	cp->t.epoch = t->epoch;
 	cp->t.peak_epoch = t->peak_epoch;
+	cp->t.sample_bytes = t->sample_bytes; /* the figures are estimates: the profile says so */
 	calls_unpark(p);
 	cp->pid = p->pid;
 	cp->command = xstrdup(p->command ? p->command : "?");

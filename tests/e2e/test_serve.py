@@ -275,6 +275,36 @@ def test_heap_profile_is_the_json_report(opt):
         s.kill()
 
 
+def test_sampled_profile():
+    """--sample-bytes=2000 (test_sampling.py checks the estimates): go tool pprof -raw shows
+    period 2000 and a comment that the values are estimates; per function, the inuse figures are
+    the JSON report's of the same moment (the same estimates), and site_b's blocks of 4096
+    bytes, at or above 2000, are exact."""
+    s = Served("serve-sampled", opts=["--sample-bytes=2000"])
+    try:
+        s.cmd("a 60")
+        s.cmd("b 3")
+        url = s.url + "debug/pprof/heap"
+        report = s.report_now()
+        for index, key in (("inuse_space", "size"), ("inuse_objects", "count")):
+            cum, _, text = pprof_top(url, index, s.dir)
+            cum = {k: v for k, v in cum.items() if v}
+            want = per_function(report["backtraces"], key)
+            if cum != want:
+                s.fail("%s per function differs from the JSON report" % index,
+                       "pprof: %s\njson:  %s\n%s" % (cum, want, text))
+        if want.get("site_b") != 3:
+            s.fail("site_b holds %s blocks, the target made 3" % want.get("site_b"))
+        raw = go_pprof(["-raw"], url, s.dir)
+        for line in ("Period: 2000", "sampled by --sample-bytes: the values are estimates"):
+            if line not in raw:
+                s.fail("pprof -raw does not show %r" % line, raw[:3000])
+        if s.finish() != 0:
+            s.fail("heaptrace did not exit with its program's status 0")
+    finally:
+        s.kill()
+
+
 def test_delta_over_seconds():
     """/debug/pprof/allocs?seconds=3 (Go's delta): exactly what the target allocated in the
     window (site_a: 4 blocks made during it), nothing of what was made before it; the page at
