@@ -9,6 +9,8 @@
  * x86_64, so its header is longer.
  */
 #define STUBS_SUPPORTED 1
+/* the stub code decides --sample-bytes for calls with one size argument (STUB_D_SAMPLE) */
+#define STUB_SAMPLE_SUPPORTED 1
 
 #include "arch/stub_layout.h"
 

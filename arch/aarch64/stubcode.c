@@ -52,6 +52,32 @@ _Static_assert(STUB_R_TAG == 0, "the tag starts the record");
 	"	ldr x1, [x9, #" S(STUB_D_RING) "]\n	add x0, x0, x1\n"                               \
 	"	str w14, [x0, #" S(STUB_R_LEN) "]\n"
 
+/*
+ * --sample-bytes (stub_layout.h: STUB_D_SAMPLE), for a call whose thunk's word (w16) names its
+ * size argument (saved x0..x2 at sp): s >= N is taken; else ceil(N / s) = k, a xorshift64 step
+ * of STUB_D_RAND, and the call is taken if the draw modulo k is 0. One not taken gets
+ * STUB_HOOK_NOT_TAKEN in w16 and no stack copy (x13 = 0: the record's x30 is its caller).
+ * x0-x3, x10 clobbered.
+ */
+#define SAMPLE                                                                                    \
+	"	ldr x10, [x9, #" S(STUB_D_SAMPLE) "]\n"                                               \
+	"	cbz x10, 20f\n"                                                                    \
+	"	ubfx w0, w16, #" S(STUB_HOOK_SIZE_SHIFT) ", #2\n"                                     \
+	"	cbz w0, 20f\n"                                                                     \
+	"	sub w0, w0, #1\n"                                                                  \
+	"	ldr x0, [sp, x0, lsl #3]\n"                                                        \
+	"	cmp x0, x10\n	b.hs 20f\n"                                                       \
+	"	cmp x0, #0\n	csinc x0, x0, xzr, ne\n" /* a size of 0 as 1 */                 \
+	"	add x1, x10, x0\n	sub x1, x1, #1\n	udiv x1, x1, x0\n"                       \
+	"	ldr x2, [x9, #" S(STUB_D_RAND) "]\n"                                                  \
+	"	eor x2, x2, x2, lsl #13\n	eor x2, x2, x2, lsr #7\n	eor x2, x2, x2, lsl #17\n"    \
+	"	str x2, [x9, #" S(STUB_D_RAND) "]\n"                                                  \
+	"	udiv x3, x2, x1\n	msub x3, x3, x1, x2\n"                                       \
+	"	cbz x3, 20f\n"                                                                     \
+	"	orr w16, w16, #" S(STUB_HOOK_NOT_TAKEN) "\n"                                          \
+	"	mov x13, #0\n"                                                                     \
+	"20:\n"
+
 __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	".p2align 12\n"
 	".globl ht_stub_blob\n"
@@ -102,7 +128,7 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	csel x13, x13, xzr, hs\n"
 	"	ldr x10, [x9, #" S(STUB_D_COPY) "]\n"
 	"	cmp x13, x10\n"
-	"	csel x13, x10, x13, hi\n"
+	"	csel x13, x10, x13, hi\n" SAMPLE
 	"	and x13, x13, #~15\n"
 	"	add x14, x13, #" S(STUB_REC_ENTRY) "+15\n"
 	"	and x14, x14, #~15\n" RESERVE("6")

@@ -8,6 +8,8 @@
  * The pages and records are stub_layout.h's.
  */
 #define STUBS_SUPPORTED 1
+/* the stub code decides --sample-bytes for calls with one size argument (STUB_D_SAMPLE) */
+#define STUB_SAMPLE_SUPPORTED 1
 
 #include "arch/stub_layout.h"
 

@@ -85,6 +85,45 @@
 	"	jr $at\n"                                                                             \
 	"	daddiu $sp, $sp, " n "\n"
 
+/*
+ * --sample-bytes (stub_layout.h: STUB_D_SAMPLE), for a call whose thunk's word ($at) names its
+ * size argument (saved a0..a2 at sp): s >= N is taken; else ceil(N / s) = k, a xorshift64 step
+ * of STUB_D_RAND, and the call is taken if the draw modulo k is 0 (HI and LO are saved). One
+ * not taken gets STUB_HOOK_NOT_TAKEN in $at and no stack copy ($a0 = 0: the record's ra is its
+ * caller). t0, a1-a3, v0 clobbered.
+ */
+#define SAMPLE                                                                                    \
+	"	ld $t0, " S(STUB_D_SAMPLE) "($t8)\n"                                                  \
+	"	beqz $t0, 20f\n"                                                                   \
+	"	andi $a1, $at, " S(STUB_HOOK_SIZE) "\n"                                               \
+	"	beqz $a1, 20f\n"                                                                   \
+	"	dsrl $a1, $a1, " S(STUB_HOOK_SIZE_SHIFT) "\n"                                         \
+	"	dsll $a1, $a1, 3\n"                                                                \
+	"	daddu $a1, $a1, $sp\n"                                                             \
+	"	ld $a1, -8($a1)\n"                                                                 \
+	"	sltu $a2, $a1, $t0\n"                                                              \
+	"	beqz $a2, 20f\n"                                                                   \
+	"	nop\n"                                                                             \
+	"	bnez $a1, 21f\n"                                                                   \
+	"	nop\n"                                                                             \
+	"	ori $a1, $zero, 1\n" /* a size of 0 as 1 */                                        \
+	"21:	daddu $a2, $t0, $a1\n"                                                          \
+	"	daddiu $a2, $a2, -1\n"                                                             \
+	"	ddivu $zero, $a2, $a1\n"                                                           \
+	"	mflo $a2\n"                                                                        \
+	"	ld $a3, " S(STUB_D_RAND) "($t8)\n"                                                    \
+	"	dsll $v0, $a3, 13\n	xor $a3, $a3, $v0\n"                                         \
+	"	dsrl $v0, $a3, 7\n	xor $a3, $a3, $v0\n"                                          \
+	"	dsll $v0, $a3, 17\n	xor $a3, $a3, $v0\n"                                         \
+	"	sd $a3, " S(STUB_D_RAND) "($t8)\n"                                                    \
+	"	ddivu $zero, $a3, $a2\n"                                                           \
+	"	mfhi $a3\n"                                                                        \
+	"	beqz $a3, 20f\n"                                                                   \
+	"	nop\n"                                                                             \
+	"	ori $at, $at, " S(STUB_HOOK_NOT_TAKEN) "\n"                                           \
+	"	or $a0, $zero, $zero\n"                                                            \
+	"20:\n"
+
 __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	".set push\n"
 	".set noreorder\n"
@@ -145,7 +184,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	dsubu $a0, $t3, $t2\n"
 	"5:	ld $t0, " S(STUB_D_COPY) "($t8)\n"
 	"	sltu $a1, $t0, $a0\n"
-	"	movn $a0, $t0, $a1\n"
+	"	movn $a0, $t0, $a1\n" SAMPLE
 	"	daddiu $a1, $zero, -16\n"
 	"	and $t3, $a0, $a1\n"
 	"	daddiu $a3, $t3, " S(STUB_REC_ENTRY) "+15\n"

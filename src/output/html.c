@@ -606,6 +606,7 @@ static void json_header(const struct table *t, const struct report_info *ri, cha
 	table_init(&none);
 	none.sum = t->sum;
 	none.base_ns = t->base_ns;
+	none.sample_bytes = t->sample_bytes;
 	if (m) {
 		report_write(m, &none, &jo, ri);
 		fclose(m);

@@ -211,3 +211,24 @@ def test_html_attached():
     if "size class" not in (v["attach"] or ""):
         raise Fail("the log's page does not list the blocks live at the attach: %r"
                    % v["attach"])
+
+
+def test_html_sampled():
+    """--sample-bytes=4096 on tests/targets/sampling.c: the caption says the figures of each
+    backtrace, the flame graph and the timeline are estimates, and the allocation calls card is
+    the target's exact count."""
+    if helpers.MODE != "stubs":
+        raise Skip("the same page in both modes")
+    need_heaptrace()
+    r = heaptrace(target("sampling"), args=[20], fmt="html", opts=["--sample-bytes=4096"])
+    expect_rc(r, 0)
+    page = r.outfile + ".html"  # chromium takes a page by its name
+    shutil.copyfile(r.outfile, page)
+    v = view(page)
+    if "Sampled (--sample-bytes=4096)" not in v["cap"] or "estimates" not in v["cap"]:
+        raise Fail("the caption does not say the page is sampled: %r" % v["cap"])
+    calls = [x for x in r.records if x["kind"] == "summary"][0]["alloc_calls"]
+    shown = "".join(c for c in v["cards"].get("allocation calls", "") if c.isdigit())
+    if shown != str(calls):
+        raise Fail("the allocation calls card says %r, the target made %d"
+                   % (v["cards"].get("allocation calls"), calls))

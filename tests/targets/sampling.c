@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * sampling: live blocks of known sizes at known sites, for --sample-bytes (heap/table.h:
- * TABLE_SCALED). usage: sampling [SCALE] (default 1). Each site's count is SCALE times its
- * base: small_site() keeps 40000 blocks of 64 bytes, mid_site() 20000 of 1000, of which
+ * TABLE_SCALED). usage: sampling [PERCENT] (default 100). Each site's count is PERCENT % of
+ * its base: small_site() keeps 40000 blocks of 64 bytes, mid_site() 20000 of 1000, of which
  * grow_site() reallocs every other one to 1200 bytes, calloc_site() 10000 of 10 x 30 bytes,
  * big_site() 500 of 8192; churn() makes 100000 malloc/free pairs of 48 bytes in between.
  * The site records say the exact figures; the summary is exact. No stdio.
@@ -66,9 +66,9 @@ static void **fill(void *(*site)(void), unsigned long n)
 
 int main(int argc, char **argv)
 {
-	unsigned long scale = argc > 1 ? strtoul(argv[1], NULL, 0) : 1;
-	unsigned long ns = NSMALL * scale, nm = NMID * scale, nc = NCAL * scale;
-	unsigned long nb = NBIG * scale, nchurn = NCHURN * scale, ngrow = nm / 2;
+	unsigned long pc = argc > 1 ? strtoul(argv[1], NULL, 0) : 100;
+	unsigned long ns = NSMALL * pc / 100, nm = NMID * pc / 100, nc = NCAL * pc / 100;
+	unsigned long nb = NBIG * pc / 100, nchurn = NCHURN * pc / 100, ngrow = nm / 2;
 	struct expect_sum sum = { 0 };
 	void **small, **mid, **cal, **big;
 

@@ -573,3 +573,49 @@ TEST_CASE(release_range_splits)
 	CHECK_SUM(&t, 1, 0, 0, 1, 64);
 	table_destroy(&t);
 }
+
+/* --sample-bytes (TABLE_SCALED): a scaled block counts as ceil(N / size) blocks in its
+ * backtrace, the summary counts it once, a free or a take takes back what was added, and the
+ * blocks not taken count in the summary only. */
+TEST_CASE(sampled_weights)
+{
+	struct table t;
+	struct block old;
+	uint32_t a, b, none;
+
+	table_init(&t);
+	CHECK_EQ(table_sample_odds(1000, 0), 1000);
+	CHECK_EQ(table_sample_odds(1000, 300), 4);
+	CHECK_EQ(table_sample_odds(1000, 250), 4);
+	CHECK_EQ(table_sample_odds(1000, 1000), 1);
+	CHECK_EQ(table_sample_odds(1000, 5000), 1);
+	a = table_intern_scaled(&t, PCS_A, 3, 1000);
+	b = table_intern(&t, PCS_B, 3); /* exact: all of its kind are taken */
+	none = table_unsampled(&t, 1000);
+	table_alloc(&t, 0x100, 300, a, 1); /* 4 blocks of 300 */
+	table_alloc(&t, 0x200, 2000, a, 1); /* 1 block */
+	table_alloc(&t, 0x300, 300, b, 1);
+	table_alloc(&t, 0x400, 10, none, 1);
+	CHECK_SUM(&t, 4, 0, 0, 4, 2610);
+	CHECK_EQ(t.bts[a].count, 5);
+	CHECK_EQ(t.bts[a].size, 3200);
+	CHECK_EQ(t.bts[a].total_count, 5);
+	CHECK_EQ(t.bts[a].peak_size, 3200);
+	CHECK_EQ(t.bts[b].count, 1);
+	CHECK_EQ(t.bts[none].count, 0);
+	CHECK_EQ(t.bts[none].size, 0);
+	CHECK(table_take(&t, 0x100, &old)); /* a realloc's entry */
+	CHECK_EQ(t.bts[a].count, 1);
+	CHECK(table_put_back(&t, &old)); /* it failed */
+	CHECK_EQ(t.bts[a].count, 5);
+	CHECK_EQ(t.bts[a].size, 3200);
+	CHECK(table_free(&t, 0x100));
+	CHECK(table_free(&t, 0x400)); /* a block not taken is known */
+	CHECK_SUM(&t, 4, 2, 0, 2, 2300);
+	CHECK_EQ(t.bts[a].count, 1);
+	CHECK_EQ(t.bts[a].size, 2000);
+	CHECK_EQ(t.bts[a].peak_size, 3200);
+	table_reset(&t);
+	CHECK_EQ(t.sample_bytes, 1000); /* an exec keeps the option */
+	table_destroy(&t);
+}

@@ -283,6 +283,12 @@ def stub_cases(opts, arch):
                       c.mod("test_threads").threads_run("O0", *full, timeout=RUN_LIMIT,
                                                         opts=["-v"] + quick, env=dict(slow),
                                                         sites=not quick))))
+    # --sample-bytes, decided in the stub code but on arm (test_sampling.py), on a tenth of the
+    # target's calls
+    samp = GuestRun("ht", "sampling", args=[10], opts=["-v", "--sample-bytes=4096"])
+    cases.append(("sampling", [samp],
+                  lambda c: c.mod("test_sampling").check_estimates(
+                      c.mod("test_sampling").sampled(percent=10), c.arch.name != "arm")))
     # records read 1 s late on purpose: the frees keep the times the stubs stamped
     late = (("HEAPTRACE_TEST_SLOW_READER", "1000"),)
     cases.append(("stubs_free_times", [GuestRun("ht", "freetimes", opts=FREE_TIMES, env=late)],
