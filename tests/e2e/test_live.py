@@ -416,6 +416,22 @@ def test_live_plain_text():
         g.close()
 
 
+def test_live_plain_sampled():
+    """--sample-bytes: the plain frames' header says the rows are sampled, and of what (the
+    figures beside it are the exact summary's)."""
+    if helpers.MODE != "stubs":
+        raise Skip("the same view in both modes")
+    need_heaptrace()
+    p = helpers.run([helpers.HEAPTRACE, "--live", "--interval=0.05", "--sample-bytes=4096",
+                     target("sampling"), "50"], timeout=WAIT)
+    heads = [line for line in p.stdout.splitlines() if line.startswith("allocations ")]
+    if p.rc != 0 or not heads:
+        raise Fail("heaptrace --live exited %s with %d frames" % (p.rc, len(heads)),
+                   p.describe())
+    if not all(line.endswith("   rows sampled (1 in 4096 bytes)") for line in heads):
+        raise Fail("a frame's header does not say the rows are sampled: %r" % heads[-1])
+
+
 def test_live_usage():
     """--live takes no --count, no --core, no --record=-."""
     prepare()
