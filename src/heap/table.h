@@ -37,7 +37,8 @@ struct bt {
  * a smaller one of s bytes with probability 1 / ceil(N / s) (about s / N; decided in the entry
  * stub or by the accounting). A backtrace's figures are then estimates: each of its blocks
  * below N bytes counts as ceil(N / s) blocks of s bytes (the inverse of its probability, an
- * integer, so that every figure stays one and a free takes back what its allocation added).
+ * integer, so that every figure stays a whole number and a free takes back what its
+ * allocation added).
  * The summaries count every call and block exactly: the blocks not taken are live under one
  * backtrace whose blocks count for nothing (TABLE_UNSEEN), so that their frees are known.
  */
