@@ -403,12 +403,12 @@ static void effect(const struct acct *a, struct thread *t, const struct frame *f
 }
 
 /* The backtrace of frame f's block in tb, as --sample-bytes took it or not. */
-static uint32_t intern(const struct acct *a, struct table *tb, const struct frame *f)
+static uint32_t intern(struct table *tb, const struct frame *f)
 {
 	if (f->weigh == TABLE_UNSEEN)
-		return table_unsampled(tb, a->sample_bytes);
+		return table_unsampled(tb);
 	if (f->weigh == TABLE_SCALED)
-		return table_intern_scaled(tb, f->pcs, f->npcs, a->sample_bytes);
+		return table_intern_scaled(tb, f->pcs, f->npcs);
 	return table_intern(tb, f->pcs, f->npcs);
 }
 
@@ -437,7 +437,7 @@ static void account(const struct acct *a, struct thread *t, struct frame *f, uin
 		release(t, table_key(d->heap, e.freed), f->entry_ns);
 	}
 	if (e.allocated) {
-		uint32_t bt = intern(a, tb, f);
+		uint32_t bt = intern(tb, f);
 		uint64_t key = table_key(d->heap, e.allocated);
 
 		if (t->p->nfreed)
@@ -519,19 +519,20 @@ static uint64_t draw(struct acct *a)
 	return a->rand = x;
 }
 
-/* Whether --sample-bytes takes frame f's call (heap/table.h): as the entry stub decided, else
- * by a draw here; a call of a kind that is always taken counts exactly. */
-static uint8_t sample(struct acct *a, const struct frame *f, const struct acct_entry *e)
+/* Whether --sample-bytes (the table's, n) takes frame f's call (heap/table.h): as the entry
+ * stub decided, else by a draw here; a call of a kind that is always taken counts exactly. */
+static uint8_t sample(struct acct *a, uint64_t n, const struct frame *f,
+		      const struct acct_entry *e)
 {
 	bool taken;
 
-	if (!a->sample_bytes || !hook_sampled(&hook_table[f->call.id]))
+	if (!n || !hook_sampled(&hook_table[f->call.id]))
 		return TABLE_EXACT;
 	if (e->stub_sample != ACCT_STUB_UNDECIDED) {
 		a->stub_decided++;
 		taken = e->stub_sample == ACCT_STUB_TAKEN;
 	} else {
-		taken = draw(a) % table_sample_odds(a->sample_bytes, hook_asked_size(&f->call)) == 0;
+		taken = draw(a) % table_sample_odds(n, hook_asked_size(&f->call)) == 0;
 	}
 	if (taken)
 		a->taken++;
@@ -552,7 +553,7 @@ static void backtrace(struct acct *a, struct thread *t, struct frame *f,
 	f->npcs = 1;
 	if (d->kind == HK_FREE || d->kind == HK_UNMAP)
 		return; /* no block: no backtrace */
-	f->weigh = sample(a, f, e);
+	f->weigh = sample(a, t->p->table.sample_bytes, f, e);
 	if (f->weigh == TABLE_UNSEEN)
 		return;
 	if (a->sample > 1 && t->p->unwind_seq++ % a->sample) {

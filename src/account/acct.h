@@ -28,11 +28,10 @@ struct acct_mem {
 struct acct {
 	unsigned depth; /* frames kept per backtrace */
 	unsigned sample; /* unwind every sample-th allocation of a process only */
-	/* --sample-bytes (heap/table.h: TABLE_SCALED), 0: every allocation is taken; the state of
-	 * the draws made here (xorshift64), and how many allocations were taken or not, and of
-	 * these how many the entry stubs decided */
-	uint64_t sample_bytes, rand;
-	uint64_t taken, not_taken, stub_decided;
+	/* --sample-bytes (a process's table.sample_bytes, heap/table.h): the state of the draws
+	 * made here (xorshift64), how many allocations were taken or not, and of these how many
+	 * the entry stubs decided */
+	uint64_t rand, taken, not_taken, stub_decided;
 	uint64_t stops, unwinds, logged; /* stops handled, backtraces unwound, returns logged */
 	uint64_t seq; /* names the calls a stop sends through the stubs' trampoline */
 	const struct acct_mem *mem;

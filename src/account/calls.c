@@ -29,13 +29,12 @@
 
 static const struct acct_mem live_mem = { remote_read_word, remote_string_size };
 
-struct acct *calls_new(unsigned depth, unsigned sample, uint64_t sample_bytes)
+struct acct *calls_new(unsigned depth, unsigned sample)
 {
 	struct acct *a = xcalloc(1, sizeof(*a));
 
 	a->depth = depth;
 	a->sample = sample;
-	a->sample_bytes = sample_bytes;
 	a->mem = &live_mem;
 	a->uw = unwind_reader_new();
 	return a;

@@ -9,10 +9,9 @@
 #include "patch/breakpoint.h"
 #include "target/process.h"
 
-/* A reader's accounting state (acct.h): frames kept per backtrace, unwind every sample-th
- * allocation only, take allocations by chance (--sample-bytes, 0: all). Each traced process
- * names its reader in p->acct. */
-struct acct *calls_new(unsigned depth, unsigned sample, uint64_t sample_bytes);
+/* A reader's accounting state (acct.h): frames kept per backtrace, and unwind every sample-th
+ * allocation only. Each traced process names its reader in p->acct. */
+struct acct *calls_new(unsigned depth, unsigned sample);
 void calls_free(struct acct *a);
 
 /* Thread t hit the entry breakpoint b (regs: its registers, pc at the entry). Count it unless

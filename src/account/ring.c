@@ -232,8 +232,8 @@ static void take_entry(struct proc *p, struct stubs *s, const uint8_t *r,
 		.awaits_inner = (rr->word & STUB_HOOK_NORET) != 0,
 		.copy = r + STUB_REC_ENTRY,
 		.copy_len = rr->copy,
-		.stub_sample = !(rr->word & STUB_HOOK_SIZE) || !p->table.sample_bytes ?
-				       ACCT_STUB_UNDECIDED :
+		/* read only with --sample-bytes (acct.c), when the stub had it too */
+		.stub_sample = !(rr->word & STUB_HOOK_SIZE) ? ACCT_STUB_UNDECIDED :
 			       rr->word & STUB_HOOK_NOT_TAKEN ? ACCT_STUB_NOT_TAKEN :
 								ACCT_STUB_TAKEN,
 	};

@@ -123,21 +123,19 @@ uint32_t table_intern(struct table *t, const uint64_t *pcs, uint32_t depth)
 	return t->nbts++;
 }
 
-uint32_t table_intern_scaled(struct table *t, const uint64_t *pcs, uint32_t depth, uint64_t n)
+uint32_t table_intern_scaled(struct table *t, const uint64_t *pcs, uint32_t depth)
 {
 	uint32_t bt = table_intern(t, pcs, depth);
 
-	t->sample_bytes = n;
 	t->bts[bt].weigh = TABLE_SCALED;
 	return bt;
 }
 
-uint32_t table_unsampled(struct table *t, uint64_t n)
+uint32_t table_unsampled(struct table *t)
 {
 	uint64_t pc = TABLE_PC_NOT_SAMPLED;
 	uint32_t bt = table_intern(t, &pc, 1);
 
-	t->sample_bytes = n;
 	t->bts[bt].weigh = TABLE_UNSEEN;
 	return bt;
 }

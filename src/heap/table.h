@@ -104,7 +104,7 @@ struct table {
 	 * free came since */
 	uint32_t last_bt;
 	uint64_t last_size;
-	uint64_t sample_bytes; /* --sample-bytes (TABLE_SCALED), 0: none */
+	uint64_t sample_bytes; /* --sample-bytes (TABLE_SCALED), 0: none; set with the table */
 };
 
 #define TABLE_NO_LAST UINT32_MAX
@@ -119,11 +119,11 @@ void table_reset(struct table *t);
 /* Return the index of the backtrace with these PCs, adding it if new. depth >= 1. */
 uint32_t table_intern(struct table *t, const uint64_t *pcs, uint32_t depth);
 
-/* The same for an allocation --sample-bytes=n took by probability (TABLE_SCALED). */
-uint32_t table_intern_scaled(struct table *t, const uint64_t *pcs, uint32_t depth, uint64_t n);
+/* The same for an allocation t's --sample-bytes took by probability (TABLE_SCALED). */
+uint32_t table_intern_scaled(struct table *t, const uint64_t *pcs, uint32_t depth);
 
-/* The backtrace of the blocks --sample-bytes=n did not take (TABLE_UNSEEN). */
-uint32_t table_unsampled(struct table *t, uint64_t n);
+/* The backtrace of the blocks t's --sample-bytes did not take (TABLE_UNSEEN). */
+uint32_t table_unsampled(struct table *t);
 
 /* --sample-bytes=n takes an allocation of size bytes with probability 1 / the value (1: always;
  * a size of 0 is taken as 1 byte). The entry stubs spell the same in assembly. */

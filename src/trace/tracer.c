@@ -275,7 +275,7 @@ static int start(const struct tracer_opts *o)
 	session.opts = o;
 	image_init(&(struct image_opts){ o->mode == MODE_STUBS, o->stack_copy, o->max_stall_ms });
 	inject_init(!o->pid);
-	session.acct = calls_new(o->depth, o->sample, o->sample_bytes);
+	session.acct = calls_new(o->depth, o->sample);
 	cpu_init();
 	for (unsigned i = 0, n = views(o, v); i < n && !ret; i++)
 		ret = v[i]->prepare(o);

@@ -589,9 +589,10 @@ TEST_CASE(sampled_weights)
 	CHECK_EQ(table_sample_odds(1000, 250), 4);
 	CHECK_EQ(table_sample_odds(1000, 1000), 1);
 	CHECK_EQ(table_sample_odds(1000, 5000), 1);
-	a = table_intern_scaled(&t, PCS_A, 3, 1000);
+	t.sample_bytes = 1000;
+	a = table_intern_scaled(&t, PCS_A, 3);
 	b = table_intern(&t, PCS_B, 3); /* exact: all of its kind are taken */
-	none = table_unsampled(&t, 1000);
+	none = table_unsampled(&t);
 	table_alloc(&t, 0x100, 300, a, 1); /* 4 blocks of 300 */
 	table_alloc(&t, 0x200, 2000, a, 1); /* 1 block */
 	table_alloc(&t, 0x300, 300, b, 1);
