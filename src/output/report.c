@@ -89,7 +89,6 @@ static struct entry *select_bts(const struct table *t, const struct report_opts 
 	}
 	for (uint64_t s = 0; filtered && s < t->live.cap; s++) {
 		const struct block *blk = &t->live.slots[s];
-
 		uint64_t w;
 
 		if (!blk->ptr || !report_keeps_block(t, blk, o, ri))

@@ -13,8 +13,9 @@
  * COPYSIZE_ALIGN, at least COPYSIZE_MIN and at most the full size (--stack-copy). An unwind
  * that stopped short for want of a word past the end of a copy that the learned size cut (not
  * the stack's end) is cut short: the size goes back to the full one at once, and the next
- * window, twice as long, learns again. So a program whose stacks deepen loses frames of the records already in
- * the ring when it does, each such backtrace marked as stopped, and fewer each time.
+ * window, twice as long, learns again. So a program whose stacks deepen loses frames of the
+ * records already in the ring when it does, each such backtrace marked as stopped, and fewer
+ * each time.
  */
 #include <stdbool.h>
 #include <stdint.h>
