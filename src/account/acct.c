@@ -10,6 +10,7 @@
 #define PR_DOMAIN "calls"
 #include "account/acct.h"
 #include "eventlog/record.h"
+#include "unwind/python.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -335,6 +336,7 @@ static void late_hold(struct thread *t, uint64_t key, uint64_t ns)
 static bool release(struct thread *t, uint64_t key, uint64_t ns)
 {
 	record_free(t->p, t->tid, key, ns);
+	python_release(t->p, key);
 	table_note_free(&t->p->table, key);
 	return table_free(&t->p->table, key);
 }
@@ -351,6 +353,7 @@ static void take_old(struct thread *t, struct frame *f, uint64_t ns)
 	key = table_key(d->heap, f->call.args[d->ptr]);
 	if (!key || !table_find(&t->p->table, key))
 		return;
+	python_release(t->p, key);
 	table_note_free(&t->p->table, key);
 	f->took_old = table_take(&t->p->table, key, &f->old);
 	record_take(t->p, t->tid, f->old.ptr, ns);

@@ -197,6 +197,53 @@ static void learn_copy(struct unwind_ctx *c, struct unwind_reader *rd, const uin
 		stubs_data_put(c->s, proc_mem_pid(c->p), STUB_D_COPY, put);
 }
 
+/* Does the record r (of STUB_KIND_ENTRY or _FREE) release the block at addr? */
+static bool releases(const struct ringrec *r, uint64_t addr)
+{
+	const struct hook_desc *d;
+
+	if (r->kind == STUB_KIND_FREE)
+		return r->args[0] == addr;
+	if (r->kind != STUB_KIND_ENTRY || (r->word & STUB_HOOK_MASK) >= HOOK_COUNT)
+		return false;
+	d = &hook_table[r->word & STUB_HOOK_MASK];
+	return (d->kind == HK_FREE || d->kind == HK_REALLOC || d->kind == HK_RESIZE) &&
+	       d->ptr >= 0 && d->ptr < HOOK_STUB_ARGS && r->args[d->ptr] == addr;
+}
+
+/*
+ * python_released_fn for the record c is reading: true if a record after it, up to the ring's
+ * head now, releases addr, or one there is not written yet. A call that releases a block is
+ * recorded at its entry, before the block is free, so what was read at addr before this look
+ * was the object of c's time if no such record is there. The releases found are kept: the
+ * records before one ask again for the same address.
+ */
+static bool released_since(void *arg, uint64_t addr)
+{
+	const struct unwind_ctx *c = arg;
+	struct stubs_reader *rd = &c->s->rd;
+	uint64_t head = stubs_head(c->s);
+
+	for (unsigned i = 0; i < STUBS_RELEASED; i++)
+		if (rd->released[i].addr == addr && rd->released[i].pos > rd->tail)
+			return true;
+	for (uint64_t pos = rd->tail + c->rr->len; pos != head;) {
+		struct ringrec r;
+
+		if (head - pos > c->s->size ||
+		    ringrec_parse(c->s->ring + (pos & (c->s->size - 1)), pos, c->s->size, &r) !=
+			    RINGREC_OK)
+			return true;
+		if (releases(&r, addr)) {
+			rd->released[rd->released_next++ % STUBS_RELEASED] =
+				(struct stubs_release){ addr, pos };
+			return true;
+		}
+		pos += r.len;
+	}
+	return false;
+}
+
 static unsigned unwind_rec(void *arg, struct unwind_reader *rd, uint64_t *pcs, unsigned max)
 {
 	struct unwind_ctx *c = arg;
@@ -214,7 +261,7 @@ static unsigned unwind_rec(void *arg, struct unwind_reader *rd, uint64_t *pcs, u
 		learn_copy(c, rd, pcs, n, max);
 	if (c->rr->py_count)
 		n = python_merge_recorded(c->p, c->rec + c->rr->py_off, c->rr->py_count, pcs, n,
-					  max);
+					  max, released_since, c);
 	return n;
 }
 

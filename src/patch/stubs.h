@@ -54,6 +54,8 @@ struct stubs_key {
  * The reader's state for one ring, so that rings are read apart (account/ring.c owns it; here
  * because patch's thread hooks and forget touch the stand-ins and the generation).
  */
+#define STUBS_RELEASED 8
+
 struct stubs_reader {
 	uint64_t tail; /* bytes read */
 	uint64_t tsc0, ns0; /* the clock the records' time stamps are read with, at setup */
@@ -79,6 +81,12 @@ struct stubs_reader {
 	struct thread *unknown; /* the one thread with no key yet, if only one (npending) */
 	unsigned npending;
 	struct copysize copy; /* the stubs' stack copy size, learned (STUB_D_COPY) */
+	/* the last releases found after the record read (account/ring.c: released_since): the
+	 * address and the record's position */
+	struct stubs_release {
+		uint64_t addr, pos;
+	} released[STUBS_RELEASED];
+	unsigned released_next;
 };
 
 #define STUBS_AREAS 4 /* stub pages: one within a branch's reach of each module with hooks */

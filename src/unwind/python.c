@@ -8,6 +8,8 @@
 #define PR_DOMAIN "python"
 #include "arch/arch.h"
 #include "arch/stub_layout.h"
+#include "heap/hooks.h"
+#include "heap/table.h"
 #include "symbols/symbols.h"
 #include "target/remote.h"
 #include "unwind/frames.h"
@@ -48,6 +50,7 @@ struct pycode {
 	 * come back to the same instruction record after record */
 	int64_t last_addrq;
 	uint32_t last_frame;
+	bool watched; /* in watched_ids: taken without a read until its block is released */
 };
 
 /* A Python frame as backtraces hold it: names are string ids. */
@@ -62,6 +65,7 @@ struct pyproc {
 	const struct pylayout *l;
 	uint64_t runtime, code_type, str_type; /* _PyRuntime, PyCode_Type, PyUnicode_Type */
 	uint64_t eval_lo, eval_hi; /* _PyEval_EvalFrameDefault */
+	uint64_t image_lo, image_hi; /* the interpreter's module: its static code objects */
 	/* where each thread keeps its own thread state (learn_tss): an offset from its thread
 	 * pointer, and the TSS key's word it holds for */
 	bool tss_known;
@@ -69,6 +73,8 @@ struct pyproc {
 	uint64_t tss_next_ns, tss_wait_ns; /* when to try again, and the wait before that */
 	/* code objects by (address, fingerprint) */
 	struct pairmap code_ids;
+	/* by (address, 0), the code objects whose block heaptrace sees released (python_release) */
+	struct pairmap watched_ids;
 	struct pycode *codes;
 	uint32_t ncodes, codes_cap;
 	/* interned strings and frames: never forgotten while backtraces name them */
@@ -162,6 +168,8 @@ static void probe_module(struct proc *p, struct pyproc *py, const struct module 
 	py->str_type = v[4] + m->bias;
 	py->eval_lo = v[3] + m->bias;
 	py->eval_hi = py->eval_lo + sz[3];
+	py->image_lo = m->start;
+	py->image_hi = m->end;
 	py->state = PY_READY;
 	pr_dbg(1, "process %d: Python %u.%u in %s", p->pid, version >> 24, version >> 16 & 0xff,
 	       m->path);
@@ -247,6 +255,8 @@ static void forget_codes(struct pyproc *py)
 		free(py->codes[i].table);
 	free(py->code_ids.v);
 	py->code_ids = (struct pairmap){ 0 };
+	free(py->watched_ids.v);
+	py->watched_ids = (struct pairmap){ 0 };
 	py->ncodes = 0;
 }
 
@@ -312,17 +322,12 @@ static struct pycode *code_at(struct proc *p, struct pyproc *py, uint64_t addr,
 	return read_code(p, py, addr, head, fp, slot);
 }
 
-/* The Python frame of code object code (head: its head, or NULL) at its instruction instr, as
- * a backtrace holds it; 0 if code is no code object, or instr not in it. */
-static uint64_t frame_at(struct proc *p, struct pyproc *py, uint64_t code, const uint8_t *head,
-			 uint64_t instr)
+/* The Python frame of code object c at its instruction instr, as a backtrace holds it; 0 if
+ * instr is not in it. */
+static uint64_t frame_in(struct pyproc *py, struct pycode *c, uint64_t instr)
 {
-	struct pycode *c = code_at(p, py, code, head);
-	int64_t addrq;
+	int64_t addrq = (int64_t)(instr - (c->addr + py->l->co_code));
 
-	if (!c)
-		return 0;
-	addrq = (int64_t)(instr - (c->addr + py->l->co_code));
 	if (addrq < -2 || addrq >= (int64_t)(c->ncode * 2))
 		return 0;
 	if (!c->last_frame || c->last_addrq != addrq) {
@@ -332,6 +337,96 @@ static uint64_t frame_at(struct proc *p, struct pyproc *py, uint64_t code, const
 							       addrq));
 	}
 	return frames_python(c->last_frame - 1);
+}
+
+/* The same for the code object at code (head: its head, or NULL); 0 if it is none. */
+static uint64_t frame_at(struct proc *p, struct pyproc *py, uint64_t code, const uint8_t *head,
+			 uint64_t instr)
+{
+	struct pycode *c = code_at(p, py, code, head);
+
+	return c ? frame_in(py, c, instr) : 0;
+}
+
+/*
+ * Code objects whose block heaptrace sees released are taken from the cache without a read
+ * (the read, a system call per record, cost more than the rest of it), and so are the
+ * interpreter's static ones (deep-frozen in its image, never freed). The release of a block
+ * is recorded at the entry of the call that frees it, so it is read before any record made
+ * after another object took its address. Only while no call went unseen: a release lost with
+ * them would leave a code object's names on its successor.
+ */
+static bool watchable(const struct proc *p)
+{
+	return !p->calls_not_seen && !p->stubs_stuck;
+}
+
+static bool in_image(const struct pyproc *py, uint64_t addr)
+{
+	return addr >= py->image_lo && addr < py->image_hi;
+}
+
+static bool in_table(const struct proc *p, uint64_t addr)
+{
+	return table_find(&p->table, table_key(HEAP_MALLOC, addr)) ||
+	       table_find(&p->table, table_key(HEAP_PYMALLOC, addr));
+}
+
+static struct pycode *watched_code(const struct proc *p, struct pyproc *py, uint64_t addr)
+{
+	uint32_t *slot;
+
+	if (!py->watched_ids.n || !watchable(p))
+		return NULL;
+	slot = pairmap_slot(&py->watched_ids, addr, 0);
+	return *slot && py->codes[*slot - 1].watched ? &py->codes[*slot - 1] : NULL;
+}
+
+static void watch(struct pyproc *py, struct pycode *c)
+{
+	uint32_t *slot = pairmap_slot(&py->watched_ids, c->addr, 0);
+
+	if (*slot)
+		py->codes[*slot - 1].watched = false;
+	else
+		py->watched_ids.n++;
+	*slot = (uint32_t)(c - py->codes) + 1;
+	c->watched = true;
+}
+
+/*
+ * The code object at addr (head: its head, or NULL) for a record: watched from now on if its
+ * block is; NULL if it is none, or if its block was released since the record (released):
+ * what is read there now may be another's.
+ */
+static struct pycode *code_for_record(struct proc *p, struct pyproc *py, uint64_t addr,
+				      const uint8_t *head, python_released_fn *released,
+				      void *ctx)
+{
+	struct pycode *c = code_at(p, py, addr, head);
+
+	if (!c || !watchable(p))
+		return c;
+	if (in_image(py, addr)) {
+		watch(py, c);
+	} else if (in_table(p, addr)) {
+		if (released(ctx, addr))
+			return NULL;
+		watch(py, c);
+	}
+	return c;
+}
+
+void python_release(struct proc *p, uint64_t key)
+{
+	struct pyproc *py = p->py;
+	uint32_t *slot;
+
+	if (!py || !py->watched_ids.n)
+		return;
+	slot = pairmap_slot(&py->watched_ids, key & ((1ull << TABLE_HEAP_SHIFT) - 1), 0);
+	if (*slot)
+		py->codes[*slot - 1].watched = false;
 }
 
 /* ---- the frame chain ---- */
@@ -400,30 +495,39 @@ static unsigned merge(struct pyproc *py, const uint64_t *frames, const bool *ent
 }
 
 unsigned python_merge_recorded(struct proc *p, const uint8_t *sec, unsigned count, uint64_t *pcs,
-			       unsigned n, unsigned max)
+			       unsigned n, unsigned max, python_released_fn *released, void *ctx)
 {
 	struct pyproc *py = pyproc_of(p);
-	uint64_t frames[STUB_PY_MAX_FRAMES], codes[STUB_PY_MAX_FRAMES];
+	uint64_t frames[STUB_PY_MAX_FRAMES], codes[STUB_PY_MAX_FRAMES], unread[STUB_PY_MAX_FRAMES];
+	unsigned at[STUB_PY_MAX_FRAMES]; /* index in unread, or STUB_PY_MAX_FRAMES */
 	bool entry[STUB_PY_MAX_FRAMES];
 	uint8_t heads[STUB_PY_MAX_FRAMES * PY_HEAD_MAX];
-	unsigned m = 0, want, got = 0;
+	unsigned m = 0, want, nunread = 0, got = 0;
 
 	probe(p, py);
 	if (py->state != PY_READY || !max)
 		return n;
 	want = count < STUB_PY_MAX_FRAMES ? count : STUB_PY_MAX_FRAMES;
 	want = want < max ? want : max;
-	for (unsigned i = 0; i < want; i++)
+	for (unsigned i = 0; i < want; i++) {
 		codes[i] = word_at(sec + STUB_PY_FRAMES + i * STUB_PY_FRAME, STUB_PY_CODE);
-	/* every frame's code object head in one read: a system call per frame cost more than
-	 * the rest of the record */
-	if (py->l->co_head <= PY_HEAD_MAX)
-		got = remote_readv(proc_mem_pid(p), codes, want, heads, py->l->co_head);
+		at[i] = watched_code(p, py, codes[i]) ? STUB_PY_MAX_FRAMES : nunread;
+		if (at[i] == nunread)
+			unread[nunread++] = codes[i];
+	}
+	/* the other frames' code object heads in one read: a system call per frame cost more
+	 * than the rest of the record */
+	if (nunread && py->l->co_head <= PY_HEAD_MAX)
+		got = remote_readv(proc_mem_pid(p), unread, nunread, heads, py->l->co_head);
 	for (unsigned i = 0; i < want; i++) {
 		uint64_t instr = word_at(sec + STUB_PY_FRAMES + i * STUB_PY_FRAME, STUB_PY_INSTR);
+		struct pycode *c = watched_code(p, py, codes[i]);
 
-		frames[m] = frame_at(p, py, codes[i], i < got ? heads + i * py->l->co_head : NULL,
-				     instr & ~(uint64_t)STUB_PY_ENTRY_BIT);
+		if (!c)
+			c = code_for_record(p, py, codes[i],
+					    at[i] < got ? heads + at[i] * py->l->co_head : NULL,
+					    released, ctx);
+		frames[m] = c ? frame_in(py, c, instr & ~(uint64_t)STUB_PY_ENTRY_BIT) : 0;
 		if (!frames[m])
 			break;
 		entry[m++] = instr & STUB_PY_ENTRY_BIT;

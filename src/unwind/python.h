@@ -28,12 +28,24 @@ bool python_found(struct proc *p);
 unsigned python_merge(struct proc *p, uint64_t tp, uint64_t *pcs, unsigned n, unsigned max);
 
 /*
+ * May the block at addr have been released since the record being read was made (another
+ * object may be there now)? The records after it say (account/ring.c).
+ */
+typedef bool python_released_fn(void *ctx, uint64_t addr);
+
+/*
  * The same from an entry record's Python section (arch/stub_layout.h: STUB_PY_*; sec, count
  * frames written by the stub of a thread that held the GIL at the call): each code object is
- * read now, checked to be one, and kept.
+ * read now, checked to be one, and kept. One in the interpreter's image, or whose block p's
+ * table holds, is read again only after python_release of that block; such a block that
+ * released(ctx, its address) says may be another object's now ends the Python frames.
  */
 unsigned python_merge_recorded(struct proc *p, const uint8_t *sec, unsigned count, uint64_t *pcs,
-			       unsigned n, unsigned max);
+			       unsigned n, unsigned max, python_released_fn *released, void *ctx);
+
+/* The block of key (heap/table.h: its heap in it) is released, seen at the entry of the call
+ * that releases it: a code object there is read again at its next record. */
+void python_release(struct proc *p, uint64_t key);
 
 /*
  * What the entry stubs' data page holds for p's interpreter (STUB_D_PY_TSTATE to STUB_D_PY_MAX,

@@ -72,23 +72,25 @@ def report_written(outfile, tracer):
     raise Fail("heaptrace wrote no report after SIGINT")
 
 
-def traced(python, how, opts=(), args=(), pymalloc=False):
-    """Run the script (with ARGS after its own) under heaptrace OPTS (launched, or attached
-    with -p), take heaptrace's report once the script has measured itself: (report,
-    tracemalloc's results). pymalloc: CPython's own allocator (the default), else
-    PYTHONMALLOC=malloc."""
+def traced(python, how, opts=(), args=(), pymalloc=False, target=None):
+    """Run the script, or TARGET (a script of the same protocol), with ARGS after its own, under
+    heaptrace OPTS (launched, or attached with -p); take heaptrace's report once the script has
+    measured itself: (report, tracemalloc's results). pymalloc: CPython's own allocator (the
+    default), else PYTHONMALLOC=malloc."""
     need_heaptrace()
     if not os.access(python, os.X_OK):
         raise Skip("%s is not installed" % python)
+    name = "".join("-" + a for a in args) + ("-pymalloc" if pymalloc else "")
+    if target:
+        name += "-" + os.path.splitext(os.path.basename(target))[0]
     d = scratch("pyframes-%s-%s%s" % (os.path.basename(os.path.dirname(os.path.dirname(python))),
-                                      how, "".join("-" + a for a in args) +
-                                      ("-pymalloc" if pymalloc else "")))
+                                      how, name))
     outfile, results = os.path.join(d, "report"), os.path.join(d, "tracemalloc.json")
     env = dict(os.environ)
     env.pop("PYTHONMALLOC", None)
     if not pymalloc:
         env["PYTHONMALLOC"] = "malloc"
-    cmd = [python, "-S", script(), how, results] + list(args)
+    cmd = [python, "-S", target or script(), how, results] + list(args)
     ht = [helpers.HEAPTRACE, "--format=json", "--outfile=" + outfile] + list(opts)
     pipes = dict(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                  cwd=d, start_new_session=True)
@@ -265,6 +267,58 @@ def test_threads_ending_attached():
 
 def test_threads_ending_launched():
     ending(DEBIAN, "launched")
+
+
+def check_code_reused(how, pymalloc):
+    """tests/targets/python/codereuse.py frees each round's code objects, and most rounds get
+    an earlier round's addresses: each round's live blocks are under its own file and function
+    (f_R in genR.py), as many as tracemalloc finds there. A code object taken for the one that
+    had its address before would give them another round's names."""
+    target = os.path.join(helpers.TARGETS_SRC, "python", "codereuse.py")
+    report, measured = traced(DEBIAN, how, pymalloc=pymalloc, target=target)
+    if measured["reused"] < measured["rounds"] // 2:
+        raise Fail("only %d of %d rounds reused a code address: the case is not made"
+                   % (measured["reused"], measured["rounds"]))
+    got = collections.defaultdict(lambda: [0, 0])
+    problems = []
+    for bt in report["backtraces"]:
+        f = innermost(bt)
+        if not f or not f["file"].startswith("gen"):
+            continue
+        r = f["file"][len("gen"):-len(".py")]
+        if f["function"] != "<module>" and f["function"].split(".")[0] != "f_" + r:
+            problems.append("%s in %s" % (f["function"], f["file"]))
+        got[f["file"]][0] += bt["count"]
+        got[f["file"]][1] += bt["size"]
+    want = {k: v for k, v in measured["files"].items() if k.startswith("gen")}
+    if len(want) != measured["rounds"]:
+        raise Fail("tracemalloc found %d rounds' files, not %d" % (len(want),
+                                                                    measured["rounds"]))
+    for path, (blocks, size) in sorted(want.items()):
+        # attached, heaptrace may read a record after its code object is gone: no Python
+        # frames then, never another's
+        if how == "attached" and got[path][0] <= blocks and got[path][1] <= size:
+            continue
+        if not near(blocks, got[path][0]) or not near(size, got[path][1]):
+            problems.append("%s: heaptrace %d blocks %d bytes, tracemalloc %d blocks %d bytes"
+                            % (path, got[path][0], got[path][1], blocks, size))
+    problems += ["%s: heaptrace has blocks there, tracemalloc none" % p
+                 for p in set(got) - set(want)]
+    if problems:
+        raise Fail("Python frames of reused code addresses are wrong", "\n".join(problems))
+
+
+def test_code_reused_launched():
+    # CPython's allocator tables go through entry stubs only
+    check_code_reused("launched", pymalloc=helpers.MODE == "stubs")
+
+
+def test_code_reused_attached():
+    check_code_reused("attached", pymalloc=helpers.MODE == "stubs")
+
+
+def test_code_reused_malloc():
+    check_code_reused("launched", pymalloc=False)
 
 
 def test_record_names_them():

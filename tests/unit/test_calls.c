@@ -44,6 +44,12 @@ void record_range_slow(struct proc *p, pid_t tid, unsigned heap, uint64_t lo, ui
 	(void)p, (void)tid, (void)heap, (void)lo, (void)hi, (void)ns;
 }
 
+/* No Python interpreter either. */
+void python_release(struct proc *p, uint64_t key)
+{
+	(void)p, (void)key;
+}
+
 /* The process's memory: posix_memalign's *memptr, and every string 6 bytes long. */
 static uint64_t memptr_value;
 
