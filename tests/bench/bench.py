@@ -36,7 +36,7 @@ with their program, as heaptrace runs a single-threaded program by default. Then
              CPU, with --max-stall's default of 20 ms: the bounded stall, and the calls not seen
 
 --only=record, --only=margin or --only=stall runs that section alone (after building the
-workloads).
+workloads); --only=margin --workloads=TEXT, only the workloads whose name contains TEXT.
 
 each interleaved in its own group, and a table of the goals. Timings are printed, never checked: the exit status is 0 unless
 something failed to run.
@@ -654,6 +654,8 @@ def main():
     ap.add_argument("--heaptrace", default=str(ROOT / "heaptrace"), help="the tracer to measure")
     ap.add_argument("--only", choices=["record", "margin", "stall"],
                     help="run this section only")
+    ap.add_argument("--workloads", metavar="TEXT",
+                    help="with --only=margin: the workloads whose name contains TEXT only")
     args = ap.parse_args()
     runs = args.runs or (1 if args.quick else 3)
     scale = args.scale or (0.1 if args.quick else 1.0)
@@ -689,7 +691,7 @@ def main():
     if args.only == "margin":
         goals = []
         margin.section(bins, scale, heaptrace, heaptrack, env, runs, log, failed, goals,
-                       print_rows)
+                       print_rows, args.workloads)
         print_goals(goals)
         for f in failed:
             print(f"FAILED: {f}")

@@ -91,6 +91,10 @@ def workloads(bins, scale, scratch):
         ("threads x4", lambda k: [bins["threads"], "4", str(k)], n(50000), n(250000)),
         ("cxx", lambda k: [bins["cxx"], str(k)], n(2000), n(10000)),
         ("python3 json", lambda k: [python, str(HERE / "workload.py"), str(k)], n(6), n(30)),
+        # every object a malloc call, which heaptrack sees too: the same calls for both tools
+        ("python3 json, PYTHONMALLOC=malloc",
+         lambda k: ["/usr/bin/env", "PYTHONMALLOC=malloc", python, str(HERE / "workload.py"),
+                    str(k)], n(2), n(10)),
     ]
     sqlite = shutil.which("sqlite3")
     if sqlite:
@@ -170,11 +174,15 @@ def slopes(med, calls, sizes):
     return out
 
 
-def section(bins, scale, heaptrace, heaptrack, env, runs, log, failed, goals, print_rows):
-    """Measure every workload's slopes, print the table, add the goals; return the rows."""
+def section(bins, scale, heaptrace, heaptrack, env, runs, log, failed, goals, print_rows,
+            only=None):
+    """Measure every workload's slopes (only those whose name contains ONLY, if given), print
+    the table, add the goals; return the rows."""
     rows, table = [], []
     with tempfile.TemporaryDirectory(prefix="margin-in.") as scratch:
         for name, argv_of, small, large in workloads(bins, scale, scratch):
+            if only and only not in name:
+                continue
             med, calls, slow = measure(name, argv_of, (small, large), heaptrace, heaptrack,
                                        env, runs, log, failed)
             s = slopes(med, calls, (small, large))
