@@ -211,36 +211,78 @@ static bool releases(const struct ringrec *r, uint64_t addr)
 	       d->ptr >= 0 && d->ptr < HOOK_STUB_ARGS && r->args[d->ptr] == addr;
 }
 
+/* Records released_since parses at most in one call: the rest of a long backlog is looked
+ * through by the next records that ask (stubs_release keeps where it stopped). */
+#define RELEASED_SCAN_MAX 4096u
+
+/* A record reserved a moment ago is written within a microsecond or so: its parse is tried
+ * again for this long before released_since takes it for one that may release the block. */
+#define RELEASED_WAIT_NS 20000ull
+
+/* Parse the record at pos of s into *r, waiting RELEASED_WAIT_NS for one not written yet. */
+static bool parse_soon(const struct stubs *s, uint64_t pos, struct ringrec *r)
+{
+	uint64_t until = 0;
+
+	for (;;) {
+		enum ringrec_state st = ringrec_parse(s->ring + (pos & (s->size - 1)), pos,
+						      s->size, r);
+
+		if (st != RINGREC_NOT_YET)
+			return st == RINGREC_OK;
+		if (!until)
+			until = now_ns() + RELEASED_WAIT_NS;
+		else if (now_ns() > until)
+			return false;
+	}
+}
+
+/* The entry of rd's cache for addr (a new one, pos 0, if none). */
+static struct stubs_release *release_entry(struct stubs_reader *rd, uint64_t addr)
+{
+	struct stubs_release *e;
+
+	for (unsigned i = 0; i < STUBS_RELEASED; i++)
+		if (rd->released[i].addr == addr)
+			return &rd->released[i];
+	e = &rd->released[rd->released_next++ % STUBS_RELEASED];
+	*e = (struct stubs_release){ .addr = addr };
+	return e;
+}
+
 /*
  * python_released_fn for the record c is reading: true if a record after it, up to the ring's
  * head now, releases addr, or one there is not written yet. A call that releases a block is
  * recorded at its entry, before the block is free, so what was read at addr before this look
- * was the object of c's time if no such record is there. The releases found are kept: the
- * records before one ask again for the same address.
+ * was the object of c's time if no such record is there. Where it looked is kept: a record
+ * after c that asks again for addr starts there. True too when the records to look through
+ * are more than RELEASED_SCAN_MAX: the Python frames wait for a later record.
  */
 static bool released_since(void *arg, uint64_t addr)
 {
 	const struct unwind_ctx *c = arg;
 	struct stubs_reader *rd = &c->s->rd;
-	uint64_t head = stubs_head(c->s);
+	struct stubs_release *e = release_entry(rd, addr);
+	uint64_t head = stubs_head(c->s), pos = rd->tail + c->rr->len;
 
-	for (unsigned i = 0; i < STUBS_RELEASED; i++)
-		if (rd->released[i].addr == addr && rd->released[i].pos > rd->tail)
-			return true;
-	for (uint64_t pos = rd->tail + c->rr->len; pos != head;) {
+	if (e->found && e->pos > rd->tail)
+		return true;
+	if (!e->found && e->pos > pos)
+		pos = e->pos;
+	e->found = false;
+	for (unsigned n = 0; pos != head; n++) {
 		struct ringrec r;
 
-		if (head - pos > c->s->size ||
-		    ringrec_parse(c->s->ring + (pos & (c->s->size - 1)), pos, c->s->size, &r) !=
-			    RINGREC_OK)
+		e->pos = pos;
+		if (n == RELEASED_SCAN_MAX || head - pos > c->s->size || !parse_soon(c->s, pos, &r))
 			return true;
 		if (releases(&r, addr)) {
-			rd->released[rd->released_next++ % STUBS_RELEASED] =
-				(struct stubs_release){ addr, pos };
+			e->found = true;
 			return true;
 		}
 		pos += r.len;
 	}
+	e->pos = pos;
 	return false;
 }
 

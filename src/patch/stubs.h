@@ -81,10 +81,11 @@ struct stubs_reader {
 	struct thread *unknown; /* the one thread with no key yet, if only one (npending) */
 	unsigned npending;
 	struct copysize copy; /* the stubs' stack copy size, learned (STUB_D_COPY) */
-	/* the last releases found after the record read (account/ring.c: released_since): the
-	 * address and the record's position */
+	/* the last addresses account/ring.c's released_since looked for after the record read:
+	 * the position of a record that releases it, or up to where none did */
 	struct stubs_release {
 		uint64_t addr, pos;
+		bool found;
 	} released[STUBS_RELEASED];
 	unsigned released_next;
 };
