@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,11 +22,19 @@ static inline __attribute__((unused)) void handshake_pause(void)
 	nanosleep(&ts, NULL);
 }
 
+/* The monotonic clock by the system call: the C library's reads the time-stamp counter where
+ * the kernel's clock source is the TSC, which faults in a target that turned it off (notsc). */
+static inline __attribute__((unused)) void handshake_now(struct timespec *ts)
+{
+	if (syscall(SYS_clock_gettime, CLOCK_MONOTONIC, ts))
+		_exit(99);
+}
+
 static inline __attribute__((unused)) int handshake_expired(const struct timespec *start)
 {
 	struct timespec now;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
+	handshake_now(&now);
 	return now.tv_sec - start->tv_sec > HANDSHAKE_LIMIT_S;
 }
 
@@ -75,7 +84,7 @@ static inline __attribute__((unused)) void handshake_wait_reports(unsigned long 
 {
 	struct timespec start;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	handshake_now(&start);
 	while (handshake_lines() < n) {
 		if (handshake_expired(&start))
 			_exit(99);
@@ -88,7 +97,7 @@ static inline __attribute__((unused)) void handshake_wait_untraced(void)
 {
 	struct timespec start;
 
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	handshake_now(&start);
 	while (handshake_tracer() != 0) {
 		if (handshake_expired(&start))
 			_exit(99);
