@@ -109,14 +109,19 @@ def write_results(snap, path, ended):
         json.dump({"file": __file__, "lines": lines, "ended_threads": ended}, f)
 
 
-def main():
-    if sys.argv[1] == "attached":
+def ready_for(how):
+    """Attached: say "ready" and wait (at most 60 s) until heaptrace is tracing."""
+    if how == "attached":
         print("ready", flush=True)
         deadline = time.monotonic() + 60
         while not patched():
             if time.monotonic() > deadline:
                 sys.exit(99)
             time.sleep(0.01)
+
+
+def main():
+    ready_for(sys.argv[1])
     ending = sys.argv[3:] == ["ending"]
     stop, counts, spawners, done = threading.Event(), [], [], []
     if ending:

@@ -10,21 +10,15 @@ many rounds had a code address an earlier round had. Then the script prints "mea
 for a line on stdin, so that heaptrace's report is taken at that moment, and prints "ended".
 """
 
-import ctypes
 import gc
 import json
 import sys
-import time
 import tracemalloc
+
+from allocs import ready_for
 
 ROUNDS = 40
 BLOCKS = 200  # tracemalloc does not see the few blocks malloc gives a function object
-
-
-def patched():
-    """Does malloc's entry start with a jump or a breakpoint (heaptrace is tracing)?"""
-    addr = ctypes.cast(ctypes.CDLL("libc.so.6").malloc, ctypes.c_void_p).value
-    return ctypes.string_at(addr, 1)[0] in (0xE9, 0xCC)
 
 
 def rounds():
@@ -45,13 +39,7 @@ def rounds():
 
 
 def main():
-    if sys.argv[1] == "attached":
-        print("ready", flush=True)
-        deadline = time.monotonic() + 60
-        while not patched():
-            if time.monotonic() > deadline:
-                sys.exit(99)
-            time.sleep(0.01)
+    ready_for(sys.argv[1])
     tracemalloc.start()
     kept, reused = rounds()
     snap = tracemalloc.take_snapshot()
