@@ -92,12 +92,14 @@ _Static_assert(STUB_PY_FRAME == 16, "PY_WRITE: bytes to frames by a shift of 4")
 /*
  * The Python section of the entry record at r11, after the stack copy (rdi: its end): the same
  * walk again from the thread's own state (PY_COUNT found it holds the GIL), as many frames as
- * PY_COUNT counted (the record's length says how many), each frame's code object and last
- * instruction with the is_entry bit, then the count of those written. rax, rcx, rdx, rsi, rdi
- * clobbered.
+ * PY_COUNT counted (the record's length, in r9's upper half, says how many), each frame's code
+ * object and last instruction with the is_entry bit, then the count of those written. The
+ * length is not read back from the record: once heaptrace has let go of a record never
+ * finished (its thread stopped for good, or the detach), another thread may reserve over it.
+ * rax, rcx, rdx, rsi, rdi clobbered.
  */
 #define PY_WRITE                                                                                  \
-	"	mov " S(STUB_R_LEN) "(%r11),%eax\n"                                                \
+	"	mov %r9,%rax\n	shr $32,%rax\n"                                                    \
 	"	add $15,%rdi\n	and $-16,%rdi\n"                                                   \
 	"	mov %rdi,%rdx\n	sub %r11,%rdx\n"                                                 \
 	"	sub %rdx,%rax\n	jz 19f\n"                                                      \
@@ -253,6 +255,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	and " S(STUB_D_MASK) "(%r10),%rdi\n"
 	"	add " S(STUB_D_RING) "(%r10),%rdi\n"
 	"	mov %edx," S(STUB_R_LEN) "(%rdi)\n"
+	"	mov %rdx,%r9\n" /* the length, for PY_WRITE (r9 is the control page no more) */
 	"	mov %r11d," S(STUB_R_HOOK) "(%rdi)\n"
 	ARGS_AT
 	"	mov 32(%rax),%rdx\n	mov %rdx," S(STUB_RE_ARG0) "(%rdi)\n"
@@ -275,7 +278,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	mov %r8,96(%rsp)\n"
 	"	mov $1,%edx\n"
 	"7:	mov %edx," S(STUB_RE_RETURNS) "(%rdi)\n"
-	"	mov %rdx,%r9\n"
+	"	shl $32,%r9\n	or %rdx,%r9\n" /* the length above, returns (0 or 1) below */
 	"	mov %rdi,%r11\n"
 	STAMP(a)
 	"	mov %rax," S(STUB_RE_TIME) "(%r11)\n"
@@ -284,7 +287,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	PY_WRITE
 	"	or $" S(STUB_KIND_ENTRY) ",%r8\n"
 	"	mov %r8," S(STUB_R_TAG) "(%r11)\n" /* the tag, last: the record is complete */
-	"	test %r9,%r9\n"
+	"	test $1,%r9d\n"
 	"	jnz 8f\n"
 	"	jmp 9f\n"
 	/* free: { tag, length, hook, pointer, thread, time stamp } */

@@ -228,10 +228,11 @@ void stubs_off(struct proc *p, pid_t tid)
 	unpatch(s, tid);
 	stubs_data_put(s, tid, STUB_D_OFF, 1); /* nothing is recorded any more */
 	s->off = true;
-	/* a stub that reserved before the off word was set may still wait for room */
-	__atomic_store_n((uint64_t *)(s->ctl + STUB_C_TAIL),
-			 __atomic_load_n((uint64_t *)(s->ctl + STUB_C_HEAD), __ATOMIC_ACQUIRE),
-			 __ATOMIC_SEQ_CST);
+	/*
+	 * A stub that waits for room looks at the off word again when it wakes, and gives up.
+	 * The tail stays: moved, it would give the room of records still being written (by
+	 * threads stopped mid-record) to the waiting stubs, which would write over them.
+	 */
 	syscall(SYS_futex, s->ctl + STUB_C_TAIL, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
 }
 

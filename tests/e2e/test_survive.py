@@ -17,6 +17,10 @@ a ping answered), with a time limit only to catch hangs.
 - Every signal that ends heaptrace (HUP, PIPE, QUIT, TERM, INT, XCPU, XFSZ, ALRM, and USR1
   then TERM), 5 rounds each: heaptrace writes the report, detaches and exits 0; the program's
   code equals its files again, and the program runs on and ends as above.
+- A thread stopped in a signal handler halfway through writing a record, the ring full behind
+  it and another thread waiting for room, when SIGTERM ends heaptrace -p (tests/targets/stall.c,
+  park), 5 rounds: the detach leaves that record's room alone, the program's code equals its
+  files, and once let go the thread finishes its record and the program ends as its own.
 - Launch mode: SIGKILL of heaptrace once the breakpoints show; and the program ignoring SIGHUP
   while its process group gets one (a terminal hangup), with and without heaptrace then killed:
   the program lives and exits with its own status and output (this test process adopts it as
@@ -434,6 +438,113 @@ def test_signal_detaches(name):
             check_runs_on(t, proc, clean_code=True, after=sent + " to heaptrace")
         finally:
             t.kill()
+
+    rounds(ROUNDS, one_round)
+
+
+def ring_control_page(pid):
+    """The range of the control page of heaptrace's ring in process pid (the memfd's mapping
+    at file offset 0, src/patch/stubs.c: map_ring), or None before it is mapped."""
+    with open("/proc/%d/maps" % pid) as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) > 5 and fields[5].startswith("/memfd:heaptrace-ring") and \
+                    int(fields[2], 16) == 0:
+                lo = int(fields[0].split("-")[0], 16)
+                return lo, lo + 4096
+    return None
+
+
+def ring_waiters(pid):
+    """Threads of pid in a system call on an address in the ring's control page: stubs that
+    wait for room (a futex on the tail) or wake heaptrace's reader."""
+    ctl = ring_control_page(pid)
+    waiting = []
+    for tid in os.listdir("/proc/%d/task" % pid) if ctl else ():
+        try:
+            with open("/proc/%d/task/%s/syscall" % (pid, tid)) as f:
+                fields = f.read().split()
+        except OSError:
+            continue  # the thread ended
+        if len(fields) > 1 and fields[0] != "running" and ctl[0] <= int(fields[1], 16) < ctl[1]:
+            waiting.append(int(tid))
+    return waiting
+
+
+PARK_TRIES = 50  # parks of stall's thread until one is halfway through a record
+
+
+def parked_mid_record(prog, pid, ht):
+    """Let stall (tests/targets/stall.c, park) park its thread in a stub until the ring fills
+    behind it: the thread is halfway through a record (the reader stops there) and another
+    waits for room. True once so; False after PARK_TRIES parks."""
+    for _ in range(PARK_TRIES):
+        if not select.select([prog.stdout], [], [], HANG)[0]:
+            raise Hang("stall park did not park its thread within %d s" % HANG)
+        line = prog.stdout.readline()
+        if line == b"" and prog.wait() == 77:
+            raise Skip("stall park reads the interrupted pc on x86_64 only")
+        if line != b"parked\n":
+            raise Fail("stall park printed %r, expected 'parked'" % line)
+        deadline = time.monotonic() + 0.3
+        while time.monotonic() < deadline:
+            if ht.poll() is not None:
+                raise Fail("heaptrace %s while stall was parked" % status_text(ht.returncode))
+            if ring_waiters(pid):
+                return True
+            time.sleep(0.001)
+        prog.stdin.write(b"again\n")
+        prog.stdin.flush()
+    return False
+
+
+def test_detach_mid_record():
+    """stall park: one thread stopped in a signal handler halfway through a record, the ring
+    full behind it, another thread waiting for room, when SIGTERM ends heaptrace -p; 5 rounds.
+    The detach must not give the room of that record to the waiting thread, and the stub must
+    not take its record's length back from the ring: once let go, the parked thread finishes
+    its record and the program ends with its own output, exit 0."""
+    need_heaptrace()
+    if helpers.MODE != "stubs":
+        raise Skip("entry stubs only (--mode=stubs)")
+
+    def one_round(i):
+        d = scratch("detach-mid-record-%d" % i)
+        prog = subprocess.Popen([target("stall"), "park", "100"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=d,
+                                start_new_session=True, preexec_fn=no_core)
+        try:
+            outfile = os.path.join(d, "report")
+            argv = [HEAPTRACE, "-p", str(prog.pid), "--format=json", "--outfile=" + outfile]
+            ht = start(argv)
+            try:
+                if not parked_mid_record(prog, prog.pid, ht):
+                    raise Fail("in %d parks, stall's thread never held a record the ring "
+                               "filled behind" % PARK_TRIES)
+                os.kill(ht.pid, signal.SIGTERM)
+            except BaseException:
+                stop_heaptrace(ht)
+                raise
+            proc = finish(ht, argv, "SIGTERM")
+            if proc.rc != 0:
+                raise Fail("heaptrace %s after SIGTERM, expected exit 0" % status_text(proc.rc),
+                           proc.describe())
+            checked, diffs = code_diffs(prog.pid)
+            if diffs or checked < 3:
+                raise Fail("after the detach, %d executable file mappings compared, differing: "
+                           "%s" % (checked, "; ".join(diffs) or "none"), proc.describe())
+            try:
+                out, err = prog.communicate(b"go\n", timeout=HANG)
+            except subprocess.TimeoutExpired:
+                raise Hang("stall park did not end within %d s of 'go'" % HANG, proc.describe())
+            if prog.returncode != 0 or not out.startswith(b"stall park: "):
+                raise Fail("after the detach, stall park %s and printed %r"
+                           % (status_text(prog.returncode), out),
+                           proc.describe() + "\n--- stall's stderr ---\n" + text(err))
+        finally:
+            if prog.poll() is None:
+                prog.kill()
+                prog.wait()
 
     rounds(ROUNDS, one_round)
 

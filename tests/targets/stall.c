@@ -12,6 +12,16 @@
  *   jump        one thread and a 10 kHz timer whose handler, when it did not interrupt the
  *               C library, leaves with siglongjmp to the loop (a timeout pattern): "N calls,
  *               J jumps" (the pairs completed: those a jump left are not in N).
+ *   park        (x86_64) three threads make pairs: the parker from 40 calls deep, the other
+ *               two only while it is parked (so that the ring fills behind a record it holds)
+ *               and at the end. The main thread sends the parker SIGUSR1 every millisecond
+ *               until the handler finds it interrupted in heaptrace's code (an anonymous
+ *               executable mapping, read from /proc/self/maps before each signal) but not
+ *               right after a system call (a stub waiting for room holds no record), and parks
+ *               it there (a blocking read). It writes "parked\n" and reads a line on stdin:
+ *               "again" lets the parker go and parks it anew, "go" lets it go; then pairs for
+ *               MS ms: "N calls, P parks". Nothing allocates while the parker is parked but
+ *               the two pair threads.
  *   seccomp F   the pairs for 100 ms, then installs filter F (kill: futex kills the process;
  *               whitelist: only the calls this program makes are allowed, any other kills),
  *               writes "filtered\n", waits 300 ms without a call (heaptrace looks at the
@@ -36,6 +46,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
+#include <fcntl.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -187,6 +198,171 @@ static void run_jump(unsigned ms)
 	setitimer(ITIMER_REAL, &(struct itimerval){ { 0, 0 }, { 0, 0 } }, NULL);
 }
 
+/* ---- park ---- */
+
+#define MAX_ANON 8
+/* heaptrace's code in this process (entry stubs and the rest), once it mapped it */
+static volatile uintptr_t anon_lo[MAX_ANON], anon_hi[MAX_ANON];
+static volatile unsigned nanon;
+static int want_park; /* set by main for one park: a signal still pending parks no more */
+static volatile int parked, ended;
+static int park_pipe[2];
+
+static char maps_buf[1 << 16];
+
+/* The anonymous executable mappings of this process: heaptrace's code, entry stubs among it.
+ * No allocation: the parked thread may hold a record the ring fills behind, and then a malloc
+ * waits for room. */
+static void find_anon_code(void)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	ssize_t n = 1;
+	unsigned found = 0;
+
+	while (fd >= 0 && n > 0 && len < sizeof(maps_buf) - 1)
+		if ((n = read(fd, maps_buf + len, sizeof(maps_buf) - 1 - len)) > 0)
+			len += (size_t)n;
+	if (fd >= 0)
+		close(fd);
+	maps_buf[len] = '\0';
+	for (char *line = maps_buf, *next; *line && found < MAX_ANON; line = next) {
+		unsigned long lo, hi;
+		char perms[8];
+		int end = 0;
+
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s%n", &lo, &hi, perms, &end) != 3 ||
+		    perms[2] != 'x')
+			continue;
+		while (line[end] == ' ')
+			end++;
+		if (line[end] == '\n' || line[end] == '\0') {
+			anon_lo[found] = lo;
+			anon_hi[found] = hi;
+			found++;
+		}
+	}
+	nanon = found;
+}
+
+/* A line of standard input into buf (at most size - 1 bytes), without stdio: "" at its end. */
+static void read_line(char *buf, size_t size)
+{
+	size_t n = 0;
+	char c;
+
+	while (n < size - 1 && read(0, &c, 1) == 1) {
+		buf[n++] = c;
+		if (c == '\n')
+			break;
+	}
+	buf[n] = '\0';
+}
+
+static void on_park(int sig, siginfo_t *si, void *uc)
+{
+	char c;
+
+	(void)sig;
+	(void)si;
+#if defined(__x86_64__)
+	uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+
+	unsigned i = 0;
+
+	while (i < nanon && (pc < anon_lo[i] || pc >= anon_hi[i]))
+		i++;
+	/* not right after a syscall instruction (0f 05): a stub waiting for room holds no record */
+	if (i == nanon || (pc - 2 >= anon_lo[i] && ((const uint8_t *)pc)[-2] == 0x0f &&
+			   ((const uint8_t *)pc)[-1] == 0x05) ||
+	    !__atomic_exchange_n(&want_park, 0, __ATOMIC_SEQ_CST))
+		return;
+#else
+	(void)uc;
+	return;
+#endif
+	parked = 1;
+	if (read(park_pipe[0], &c, 1) != 1)
+		_exit(95);
+}
+
+/* Pairs from n calls deeper than its caller, until done. */
+static __attribute__((noinline)) void deep_pairs(unsigned n)
+{
+	uint64_t longest = 0;
+
+	if (n) {
+		deep_pairs(n - 1);
+		__asm__ volatile("" ::: "memory"); /* not a tail call */
+		return;
+	}
+	while (!done)
+		pair(&longest);
+}
+
+static void *parker(void *arg)
+{
+	(void)arg;
+	deep_pairs(40);
+	return NULL;
+}
+
+/* Pairs while the parker is parked (or the run ends), so that the ring fills behind the
+ * record it may hold; otherwise idle, so that the parker runs freely. */
+static void *busy_worker(void *arg)
+{
+	struct timespec nap = { 0, 50000 };
+	uint64_t longest = 0;
+
+	(void)arg;
+	while (!done)
+		if (parked || ended)
+			pair(&longest);
+		else
+			nanosleep(&nap, NULL);
+	return NULL;
+}
+
+/* Park the parker in a stub until stdin says "go"; return the parks. */
+static unsigned run_park(unsigned ms)
+{
+	struct sigaction sa = { .sa_sigaction = on_park, .sa_flags = SA_SIGINFO | SA_RESTART };
+	struct timespec tick = { 0, 1000000 };
+	pthread_t th[3];
+	unsigned parks = 0;
+	char cmd[16];
+
+	if (pipe(park_pipe))
+		_exit(96);
+	sigaction(SIGUSR1, &sa, NULL);
+	for (int i = 0; i < 3; i++)
+		if (pthread_create(&th[i], NULL, i ? busy_worker : parker, NULL))
+			_exit(96);
+	do {
+		parked = 0;
+		__atomic_store_n(&want_park, 1, __ATOMIC_SEQ_CST);
+		while (!parked) {
+			find_anon_code();
+			if (nanon)
+				pthread_kill(th[0], SIGUSR1);
+			nanosleep(&tick, NULL);
+		}
+		parks++;
+		say("parked\n");
+		read_line(cmd, sizeof(cmd));
+		if (write(park_pipe[1], "x", 1) != 1)
+			_exit(95);
+	} while (!strcmp(cmd, "again\n"));
+	ended = 1;
+	pairs_for(ms);
+	done = 1;
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	return parks;
+}
+
 #define LOAD(off) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
 #define ALLOW_NR(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), \
 		     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
@@ -251,6 +427,14 @@ int main(int argc, char **argv)
 		run_jump(ms);
 		snprintf(line, sizeof(line), "stall jump: %llu calls, %llu jumps\n",
 			 (unsigned long long)made, (unsigned long long)jumps);
+	} else if (!strcmp(mode, "park")) {
+		unsigned parks;
+#if !defined(__x86_64__)
+		return 77; /* the handler reads the interrupted pc on x86_64 only */
+#endif
+		parks = run_park(ms);
+		snprintf(line, sizeof(line), "stall park: %llu calls, %u parks\n",
+			 (unsigned long long)made, parks);
 	} else if (!strcmp(mode, "seccomp") && argc > 3) {
 		pairs_for(100);
 		if (install(argv[3]))
@@ -261,7 +445,7 @@ int main(int argc, char **argv)
 		pairs_for(ms);
 		snprintf(line, sizeof(line), "stall seccomp: %llu calls\n", (unsigned long long)made);
 	} else {
-		say("usage: stall loop|signals|jump MS, or stall seccomp MS kill|whitelist\n");
+		say("usage: stall loop|signals|jump|park MS, or stall seccomp MS kill|whitelist\n");
 		return 2;
 	}
 	say(line);
