@@ -94,8 +94,8 @@ _Static_assert(STUB_PY_FRAME == 16, "PY_WRITE: bytes to frames by a shift of 4")
  * walk again from the thread's own state (PY_COUNT found it holds the GIL), as many frames as
  * PY_COUNT counted (the record's length, in r9's upper half, says how many), each frame's code
  * object and last instruction with the is_entry bit, then the count of those written. The
- * length is not read back from the record: once heaptrace has let go of a record never
- * finished (its thread stopped for good, or the detach), another thread may reserve over it.
+ * length is not read back from the record: once heaptrace's reader has gone past a record not
+ * finished for 2 s (account/ring.c: stuck_check), another thread may reserve over it.
  * rax, rcx, rdx, rsi, rdi clobbered.
  */
 #define PY_WRITE                                                                                  \
