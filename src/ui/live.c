@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -77,6 +79,7 @@ static struct live {
 	/* the launched program's terminal output, through a pseudo-terminal */
 	int master, slave;
 	bool redirect[3]; /* which of the program's fds 1 and 2 go to the slave */
+	int stop; /* eventfd: the pump copies what is there, then ends */
 	pthread_t pump;
 	bool pumping;
 	pthread_mutex_t mu;
@@ -87,7 +90,8 @@ static struct live {
 	SCREEN *scr;
 	FILE *keys;
 #endif
-} lv = { .master = -1, .slave = -1, .sel_bt = UINT32_MAX, .mu = PTHREAD_MUTEX_INITIALIZER };
+} lv = { .master = -1, .slave = -1, .stop = -1, .sel_bt = UINT32_MAX,
+	.mu = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- the program's output while the view is up ---- */
 
@@ -125,26 +129,53 @@ static void hold_append(const char *buf, size_t n)
 	lv.hold_len += n;
 }
 
-/* Copies the pseudo-terminal's output until every writer closed it (the program and what it
- * started have ended). Runs with every signal blocked, as heaptrace's main thread. */
-static void *pump(void *arg)
+/* Copies one read of the pseudo-terminal's output: the bytes copied, 0 once no writer is left
+ * (EIO), -1 on an interrupted read. */
+static ssize_t pump_once(void)
 {
 	char buf[4096];
+	ssize_t n = read(lv.master, buf, sizeof(buf));
+
+	if (n < 0 && errno == EINTR)
+		return -1;
+	if (n <= 0)
+		return 0;
+	pthread_mutex_lock(&lv.mu);
+	if (lv.holding)
+		hold_append(buf, n);
+	else
+		write_all(STDOUT_FILENO, buf, n);
+	pthread_mutex_unlock(&lv.mu);
+	return n;
+}
+
+/* Copies the pseudo-terminal's output until every writer closed it (the program and what it
+ * started have ended), or, once told to stop (lv.stop), until nothing is left to read: what
+ * the program wrote before it ended is not lost to a pump that was slow to run. After the stop
+ * HOLD_MAX bytes at most, so that a child writing on and on cannot keep heaptrace. A poll of
+ * the master waits for the kernel's queued copy from the slave, as a read does. Runs with every
+ * signal blocked, as heaptrace's main thread. */
+static void *pump(void *arg)
+{
+	struct pollfd fds[2] = { { .fd = lv.master, .events = POLLIN },
+				 { .fd = lv.stop, .events = POLLIN } };
+	ssize_t left = HOLD_MAX, n;
+	bool stopping = false;
 
 	(void)arg;
 	for (;;) {
-		ssize_t n = read(lv.master, buf, sizeof(buf));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) /* EIO: no writer left */
+		if (poll(fds, 2, stopping ? 0 : -1) < 0) {
+			if (errno == EINTR)
+				continue;
 			return NULL;
-		pthread_mutex_lock(&lv.mu);
-		if (lv.holding)
-			hold_append(buf, n);
-		else
-			write_all(STDOUT_FILENO, buf, n);
-		pthread_mutex_unlock(&lv.mu);
+		}
+		if (fds[0].revents) { /* POLLHUP too: the read says EIO */
+			if (!(n = pump_once()) || (stopping && (left -= n) <= 0))
+				return NULL;
+		} else if (stopping) {
+			return NULL;
+		}
+		stopping = stopping || fds[1].revents;
 	}
 }
 
@@ -700,7 +731,8 @@ static void live_begin(int pid)
 	}
 	if (lv.curses)
 		view_open();
-	if (lv.master >= 0 && !pthread_create(&lv.pump, NULL, pump, NULL))
+	if (lv.master >= 0 && (lv.stop = eventfd(0, EFD_CLOEXEC)) >= 0 &&
+	    !pthread_create(&lv.pump, NULL, pump, NULL))
 		lv.pumping = true;
 	lv.next_refresh = now_ns(); /* a first screen at once */
 }
@@ -768,25 +800,41 @@ static void live_end(void)
 /* How long the output of what the program started may keep heaptrace after the program ended. */
 #define PUMP_LINGER_NS 200000000
 
+/* Waits for the pump: until no writer is left, PUMP_LINGER_NS at most; then what was written
+ * by then is copied and the pump ends. A child that keeps the terminal open would keep
+ * heaptrace: its later output is left to it. */
+static void pump_finish(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += PUMP_LINGER_NS;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	if (pthread_timedjoin_np(lv.pump, NULL, &ts)) {
+		uint64_t one = 1;
+
+		if (write(lv.stop, &one, sizeof(one)) != sizeof(one))
+			return; /* cannot be told: it ends with heaptrace, its fds stay open */
+		pthread_join(lv.pump, NULL);
+	}
+	lv.pumping = false;
+}
+
 static void live_finish(void)
 {
 	live_end();
-	if (lv.pumping) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += PUMP_LINGER_NS;
-		if (ts.tv_nsec >= 1000000000) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000;
-		}
-		/* a child that keeps the terminal open would keep heaptrace: it is left to it */
-		if (!pthread_timedjoin_np(lv.pump, NULL, &ts))
-			lv.pumping = false;
-	}
+	if (lv.pumping)
+		pump_finish();
 	if (!lv.pumping && lv.master >= 0) {
 		close(lv.master);
 		lv.master = -1;
+	}
+	if (!lv.pumping && lv.stop >= 0) {
+		close(lv.stop);
+		lv.stop = -1;
 	}
 	if (lv.slave >= 0)
 		close(lv.slave);

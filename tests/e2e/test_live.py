@@ -5,12 +5,16 @@ without a terminal. The target, tests/targets/grower.c, grows its heap when told
 FIFO and says so; the figures expected on the screen come from the constants in its source.
 Every wait polls the screen (or the output) with a time limit; nothing sleeps a fixed time."""
 
+import fcntl
 import os
 import re
 import select
 import shlex
 import signal
+import struct
 import subprocess
+import termios
+import threading
 import time
 
 import helpers
@@ -308,6 +312,102 @@ def test_live_signals():
         finally:
             t.close()
             g.close()
+
+
+class StalledTerminal:
+    """A terminal of our own (a pseudo-terminal, WIDTH x HEIGHT) for heaptrace's standard output
+    and input, read by a thread into out, which stops reading while stalled is clear, as a
+    terminal that is scrolled back or far away does. heaptrace's standard error goes to a file:
+    its messages do not cut the program's lines."""
+
+    def __init__(self, argv, err):
+        self.master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", HEIGHT, WIDTH, 0, 0))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HEAPTRACE_")}
+        env["TERM"] = "xterm"
+        with open(err, "w") as e:
+            self.p = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=e, env=env,
+                                      start_new_session=True)
+        os.close(slave)
+        self.out, self.lock = bytearray(), threading.Lock()
+        self.reading = threading.Event()
+        self.reading.set()
+        self.reader = threading.Thread(target=self.read, daemon=True)
+        self.reader.start()
+
+    def read(self):
+        while self.reading.wait():
+            try:
+                b = os.read(self.master, 1024)
+            except OSError:  # EIO: heaptrace and what it started closed the terminal
+                return
+            if not b:
+                return
+            with self.lock:
+                self.out += b
+
+    def wait(self, pred, what):
+        end = time.monotonic() + WAIT
+        while True:
+            with self.lock:
+                got = bytes(self.out)
+            if pred(got):
+                return got
+            if time.monotonic() > end:
+                raise Fail("the terminal never showed %s" % what, got[-2000:].decode("latin-1"))
+            time.sleep(0.05)
+
+    def close(self):
+        self.reading.set()
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait()
+        self.reader.join(WAIT)
+        os.close(self.master)
+
+
+def test_live_output_to_stalled_terminal():
+    """What the program writes after the view closed reaches the terminal whole, even when the
+    terminal takes nothing until after the program ended: heaptrace ends after the last byte.
+    The program writes more than one pseudo-terminal holds (about 18 KiB): the rest waits in the
+    program's, for heaptrace to copy."""
+    prepare()
+    d = scratch("live-stalled-terminal")
+    g = Grower(d)
+    t = StalledTerminal([helpers.HEAPTRACE, "--live", "--interval=0.3", target("grower"),
+                         g.fifo], os.path.join(d, "stderr"))
+    n = 480  # lines of 64 bytes: 30 KiB
+    try:
+        t.wait(lambda b: b"ALLOCATED BY" in b, "the first screen")
+        os.kill(t.p.pid, signal.SIGTERM)
+        got = t.wait(lambda b: re.search(rb"\x1b\[\?1049l.*grower: ready (\d+)", b, re.S),
+                     "the normal screen")
+        pid = int(re.search(rb"\x1b\[\?1049l.*grower: ready (\d+)", got, re.S).group(1))
+        t.reading.clear()
+        fd = os.open(g.fifo, os.O_WRONLY)
+        try:
+            lines = "".join("say line %05d %s\n" % (i, "x" * 49) for i in range(n))
+            os.write(fd, (lines + "exit 6\n").encode())
+        finally:
+            os.close(fd)
+        end = time.monotonic() + WAIT
+        while os.path.exists("/proc/%d" % pid):  # ended and reaped by heaptrace
+            if time.monotonic() > end:
+                raise Fail("the program did not end with its output unread")
+            time.sleep(0.05)
+        time.sleep(1)  # the terminal stalls on: longer than heaptrace lingers (200 ms)
+        t.reading.set()
+        rc = t.p.wait(WAIT)
+        t.reader.join(WAIT)
+        got = [int(x) for x in re.findall(rb"line (\d{5}) x{49}\r*\n", bytes(t.out))]
+        if rc != 6 or got != list(range(n)):
+            missing = sorted(set(range(n)) - set(got))
+            raise Fail("heaptrace exited %d (the program 6); of the program's %d lines the "
+                       "terminal got %d, %d missing (from %s)"
+                       % (rc, n, len(got), len(missing), missing[:1]))
+    finally:
+        t.close()
+        g.close()
 
 
 def test_live_attached():
