@@ -332,14 +332,13 @@ void table_count_release(struct table *t, bool known)
 
 unsigned table_release_range(struct table *t, unsigned heap, uint64_t lo, uint64_t hi)
 {
-	uint64_t mask = ((uint64_t)1 << TABLE_HEAP_SHIFT) - 1;
 	unsigned n = 0;
 
 	if (lo >= hi || !table_heap_sum(t, heap)->live_blocks)
 		return 0;
 	for (uint64_t i = 0; i < t->live.cap; i++) {
 		struct block blk = t->live.slots[i], piece;
-		uint64_t start = blk.ptr & mask, end = start + blk.size;
+		uint64_t start = table_key_addr(blk.ptr), end = start + blk.size;
 
 		if (!blk.ptr || table_key_heap(blk.ptr) != heap || end <= lo || start >= hi ||
 		    (!blk.size && (start < lo || start >= hi)))

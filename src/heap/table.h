@@ -86,6 +86,12 @@ static inline unsigned table_key_heap(uint64_t key)
 	return (unsigned)(key >> TABLE_HEAP_SHIFT) % TABLE_HEAPS;
 }
 
+/* The address a key stands for, without its heap's number. */
+static inline uint64_t table_key_addr(uint64_t key)
+{
+	return key & (((uint64_t)1 << TABLE_HEAP_SHIFT) - 1);
+}
+
 struct table {
 	struct bt *bts;
 	uint32_t nbts, bts_cap;

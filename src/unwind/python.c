@@ -424,7 +424,7 @@ void python_release(struct proc *p, uint64_t key)
 
 	if (!py || !py->watched_ids.n)
 		return;
-	slot = pairmap_slot(&py->watched_ids, key & ((1ull << TABLE_HEAP_SHIFT) - 1), 0);
+	slot = pairmap_slot(&py->watched_ids, table_key_addr(key), 0);
 	if (*slot)
 		py->codes[*slot - 1].watched = false;
 }
@@ -521,6 +521,8 @@ unsigned python_merge_recorded(struct proc *p, const uint8_t *sec, unsigned coun
 		got = remote_readv(proc_mem_pid(p), unread, nunread, heads, py->l->co_head);
 	for (unsigned i = 0; i < want; i++) {
 		uint64_t instr = word_at(sec + STUB_PY_FRAMES + i * STUB_PY_FRAME, STUB_PY_INSTR);
+		/* looked up again: an earlier frame of the same code may have been read and
+		 * watched since, and py->codes may have grown */
 		struct pycode *c = watched_code(p, py, codes[i]);
 
 		if (!c)
