@@ -268,6 +268,22 @@ static void drop_left(struct thread *t, uint64_t sp, uint64_t interrupted)
 		acct_drop_stale(t, sp, 0);
 }
 
+/*
+ * Drop a recorded call in flight at record r's own sp: r's stub found a return address of the
+ * program's there (it sent the return to the trampoline: r->returns), where a call in flight at
+ * that sp would have left the trampoline's. So that call's return never came: a jump out of a
+ * signal handler that had interrupted the trampoline before its record. The call is counted
+ * as not seen: the block it may have made is not known.
+ */
+static void drop_unreturned(struct thread *t, const struct calls_rec *r)
+{
+	while (r->returns && t->nframes && t->frames[t->nframes - 1].stubbed &&
+	       t->frames[t->nframes - 1].sp == r->sp) {
+		acct_drop_frame(t);
+		t->p->calls_not_seen++; /* what it returned is not known */
+	}
+}
+
 static int copy_word(void *ctx, uint64_t addr, uint64_t *val)
 {
 	const struct calls_rec *r = ctx;
@@ -441,6 +457,8 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 	struct calls_rec rh;
 
 	drop_left(t, r->sp, interrupted);
+	if (!interrupted)
+		drop_unreturned(t, r);
 	if (interrupted) {
 		rh = *r;
 		rh.handler = true;
