@@ -53,6 +53,14 @@ _Static_assert(STUB_PY_FRAME == 16, "PY_WRITE: bytes to frames by a shift of 4")
 	"	or %rdx,%rax\n"
 
 /*
+ * The critical sections (stub_arch.h: STUB_CRITICAL): from the return of ht_stub_reserve to the
+ * store of the tag, and the reservation's own end, where a thread may hold a record reserved
+ * and not yet written. heaptrace's probe of a stuck reader looks for threads there.
+ */
+#define CS_BEGIN(x) ".globl ht_stub_cs_" #x "\nht_stub_cs_" #x ":\n"
+#define CS_END(x) ".globl ht_stub_cs_" #x "_end\nht_stub_cs_" #x "_end:\n"
+
+/*
  * The Python frames of the thread, if it holds the GIL (stub_layout.h: STUB_D_PY_*): their
  * count into rax (rdi, rdx clobbered), at most STUB_D_PY_MAX, which is 0 until the other words
  * are written; none once the interpreter is ending (it frees thread states then), nor if the
@@ -249,6 +257,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	lea " S(STUB_PY_FRAMES) "(%rdx,%rax),%rdx\n"
 	"10:	mov $" S(STUB_C_LOST_ENTRIES) ",%eax\n"
 	"	call ht_stub_reserve\n"
+	CS_BEGIN(entry)
 	"	jc 9f\n" /* no room within the bound: the call goes on unrecorded */
 	"	mov %rax,%r8\n" /* the record's position: its cookie */
 	"	mov %rax,%rdi\n"
@@ -287,6 +296,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	PY_WRITE
 	"	or $" S(STUB_KIND_ENTRY) ",%r8\n"
 	"	mov %r8," S(STUB_R_TAG) "(%r11)\n" /* the tag, last: the record is complete */
+	CS_END(entry)
 	"	test $1,%r9d\n"
 	"	jnz 8f\n"
 	"	jmp 9f\n"
@@ -294,6 +304,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"5:	mov $" S(STUB_REC_FREE) ",%edx\n"
 	"	mov $" S(STUB_C_LOST_FREES) ",%eax\n"
 	"	call ht_stub_reserve\n"
+	CS_BEGIN(free)
 	"	jc 9f\n"
 	"	mov %rax,%r8\n" /* the position, for the tag: rdtsc takes rax and rdx */
 	"	mov %rax,%rdi\n"
@@ -308,6 +319,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	mov %rax," S(STUB_RF_TIME) "(%rdi)\n"
 	"	or $" S(STUB_KIND_FREE) ",%r8\n"
 	"	mov %r8," S(STUB_R_TAG) "(%rdi)\n"
+	CS_END(free)
 	/* the function starts at E with its own return address */
 	"9:\n" POP_ALL
 	"	popfq\n"
@@ -335,6 +347,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	mov $" S(STUB_REC_RETURN) ",%edx\n"
 	"	mov $" S(STUB_C_LOST_RETURNS) ",%eax\n"
 	"	call ht_stub_reserve\n"
+	CS_BEGIN(ret)
 	"	jc 2f\n"
 	"	mov %rax,%rdi\n"
 	"	and " S(STUB_D_MASK) "(%r10),%rdi\n"
@@ -346,6 +359,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	mov %fs:0,%rcx\n	mov %rcx," S(STUB_RR_THREAD) "(%rdi)\n"
 	"	or $" S(STUB_KIND_RETURN) ",%rax\n"
 	"	mov %rax," S(STUB_R_TAG) "(%rdi)\n"
+	CS_END(ret)
 	"1:\n" POP_ALL
 	"	lea 16(%rsp),%rsp\n"
 	"	jmp *-8(%rsp)\n"
@@ -386,9 +400,11 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	ja 3f\n"
 	"	lea (%rax,%rdx),%rcx\n"
 	"	lock cmpxchg %rcx," S(STUB_C_HEAD) "(%r9)\n"
+	CS_BEGIN(reserve)
 	"	jne 2b\n" /* another thread moved the head: rax is the new one */
 	"	clc\n"
 	"	jmp 9f\n"
+	CS_END(reserve)
 	"3:	cmpq $0," S(STUB_D_OFF) "(%r10)\n"
 	"	jne 7f\n"
 	"	testl $" S(STUB_OWNER_DIED) "," S(STUB_C_OWNER) "(%r9)\n"
@@ -430,10 +446,12 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	lock incq (%r9,%rax)\n"
 	"7:	stc\n"
 	/* flags kept from here: lea, pop and ret leave them */
+	CS_BEGIN(reserve_exit)
 	"9:	lea 24(%rsp),%rsp\n"
 	"	pop %rdx\n	pop %r11\n	pop %r10\n	pop %r9\n	pop %r8\n"
 	"	pop %rdi\n	pop %rsi\n	lea 8(%rsp),%rsp\n	pop %rcx\n"
 	"	ret\n"
+	CS_END(reserve_exit)
 	".globl ht_stub_code_end\n"
 	"ht_stub_code_end:\n"
 	".balign 4096\n"

@@ -469,12 +469,24 @@ static void lost_returns(struct proc *p, struct stubs *s)
 /*
  * A record a thread reserved and never wrote (it left a signal handler that had interrupted
  * its stub with siglongjmp, or was cancelled) stops the reader for good, and then every call
- * waits --max-stall and is lost. After STUCK_NS at one record while calls wait for room or
- * are lost (a call may leave its wait by a jump too), the process's stubs are turned off (no
- * thread reserves ring space any more), and after as long again (every record reserved before
- * is written by then) the reader goes on at the first complete record after it.
+ * waits --max-stall and is lost. After PROBE_NS at one record while calls wait for room or are
+ * lost, the process's threads are looked at, all stopped (trace/probe.c): if none is in a
+ * stub's critical section, nor interrupted there, the records not written are dead and the
+ * reader goes past them (ring_probe_done); else it looks again PROBE_NS later. Where the stub
+ * code marks no critical section (stubs_probe_supported), or a thread is still there after
+ * STUCK_NS, the process's stubs are turned off (no thread reserves ring space any more), and
+ * after as long again (every record reserved before is written by then) the reader goes on at
+ * the first complete record after it.
  */
+#define PROBE_NS 10000000ull
 #define STUCK_NS 1000000000ull
+
+/* Calls wait for room in s's ring, or were lost since the reader stopped at its record. */
+static bool stuck_waits(const struct stubs *s)
+{
+	return s->rd.lost != s->rd.stuck_lost ||
+	       __atomic_load_n((uint32_t *)(s->ctl + STUB_C_WAITERS), __ATOMIC_ACQUIRE);
+}
 
 /* Return true if the reader went past such a record. */
 static bool stuck_check(struct proc *p, struct stubs *s, uint64_t head)
@@ -486,13 +498,16 @@ static bool stuck_check(struct proc *p, struct stubs *s, uint64_t head)
 		rd->stuck_at = rd->tail;
 		rd->stuck_ns = now;
 		rd->stuck_lost = rd->lost;
+		rd->probe_ns = now;
 		return false;
 	}
+	if (stubs_probe_supported() && !s->stuck_off && now - rd->probe_ns >= PROBE_NS &&
+	    stuck_waits(s))
+		rd->probe_wanted = true;
 	if (now - rd->stuck_ns < STUCK_NS)
 		return false;
 	if (!s->stuck_off) {
-		if (rd->lost == rd->stuck_lost &&
-		    !__atomic_load_n((uint32_t *)(s->ctl + STUB_C_WAITERS), __ATOMIC_ACQUIRE))
+		if (!stuck_waits(s))
 			return false; /* nothing waits for it */
 		stubs_data_off(p);
 		s->stuck_off = true;
@@ -647,4 +662,76 @@ void ring_stats(uint64_t *records, uint64_t *waits, uint64_t *backlog)
 		if (rd->peak_backlog > *backlog)
 			*backlog = rd->peak_backlog;
 	}
+}
+
+bool ring_probe_wanted(const struct proc *p)
+{
+	return p->stubs && p->stubs->ctl && p->stubs->rd.probe_wanted;
+}
+
+/*
+ * More looks than SKIPS_MAX in a second that found a dead record (a timer whose handler leaves
+ * with a jump, thousands of times a second) would keep the program waiting PROBE_NS each time:
+ * then its stubs are turned off, as where no look can be made.
+ */
+#define SKIPS_MAX 8
+
+/* A look found a dead record: count it; true if too many came in the last second. */
+static bool skips_too_many(struct stubs_reader *rd, uint64_t now)
+{
+	if (now - rd->skips_since >= 1000000000ull) {
+		rd->skips_since = now;
+		rd->skips = 0;
+	}
+	return ++rd->skips > SKIPS_MAX;
+}
+
+/* Every thread of p is stopped: a record not written now never will be. */
+static void skip_dead(struct proc *p, struct stubs *s)
+{
+	uint64_t head;
+
+	if (!s->rd.nskipped)
+		pr_info("process %d: a record of a call no thread will write (its thread left a "
+			"signal handler with a jump?) is skipped: that call is not counted", p->pid);
+	ring_drain(p);
+	while ((head = stubs_head(s)) != s->rd.tail) {
+		pr_dbg(1, "process %d: skipped a record no thread will write, at %#llx", p->pid,
+		       (unsigned long long)s->rd.tail);
+		s->rd.tail = next_complete(s, head);
+		s->rd.nskipped++;
+		ring_drain(p);
+	}
+	s->rd.stuck_ns = 0;
+	read_done(s);
+}
+
+void ring_probe_done(struct proc *p, bool dead)
+{
+	struct stubs *s = p->stubs;
+	uint64_t now = now_ns();
+
+	s->rd.probe_wanted = false;
+	s->rd.probe_ns = now;
+	if (!dead)
+		return;
+	if (skips_too_many(&s->rd, now) && !s->stuck_off) {
+		stubs_data_off(p);
+		s->stuck_off = true;
+		p->stubs_stuck = true;
+		pr_warn("process %d: threads leave records of their calls unfinished again and "
+			"again (signal handlers that jump?): its calls are not traced from now on",
+			p->pid);
+	}
+	skip_dead(p, s);
+}
+
+uint64_t ring_skipped(void)
+{
+	uint64_t n = stubs_retired_skipped();
+
+	for (struct proc *p = procs; p; p = p->next)
+		if (p->stubs)
+			n += p->stubs->rd.nskipped;
+	return n;
 }

@@ -26,6 +26,13 @@ uint64_t ring_unread_until(const struct proc *p);
 
 /* True if p's records before position pos are all read (or p has no stubs any more). */
 bool ring_read_to(const struct proc *p, uint64_t pos);
+/* p's reader is stuck at a record never written, and waits for a look at p's threads (all
+ * stopped: trace/probe.c); then ring_probe_done says whether any may still write one (!dead),
+ * else the reader goes past every record not written. */
+bool ring_probe_wanted(const struct proc *p);
+void ring_probe_done(struct proc *p, bool dead);
+/* Records skipped so far as never to be written, in every process. */
+uint64_t ring_skipped(void);
 
 /* Bytes of records p's entry stubs wrote (or are writing) that are not read yet; 0 without
  * stubs. */

@@ -283,6 +283,7 @@ void stubs_forget(struct proc *p)
 	munmap(s->ctl, s->map_len);
 	retired.nrecords += s->rd.nrecords;
 	retired.nwaits += s->rd.nwaits;
+	retired.nskipped += s->rd.nskipped;
 	if (s->rd.peak_backlog > retired.peak_backlog)
 		retired.peak_backlog = s->rd.peak_backlog;
 	retired.copy.cut += s->rd.copy.cut;
@@ -304,6 +305,11 @@ void stubs_retired(uint64_t *records, uint64_t *waits, uint64_t *backlog)
 	*records = retired.nrecords;
 	*waits = retired.nwaits;
 	*backlog = retired.peak_backlog;
+}
+
+uint64_t stubs_retired_skipped(void)
+{
+	return retired.nskipped;
 }
 
 void stubs_retired_copy(uint64_t *cut, unsigned *least)

@@ -66,6 +66,11 @@ struct stubs_reader {
 	bool lost_told;
 	uint64_t stuck_at, stuck_ns, stuck_lost; /* a record at stuck_at unread since stuck_ns,
 						   * lost calls then */
+	bool probe_wanted; /* stuck: the threads are to be looked at (trace/probe.c) */
+	uint64_t probe_ns; /* when they last were, for this record */
+	uint64_t nskipped; /* records skipped as never to be written */
+	uint64_t skips_since; /* the second the last skips were counted in */
+	unsigned skips; /* looks that skipped records in that second */
 	long slow_ms; /* HEAPTRACE_TEST_SLOW_READER, read at setup */
 	struct thread **phantom; /* stand-ins: threads seen only by their key, or gone with records
 				  * not read yet */
@@ -126,6 +131,13 @@ struct stubs {
 
 extern const uint8_t ht_stub_blob[], ht_stub_entry[], ht_stub_ret[], ht_stub_code_end[],
 	ht_stub_blob_end[];
+
+/* The stub code marks its critical sections (stub_arch.h: STUB_CRITICAL), so that a reader
+ * stuck at a record never written can tell a dead one (stubprobe.c). */
+bool stubs_probe_supported(void);
+/* Thread tid, stopped, may hold a record of s reserved and not written: its pc, or a word on
+ * its stack (a signal frame's saved pc), lies in a critical section. */
+bool stubs_thread_critical(const struct stubs *s, pid_t tid);
 
 /* An interpreter was mapped or initialised after p's stub areas were made: write its words
  * into their data pages (once, when python_stub_words has them), so that the stubs record
@@ -217,6 +229,8 @@ void stubs_forget(struct proc *p);
 
 /* The counters (struct stubs_reader) of the rings forgotten so far, added up (ring_stats). */
 void stubs_retired(uint64_t *records, uint64_t *waits, uint64_t *backlog);
+/* Their records skipped as never to be written (ring_skipped). */
+uint64_t stubs_retired_skipped(void);
 /* The same of their stack copies' sizes (struct copysize): backtraces cut short, and the
  * smallest size learned (0: none). */
 void stubs_retired_copy(uint64_t *cut, unsigned *least);

@@ -78,12 +78,16 @@ struct thread {
 	/* it reported its exit, or PTRACE_INTERRUPT found it gone: no stop of it can run an
 	 * injected call or be relied on to write the process's memory (proc_stopped_thread) */
 	bool gone;
+	/* stopped for a look at it (trace/probe.c), to let go after: PROBE_STOPPED_*, 0: not */
+	int probe_stopped;
 	/* the ptrace event of the stop it is in (PTRACE_EVENT_*, 0: none) */
 	int stop_event;
 	/* the pc a breakpoint's stop reported, while heaptrace holds the thread with its pc moved
 	 * back onto the trap (0: not moved; trace/dispatch.c) */
 	uint64_t trap_pc;
 };
+
+enum { PROBE_STOPPED_RUNNING = 1, PROBE_STOPPED_GROUP };
 
 struct proc {
 	pid_t pid;

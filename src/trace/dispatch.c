@@ -444,6 +444,14 @@ void dispatch(pid_t tid, int status)
 			t->stopped = true;
 			return;
 		}
+		if (session.probing && t->p->pid == session.probing) {
+			bool group = sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
+				     sig == SIGTTOU;
+
+			t->stopped = true;
+			t->probe_stopped = group ? PROBE_STOPPED_GROUP : PROBE_STOPPED_RUNNING;
+			return;
+		}
 		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
 			/* group-stop: stay stopped, but keep reporting events */
 			t->stopped = false;

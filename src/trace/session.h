@@ -77,6 +77,7 @@ enum { MODE_STUBS, MODE_BREAKPOINT };
 struct session {
 	const struct tracer_opts *opts;
 	bool detaching; /* stopping every thread to let go: threads stay stopped */
+	pid_t probing; /* stopping this process's threads for a look (probe.c): they stay so */
 	bool start_failed; /* the launched program could not be traced */
 	bool report_failed; /* a report could not be written (said once) */
 	pid_t launched_pid;

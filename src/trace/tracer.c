@@ -28,6 +28,7 @@
 #include "trace/detach.h"
 #include "trace/dispatch.h"
 #include "trace/held.h"
+#include "trace/probe.h"
 #include "trace/hints.h"
 #include "trace/launch.h"
 #include "trace/lifecycle.h"
@@ -77,6 +78,9 @@ static void print_cost(void)
 	pr_info("%llu calls recorded by entry stubs, %llu times a stub waited for room, "
 		"at most %llu KiB of records waiting", (unsigned long long)nrecords,
 		(unsigned long long)nwaits, (unsigned long long)(backlog >> 10));
+	if (ring_skipped())
+		pr_info("%llu records skipped that no thread would write",
+			(unsigned long long)ring_skipped());
 	ring_copy_stats(&ncut, &least);
 	if (least)
 		pr_info("stack copies of at least %u bytes, %llu backtraces cut short by them",
@@ -137,6 +141,8 @@ static int next_event(struct event *ev, uint64_t until)
 			last_records = now_ns();
 			return 0;
 		}
+		if (probe_wanted())
+			return 0; /* loop looks */
 		if (held_any()) { /* a thread waits for a record another one writes */
 			sched_yield();
 			return 0;
@@ -194,6 +200,7 @@ static int loop(uint64_t deadline)
 			o->serve->step(now, &until); /* never asks to let go */
 		if (held_any() && held_release(false, dispatch))
 			continue;
+		probe_stuck_rings();
 		ret = next_event(&ev, until);
 		if (ret == -ECHILD)
 			return 0;

@@ -9,9 +9,11 @@
  *   signals     two threads, a third sends each SIGUSR1 every millisecond; the handler makes
  *               a malloc/free pair of SIG_SIZE when it did not interrupt the C library (it
  *               reads the interrupted pc): "N calls, H in handlers".
- *   jump        one thread and a 10 kHz timer whose handler, when it did not interrupt the
- *               C library, leaves with siglongjmp to the loop (a timeout pattern): "N calls,
- *               J jumps" (the pairs completed: those a jump left are not in N).
+ *   jump [US [stubs]]  one thread and a timer every US microseconds (default 100: 10 kHz)
+ *               whose handler, when it did not interrupt the C library (stubs: when it
+ *               interrupted heaptrace's code, x86_64 only, as park tells it), leaves with
+ *               siglongjmp to the loop (a timeout pattern): "N calls, J jumps" (the pairs
+ *               completed: those a jump left are not in N).
  *   park        (x86_64) three threads make pairs: the parker from 40 calls deep, the other
  *               two only while it is parked (so that the ring fills behind a record it holds)
  *               and at the end. The main thread sends the parker SIGUSR1 every millisecond
@@ -107,6 +109,68 @@ static bool in_libc(void *uc)
 #endif
 }
 
+#define MAX_ANON 8
+/* heaptrace's code in this process (entry stubs and the rest), once it mapped it */
+static volatile uintptr_t anon_lo[MAX_ANON], anon_hi[MAX_ANON];
+static volatile unsigned nanon;
+
+static char maps_buf[1 << 16];
+
+/* The anonymous executable mappings of this process: heaptrace's code, entry stubs among it.
+ * No allocation: a thread parked in a stub may hold a record the ring fills behind, and then a
+ * malloc waits for room. */
+static void find_anon_code(void)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	ssize_t n = 1;
+	unsigned found = 0;
+
+	while (fd >= 0 && n > 0 && len < sizeof(maps_buf) - 1)
+		if ((n = read(fd, maps_buf + len, sizeof(maps_buf) - 1 - len)) > 0)
+			len += (size_t)n;
+	if (fd >= 0)
+		close(fd);
+	maps_buf[len] = '\0';
+	for (char *line = maps_buf, *next; *line && found < MAX_ANON; line = next) {
+		unsigned long lo, hi;
+		char perms[8];
+		int end = 0;
+
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s%n", &lo, &hi, perms, &end) != 3 ||
+		    perms[2] != 'x')
+			continue;
+		while (line[end] == ' ')
+			end++;
+		if (line[end] == '\n' || line[end] == '\0') {
+			anon_lo[found] = lo;
+			anon_hi[found] = hi;
+			found++;
+		}
+	}
+	nanon = found;
+}
+
+/* The interrupted pc in heaptrace's code, but not right after a syscall instruction (0f 05):
+ * there a stub waits for room, and holds no record. */
+static bool in_anon_code(void *uc)
+{
+#if defined(__x86_64__)
+	uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	unsigned i = 0;
+
+	while (i < nanon && (pc < anon_lo[i] || pc >= anon_hi[i]))
+		i++;
+	return i < nanon && !(pc - 2 >= anon_lo[i] && ((const uint8_t *)pc)[-2] == 0x0f &&
+			      ((const uint8_t *)pc)[-1] == 0x05);
+#else
+	(void)uc;
+	return false;
+#endif
+}
+
 /* One malloc/free pair of LOOP_SIZE; its longest call into *longest. */
 static __attribute__((noinline)) void pair(uint64_t *longest)
 {
@@ -172,18 +236,20 @@ static void run_signals(unsigned ms)
 		pthread_join(th[i], NULL);
 }
 
+static bool jump_from_stubs; /* jump stubs: only from heaptrace's code */
+
 static void on_alarm(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
 	(void)si;
-	if (!done && !in_libc(uc))
+	if (!done && (jump_from_stubs ? in_anon_code(uc) : !in_libc(uc)))
 		siglongjmp(back, 1);
 }
 
-static void run_jump(unsigned ms)
+static void run_jump(unsigned ms, long us)
 {
 	struct sigaction sa = { .sa_sigaction = on_alarm, .sa_flags = SA_SIGINFO | SA_RESTART };
-	struct itimerval every = { { 0, 100 }, { 0, 100 } };
+	struct itimerval every = { { us / 1000000, us % 1000000 }, { us / 1000000, us % 1000000 } };
 	static uint64_t end, longest;
 
 	end = now_ns() + (uint64_t)ms * 1000000u;
@@ -192,60 +258,22 @@ static void run_jump(unsigned ms)
 		setitimer(ITIMER_REAL, &every, NULL);
 	if (sigsetjmp(back, 1))
 		jumps++;
-	while (now_ns() < end)
+	while (now_ns() < end) {
+		static unsigned n;
+
+		if (jump_from_stubs && n++ % 1024 == 0)
+			find_anon_code(); /* heaptrace maps its code when it likes */
 		pair(&longest);
+	}
 	done = 1;
 	setitimer(ITIMER_REAL, &(struct itimerval){ { 0, 0 }, { 0, 0 } }, NULL);
 }
 
 /* ---- park ---- */
 
-#define MAX_ANON 8
-/* heaptrace's code in this process (entry stubs and the rest), once it mapped it */
-static volatile uintptr_t anon_lo[MAX_ANON], anon_hi[MAX_ANON];
-static volatile unsigned nanon;
 static int want_park; /* set by main for one park: a signal still pending parks no more */
 static volatile int parked, ended;
 static int park_pipe[2];
-
-static char maps_buf[1 << 16];
-
-/* The anonymous executable mappings of this process: heaptrace's code, entry stubs among it.
- * No allocation: the parked thread may hold a record the ring fills behind, and then a malloc
- * waits for room. */
-static void find_anon_code(void)
-{
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
-	ssize_t n = 1;
-	unsigned found = 0;
-
-	while (fd >= 0 && n > 0 && len < sizeof(maps_buf) - 1)
-		if ((n = read(fd, maps_buf + len, sizeof(maps_buf) - 1 - len)) > 0)
-			len += (size_t)n;
-	if (fd >= 0)
-		close(fd);
-	maps_buf[len] = '\0';
-	for (char *line = maps_buf, *next; *line && found < MAX_ANON; line = next) {
-		unsigned long lo, hi;
-		char perms[8];
-		int end = 0;
-
-		next = strchr(line, '\n');
-		next = next ? next + 1 : line + strlen(line);
-		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s%n", &lo, &hi, perms, &end) != 3 ||
-		    perms[2] != 'x')
-			continue;
-		while (line[end] == ' ')
-			end++;
-		if (line[end] == '\n' || line[end] == '\0') {
-			anon_lo[found] = lo;
-			anon_hi[found] = hi;
-			found++;
-		}
-	}
-	nanon = found;
-}
 
 /* A line of standard input into buf (at most size - 1 bytes), without stdio: "" at its end. */
 static void read_line(char *buf, size_t size)
@@ -267,22 +295,8 @@ static void on_park(int sig, siginfo_t *si, void *uc)
 
 	(void)sig;
 	(void)si;
-#if defined(__x86_64__)
-	uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
-
-	unsigned i = 0;
-
-	while (i < nanon && (pc < anon_lo[i] || pc >= anon_hi[i]))
-		i++;
-	/* not right after a syscall instruction (0f 05): a stub waiting for room holds no record */
-	if (i == nanon || (pc - 2 >= anon_lo[i] && ((const uint8_t *)pc)[-2] == 0x0f &&
-			   ((const uint8_t *)pc)[-1] == 0x05) ||
-	    !__atomic_exchange_n(&want_park, 0, __ATOMIC_SEQ_CST))
+	if (!in_anon_code(uc) || !__atomic_exchange_n(&want_park, 0, __ATOMIC_SEQ_CST))
 		return;
-#else
-	(void)uc;
-	return;
-#endif
 	parked = 1;
 	if (read(park_pipe[0], &c, 1) != 1)
 		_exit(95);
@@ -424,7 +438,8 @@ int main(int argc, char **argv)
 		snprintf(line, sizeof(line), "stall signals: %llu calls, %llu in handlers\n",
 			 (unsigned long long)made, (unsigned long long)in_handlers);
 	} else if (!strcmp(mode, "jump")) {
-		run_jump(ms);
+		jump_from_stubs = argc > 4 && !strcmp(argv[4], "stubs");
+		run_jump(ms, argc > 3 && atol(argv[3]) > 0 ? atol(argv[3]) : 100);
 		snprintf(line, sizeof(line), "stall jump: %llu calls, %llu jumps\n",
 			 (unsigned long long)made, (unsigned long long)jumps);
 	} else if (!strcmp(mode, "park")) {
@@ -445,7 +460,8 @@ int main(int argc, char **argv)
 		pairs_for(ms);
 		snprintf(line, sizeof(line), "stall seccomp: %llu calls\n", (unsigned long long)made);
 	} else {
-		say("usage: stall loop|signals|jump|park MS, or stall seccomp MS kill|whitelist\n");
+		say("usage: stall loop|signals|park MS, stall jump MS [US [stubs]], or stall seccomp MS "
+		    "kill|whitelist\n");
 		return 2;
 	}
 	say(line);

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The look at a process's threads for a reader stuck at a record never written (probe.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#define PR_DOMAIN "probe"
+#include "account/ring.h"
+#include "patch/stubs.h"
+#include "target/events.h"
+#include "target/process.h"
+#include "trace/dispatch.h"
+#include "trace/probe.h"
+#include "trace/session.h"
+#include "util/log.h"
+
+static struct proc *proc_of(pid_t pid)
+{
+	for (struct proc *p = procs; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+static void interrupt_cb(struct thread *t, void *ctx)
+{
+	(void)ctx;
+	if (!t->stopped && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 && errno == ESRCH)
+		t->stopped = t->gone = true; /* gone: its exit is reported later */
+}
+
+/*
+ * Stop every thread of process pid, taking the events that come meanwhile (a breakpoint's stop
+ * is served and its thread interrupted again). Return the process, or NULL if it ended.
+ */
+static struct proc *stop_all(pid_t pid)
+{
+	struct proc *p;
+
+	while ((p = proc_of(pid)) && proc_running(p)) {
+		int status;
+		pid_t tid;
+
+		proc_for_each_thread(p, interrupt_cb, NULL);
+		tid = events_wait_tid(-1, &status);
+		if (tid < 0)
+			return NULL;
+		dispatch(tid, status);
+	}
+	return p;
+}
+
+struct verdict {
+	const struct stubs *s;
+	bool live;
+};
+
+static void critical_cb(struct thread *t, void *ctx)
+{
+	struct verdict *v = ctx;
+
+	if (!v->live && !t->gone && stubs_thread_critical(v->s, t->tid))
+		v->live = true;
+}
+
+static void resume_cb(struct thread *t, void *ctx)
+{
+	(void)ctx;
+	if (!t->probe_stopped)
+		return;
+	if (t->probe_stopped == PROBE_STOPPED_GROUP) {
+		/* in a group stop: it stays there, reporting events (as dispatch leaves it) */
+		t->stopped = false;
+		ptrace(PTRACE_LISTEN, t->tid, 0, 0);
+	} else {
+		dispatch_resume(t, 0);
+	}
+	t->probe_stopped = 0;
+}
+
+/* A process sharing p's memory (a vfork child) may write p's ring without being p's thread. */
+static bool shared(const struct proc *p)
+{
+	for (const struct proc *q = procs; q; q = q->next)
+		if (q != p && q->shares_mm)
+			return true;
+	return false;
+}
+
+static void probe(struct proc *p)
+{
+	pid_t pid = p->pid;
+	struct verdict v = { NULL, shared(p) };
+
+	session.probing = pid;
+	p = stop_all(pid);
+	session.probing = 0;
+	if (!p || !p->stubs || !p->stubs->ctl)
+		return;
+	v.s = p->stubs;
+	proc_for_each_thread(p, critical_cb, &v);
+	pr_dbg(1, "process %d: its reader is stuck; a thread may still write: %s", pid,
+	       v.live ? "yes" : "no");
+	ring_probe_done(p, !v.live);
+	proc_for_each_thread(p, resume_cb, NULL);
+}
+
+bool probe_wanted(void)
+{
+	for (struct proc *p = procs; p; p = p->next)
+		if (!p->detached && ring_probe_wanted(p))
+			return true;
+	return false;
+}
+
+void probe_stuck_rings(void)
+{
+	for (struct proc *p = procs; p; p = p->next)
+		if (!p->detached && ring_probe_wanted(p)) {
+			probe(p);
+			return; /* procs may have changed: the next look finds the others */
+		}
+}
