@@ -686,7 +686,8 @@ static bool skips_too_many(struct stubs_reader *rd, uint64_t now)
 	return ++rd->skips > SKIPS_MAX;
 }
 
-/* Every thread of p is stopped: a record not written now never will be. */
+/* Every thread of p is stopped, and the records from the reader's tail on are not all
+ * written: a record not written now never will be. */
 static void skip_dead(struct proc *p, struct stubs *s)
 {
 	uint64_t head;
@@ -694,7 +695,6 @@ static void skip_dead(struct proc *p, struct stubs *s)
 	if (!s->rd.nskipped)
 		pr_info("process %d: a record of a call no thread will write (its thread left a "
 			"signal handler with a jump?) is skipped: that call is not counted", p->pid);
-	ring_drain(p);
 	while ((head = stubs_head(s)) != s->rd.tail) {
 		pr_dbg(1, "process %d: skipped a record no thread will write, at %#llx", p->pid,
 		       (unsigned long long)s->rd.tail);
@@ -715,6 +715,11 @@ void ring_probe_done(struct proc *p, bool dead)
 	s->rd.probe_ns = now;
 	if (!dead)
 		return;
+	ring_drain(p); /* the record may have been written since the reader stopped at it */
+	if (stubs_head(s) == s->rd.tail) {
+		read_done(s);
+		return;
+	}
 	if (skips_too_many(&s->rd, now) && !s->stuck_off) {
 		stubs_data_off(p);
 		s->stuck_off = true;
