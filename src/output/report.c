@@ -526,7 +526,8 @@ static void text_summary(FILE *f, const struct table *t, const struct report_inf
 			fmt_size(b3, sizeof(b3), ri->statm_shared));
 	if (ri->calls_not_seen || ri->stubs_stuck)
 		fprintf(f, "[heaptrace] calls not seen               : %" PRIu64 "%s (heaptrace "
-			   "fell behind for longer than --max-stall%s): the counts are not exact\n",
+			   "fell behind for longer than --max-stall, or a jump took a return%s): "
+			   "the counts are not exact\n",
 			ri->calls_not_seen, ri->stubs_stuck ? " and all since" : "",
 			ri->stubs_stuck ? ", then its entry stubs were turned off" : "");
 	if (t->sample_bytes)

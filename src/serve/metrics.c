@@ -151,7 +151,8 @@ void metrics_write(FILE *f, const struct capture_metrics *m)
 	}
 	help(f, "heaptrace_calls_not_seen_total", "counter",
 	     "Calls the entry stubs left unrecorded as heaptrace fell behind for longer than "
-	     "--max-stall: when nonzero, the other counts are not exact.");
+	     "--max-stall, or whose return a jump took: when nonzero, the other counts are not "
+	     "exact.");
 	for (unsigned i = 0; i < m->nprocs; i++) {
 		fputs("heaptrace_calls_not_seen_total", f);
 		labels(f, &m->procs[i], NULL);

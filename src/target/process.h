@@ -126,8 +126,9 @@ struct proc {
 	bool has_statm;
 	uint64_t statm[3];
 	/* calls its entry stubs left unrecorded (heaptrace fell behind for longer than
-	 * --max-stall: account/ring.c); stubs_stuck: and every call since its stubs were turned
-	 * off for a record never written */
+	 * --max-stall: account/ring.c) or whose return never came (a jump out of a signal handler:
+	 * account/calls.c); stubs_stuck: and every call since its stubs were turned off for a
+	 * record never written */
 	uint64_t calls_not_seen;
 	bool stubs_stuck;
 	uint64_t start_ns;
