@@ -550,6 +550,28 @@ static void read_done(struct stubs *s)
 }
 
 /*
+ * The record at the reader's tail is not written: if it was reserved before a look at the
+ * threads found none that could still write (ring_probe_done), go past it to the first complete
+ * record, looked for only up to where the look left the ring's head (after it, a record may
+ * be in writing). True if the reader went past it.
+ */
+static bool skip_dead(struct proc *p, struct stubs *s)
+{
+	struct stubs_reader *rd = &s->rd;
+
+	if ((int64_t)(rd->dead_before - rd->tail) <= 0)
+		return false;
+	if (!rd->nskipped)
+		pr_info("process %d: a record of a call no thread will write (its thread left a "
+			"signal handler with a jump?) is skipped: that call is not counted", p->pid);
+	pr_dbg(1, "process %d: skipped a record no thread will write, at %#llx", p->pid,
+	       (unsigned long long)rd->tail);
+	rd->tail = next_complete(s, rd->dead_before);
+	rd->nskipped++;
+	return true;
+}
+
+/*
  * Room is given back every READ_DONE_BYTES of a drain, not only at its end: reading a full
  * ring (unwinding each allocation) takes tens of milliseconds, longer than a stub waits
  * (--max-stall) before its call goes unrecorded. Without a wake-up: a stub's wait ends within
@@ -561,13 +583,13 @@ unsigned ring_drain(struct proc *p)
 {
 	struct stubs *s = p->stubs;
 	struct stubs_reader *rd;
-	uint64_t head, given;
+	uint64_t head, given, start;
 	unsigned n = 0;
 
 	if (!s || !s->ctl)
 		return 0;
 	rd = &s->rd;
-	given = rd->tail;
+	start = given = rd->tail;
 	head = stubs_head(s);
 	if (head != rd->tail)
 		slow_reader(rd);
@@ -581,8 +603,10 @@ unsigned ring_drain(struct proc *p)
 		struct ringrec rr;
 		enum ringrec_state st = ringrec_parse(r, rd->tail, s->size, &rr);
 
-		if (st == RINGREC_NOT_YET)
+		if (st == RINGREC_NOT_YET && !skip_dead(p, s))
 			break;
+		if (st == RINGREC_NOT_YET)
+			continue;
 		if (st == RINGREC_BROKEN) {
 			pr_warn("process %d: a broken record in the ring: the rest is lost",
 				p->pid);
@@ -600,7 +624,7 @@ unsigned ring_drain(struct proc *p)
 	}
 	lost_returns(p, s);
 	stubs_seccomp(p);
-	if (!n) {
+	if (!n && rd->tail == start) {
 		if (stuck_check(p, s, head))
 			read_done(s);
 		return 0;
@@ -686,40 +710,23 @@ static bool skips_too_many(struct stubs_reader *rd, uint64_t now)
 	return ++rd->skips > SKIPS_MAX;
 }
 
-/* Every thread of p is stopped, and the records from the reader's tail on are not all
- * written: a record not written now never will be. */
-static void skip_dead(struct proc *p, struct stubs *s)
-{
-	uint64_t head;
-
-	if (!s->rd.nskipped)
-		pr_info("process %d: a record of a call no thread will write (its thread left a "
-			"signal handler with a jump?) is skipped: that call is not counted", p->pid);
-	while ((head = stubs_head(s)) != s->rd.tail) {
-		pr_dbg(1, "process %d: skipped a record no thread will write, at %#llx", p->pid,
-		       (unsigned long long)s->rd.tail);
-		s->rd.tail = next_complete(s, head);
-		s->rd.nskipped++;
-		ring_drain(p);
-	}
-	s->rd.stuck_ns = 0;
-	read_done(s);
-}
-
 void ring_probe_done(struct proc *p, bool dead)
 {
 	struct stubs *s = p->stubs;
+	struct ringrec rr;
 	uint64_t now = now_ns();
 
 	s->rd.probe_wanted = false;
 	s->rd.probe_ns = now;
 	if (!dead)
 		return;
-	ring_drain(p); /* the record may have been written since the reader stopped at it */
-	if (stubs_head(s) == s->rd.tail) {
-		read_done(s);
-		return;
-	}
+	/* every record reserved by now is written, or never will be: ring_drain skips those not
+	 * written, after the threads run again (reading may take long) */
+	s->rd.dead_before = stubs_head(s);
+	if (s->rd.tail == s->rd.dead_before ||
+	    ringrec_parse(s->ring + (s->rd.tail & (s->size - 1)), s->rd.tail, s->size, &rr) !=
+		    RINGREC_NOT_YET)
+		return; /* written since the reader stopped at it */
 	if (skips_too_many(&s->rd, now) && !s->stuck_off) {
 		stubs_data_off(p);
 		s->stuck_off = true;
@@ -728,7 +735,6 @@ void ring_probe_done(struct proc *p, bool dead)
 			"again (signal handlers that jump?): its calls are not traced from now on",
 			p->pid);
 	}
-	skip_dead(p, s);
 }
 
 uint64_t ring_skipped(void)

@@ -68,6 +68,7 @@ struct stubs_reader {
 						   * lost calls then */
 	bool probe_wanted; /* stuck: the threads are to be looked at (trace/probe.c) */
 	uint64_t probe_ns; /* when they last were, for this record */
+	uint64_t dead_before; /* a record before it not written yet never will be (a look) */
 	uint64_t nskipped; /* records skipped as never to be written */
 	uint64_t skips_since; /* the second the last skips were counted in */
 	unsigned skips; /* looks that skipped records in that second */
