@@ -202,11 +202,13 @@ def test_jump_out_of_handler():
                % s.get("stubs_turned_off"))
 
 
-JUMP_EVERY_US = 50000  # 20 jumps a second at most: fewer skips than turn the stubs off (8)
+# a 1 kHz timer; stall jump ... stubs jumps 150 ms apart at the soonest: fewer than 7 a second,
+# fewer looks that skip records than turn the stubs off (8 a second)
+JUMP_EVERY_US = 1000
 
 
 def test_jump_out_of_stub_now_and_then():
-    """siglongjmp out of a handler that interrupted heaptrace's code, 20 times a second for 3 s:
+    """siglongjmp out of a handler that interrupted heaptrace's code, 150 ms apart at the soonest:
     the records left unwritten are skipped (-v counts them), the stubs stay on, and where no call
     went unseen the calls counted are the program's pairs plus at most one per jump, beyond what
     its setup makes (stall jump 0)."""

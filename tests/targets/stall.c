@@ -11,9 +11,10 @@
  *               reads the interrupted pc): "N calls, H in handlers".
  *   jump [US [stubs]]  one thread and a timer every US microseconds (default 100: 10 kHz)
  *               whose handler, when it did not interrupt the C library (stubs: when it
- *               interrupted heaptrace's code, x86_64 only, as park tells it), leaves with
- *               siglongjmp to the loop (a timeout pattern): "N calls, J jumps" (the pairs
- *               completed: those a jump left are not in N).
+ *               interrupted heaptrace's code, x86_64 only, as park tells it, and 150 ms after
+ *               the last jump at the soonest), leaves with siglongjmp to the loop (a timeout
+ *               pattern): "N calls, J jumps" (the pairs completed: those a jump left are not
+ *               in N).
  *   park        (x86_64) three threads make pairs: the parker from 40 calls deep, the other
  *               two only while it is parked (so that the ring fills behind a record it holds)
  *               and at the end. The main thread sends the parker SIGUSR1 every millisecond
@@ -32,6 +33,7 @@
  * which the MS=0 run makes too).
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -48,7 +50,6 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
-#include <fcntl.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -76,55 +77,16 @@ static void say(const char *s)
 		_exit(98);
 }
 
-/* The executable mapping of libc.so, from /proc/self/maps. */
-static void find_libc(void)
-{
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "re");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		char perms[8];
-
-		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 && perms[2] == 'x' &&
-		    strstr(line, "/libc.so"))
-			libc_lo = lo, libc_hi = hi;
-	}
-	if (f)
-		fclose(f);
-	if (!libc_hi)
-		_exit(97);
-}
-
-/* True if the signal interrupted the C library (or nothing this file can tell). */
-static bool in_libc(void *uc)
-{
-#if defined(__x86_64__)
-	uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
-
-	return pc >= libc_lo && pc < libc_hi;
-#else
-	(void)uc;
-	return true;
-#endif
-}
-
-#define MAX_ANON 8
-/* heaptrace's code in this process (entry stubs and the rest), once it mapped it */
-static volatile uintptr_t anon_lo[MAX_ANON], anon_hi[MAX_ANON];
-static volatile unsigned nanon;
-
 static char maps_buf[1 << 16];
 
-/* The anonymous executable mappings of this process: heaptrace's code, entry stubs among it.
- * No allocation: a thread parked in a stub may hold a record the ring fills behind, and then a
+/* fn(lo, hi, path) for each executable mapping in /proc/self/maps (path "": anonymous). No
+ * allocation: a thread parked in a stub may hold a record the ring fills behind, and then a
  * malloc waits for room. */
-static void find_anon_code(void)
+static void each_code_mapping(void (*fn)(uintptr_t lo, uintptr_t hi, const char *path))
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	size_t len = 0;
 	ssize_t n = 1;
-	unsigned found = 0;
 
 	while (fd >= 0 && n > 0 && len < sizeof(maps_buf) - 1)
 		if ((n = read(fd, maps_buf + len, sizeof(maps_buf) - 1 - len)) > 0)
@@ -132,43 +94,89 @@ static void find_anon_code(void)
 	if (fd >= 0)
 		close(fd);
 	maps_buf[len] = '\0';
-	for (char *line = maps_buf, *next; *line && found < MAX_ANON; line = next) {
+	for (char *line = maps_buf, *next; *line; line = next) {
 		unsigned long lo, hi;
 		char perms[8];
 		int end = 0;
 
 		next = strchr(line, '\n');
-		next = next ? next + 1 : line + strlen(line);
-		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s%n", &lo, &hi, perms, &end) != 3 ||
-		    perms[2] != 'x')
-			continue;
-		while (line[end] == ' ')
-			end++;
-		if (line[end] == '\n' || line[end] == '\0') {
-			anon_lo[found] = lo;
-			anon_hi[found] = hi;
-			found++;
-		}
+		if (next)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s%n", &lo, &hi, perms, &end) == 3 &&
+		    perms[2] == 'x')
+			fn(lo, hi, line + end + strspn(line + end, " "));
 	}
-	nanon = found;
+}
+
+static void libc_code(uintptr_t lo, uintptr_t hi, const char *path)
+{
+	if (strstr(path, "/libc.so"))
+		libc_lo = lo, libc_hi = hi;
+}
+
+/* The executable mapping of libc.so. */
+static void find_libc(void)
+{
+	each_code_mapping(libc_code);
+	if (!libc_hi)
+		_exit(97);
+}
+
+/* The interrupted pc (0: not known, off x86_64). */
+static uintptr_t uc_pc(void *uc)
+{
+#if defined(__x86_64__)
+	return (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+#else
+	(void)uc;
+	return 0;
+#endif
+}
+
+/* True if the signal interrupted the C library (or nothing this file can tell). */
+static bool in_libc(void *uc)
+{
+	uintptr_t pc = uc_pc(uc);
+
+	return !pc || (pc >= libc_lo && pc < libc_hi);
+}
+
+#define MAX_ANON 8
+/* heaptrace's code in this process (entry stubs and the rest), once it mapped it */
+static volatile uintptr_t anon_lo[MAX_ANON], anon_hi[MAX_ANON];
+static volatile unsigned nanon;
+static unsigned anon_found;
+
+static void anon_code(uintptr_t lo, uintptr_t hi, const char *path)
+{
+	if (*path || anon_found == MAX_ANON)
+		return;
+	anon_lo[anon_found] = lo;
+	anon_hi[anon_found] = hi;
+	anon_found++;
+}
+
+/* The anonymous executable mappings of this process: heaptrace's code, entry stubs among it. */
+static void find_anon_code(void)
+{
+	anon_found = 0;
+	each_code_mapping(anon_code);
+	nanon = anon_found;
 }
 
 /* The interrupted pc in heaptrace's code, but not right after a syscall instruction (0f 05):
  * there a stub waits for room, and holds no record. */
 static bool in_anon_code(void *uc)
 {
-#if defined(__x86_64__)
-	uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	uintptr_t pc = uc_pc(uc);
 	unsigned i = 0;
 
-	while (i < nanon && (pc < anon_lo[i] || pc >= anon_hi[i]))
+	while (pc && i < nanon && (pc < anon_lo[i] || pc >= anon_hi[i]))
 		i++;
-	return i < nanon && !(pc - 2 >= anon_lo[i] && ((const uint8_t *)pc)[-2] == 0x0f &&
-			      ((const uint8_t *)pc)[-1] == 0x05);
-#else
-	(void)uc;
-	return false;
-#endif
+	return pc && i < nanon && !(pc - 2 >= anon_lo[i] && ((const uint8_t *)pc)[-2] == 0x0f &&
+				    ((const uint8_t *)pc)[-1] == 0x05);
 }
 
 /* One malloc/free pair of LOOP_SIZE; its longest call into *longest. */
@@ -238,12 +246,21 @@ static void run_signals(unsigned ms)
 
 static bool jump_from_stubs; /* jump stubs: only from heaptrace's code */
 
+/* jump stubs: at most one jump in JUMP_GAP_NS, so that the jumps are not too many per second
+ * for heaptrace to look at each one (it turns the stubs off past 8 a second) */
+#define JUMP_GAP_NS 150000000u
+
 static void on_alarm(int sig, siginfo_t *si, void *uc)
 {
+	static uint64_t last;
+
 	(void)sig;
 	(void)si;
-	if (!done && (jump_from_stubs ? in_anon_code(uc) : !in_libc(uc)))
-		siglongjmp(back, 1);
+	if (done || (jump_from_stubs ? !in_anon_code(uc) || now_ns() - last < JUMP_GAP_NS
+				     : in_libc(uc)))
+		return;
+	last = now_ns();
+	siglongjmp(back, 1);
 }
 
 static void run_jump(unsigned ms, long us)
