@@ -93,6 +93,8 @@ struct arch_ops {
 	 * a handler returns; a handler starts with sp there) to the interrupted sp the kernel
 	 * saved. 0: not known (the restorer's address is in a register at a handler's start). */
 	unsigned sigframe_sp;
+	/* From there to the interrupted pc the kernel saved. 0: not known. */
+	unsigned sigframe_pc;
 	/*
 	 * Is ret (a return address as the stack holds it; arm: bit 0 set = Thumb caller) just
 	 * after a call instruction? code holds the ARCH_CALL_WINDOW bytes that end at

@@ -694,6 +694,7 @@ const struct arch_ops arch_x86_64_ops = {
 	 * uc_link, a 24-byte uc_stack), whose uc_mcontext holds r8-r15, rdi, rsi, rbp, rbx, rdx,
 	 * rax, rcx, then rsp: 8 + 40 + 15 * 8 */
 	.sigframe_sp = 168,
+	.sigframe_pc = 176, /* rip, after rsp */
 	.displace = x86_displace,
 	.emulate = x86_emulate,
 	.tramp_encode = x86_tramp_encode,

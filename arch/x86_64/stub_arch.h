@@ -58,9 +58,7 @@ extern const uint8_t ht_stub_tsc_a[], ht_stub_tsc_a_end[], ht_stub_tsc_b[], ht_s
 /*
  * The stub code's critical sections (stubcode.c's CS_BEGIN, CS_END), [first, second) each: a
  * thread whose pc lies in one, or that was interrupted there (a signal frame on its stack holds
- * that pc), may hold a record reserved and not yet written. The first three begin at the return
- * address of a call of ht_stub_reserve: such a word on a stack says only that the thread is in
- * that call, where its pc tells (stubs_probe.c).
+ * that pc), may hold a record reserved and not yet written (stubprobe.c).
  */
 extern const uint8_t ht_stub_cs_entry[], ht_stub_cs_entry_end[], ht_stub_cs_free[],
 	ht_stub_cs_free_end[], ht_stub_cs_ret[], ht_stub_cs_ret_end[], ht_stub_cs_reserve[],
@@ -72,7 +70,6 @@ extern const uint8_t ht_stub_cs_entry[], ht_stub_cs_entry_end[], ht_stub_cs_free
 		{ ht_stub_cs_reserve, ht_stub_cs_reserve_end },                                   \
 		{ ht_stub_cs_reserve_exit, ht_stub_cs_reserve_exit_end }                          \
 	}
-#define STUB_CRITICAL_CALLS 3 /* the first three: after a call of ht_stub_reserve */
 
 /* The stub code's spin wait (STUB_D_SPIN), timed on heaptrace's side. */
 static inline void stub_pause(void)

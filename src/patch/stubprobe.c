@@ -7,19 +7,24 @@
  * thread is still writing.
  */
 #define _GNU_SOURCE
+#include <stdlib.h>
+
+#define PR_DOMAIN "probe"
 #include "patch/stubs.h"
 #include "stub_arch.h"
+#include "target/process.h"
 #include "target/remote.h"
+#include "unwind/fallback.h"
+#include "util/log.h"
 #include "util/util.h"
 
 #ifdef STUB_CRITICAL
-/* Bytes of stack above sp looked through for a signal frame's saved pc: a handler that blocks
- * runs a few frames above the one that interrupted the stub. */
+/* Bytes of stack above sp looked through for signal frames: a handler that blocks runs a few
+ * frames above the one that interrupted the stub. */
 #define PROBE_STACK (64u << 10)
 
-/* addr in one of s's critical sections; a word on a stack (word) equal to the return address
- * of a call of ht_stub_reserve does not count: the thread's pc in that call tells. */
-static bool critical(const struct stubs *s, uint64_t addr, bool word)
+/* addr in one of s's critical sections */
+static bool critical(const struct stubs *s, uint64_t addr)
 {
 	static const uint8_t *const cs[][2] = STUB_CRITICAL;
 
@@ -28,42 +33,67 @@ static bool critical(const struct stubs *s, uint64_t addr, bool word)
 
 		if (addr < base || addr >= base + STUBS_GEN_OFF)
 			continue;
-		for (unsigned i = 0; i < ARRAY_SIZE(cs); i++) {
-			uint64_t lo = base + (uint64_t)(cs[i][0] - ht_stub_blob);
-			uint64_t hi = base + (uint64_t)(cs[i][1] - ht_stub_blob);
-
-			if (addr >= lo && addr < hi && !(word && i < STUB_CRITICAL_CALLS && addr == lo))
+		for (unsigned i = 0; i < ARRAY_SIZE(cs); i++)
+			if (addr >= base + (uint64_t)(cs[i][0] - ht_stub_blob) &&
+			    addr < base + (uint64_t)(cs[i][1] - ht_stub_blob))
 				return true;
-		}
 	}
 	return false;
 }
 
 bool stubs_probe_supported(void)
 {
-	return true;
+	return arch->sigframe_pc != 0;
 }
 
-bool stubs_thread_critical(const struct stubs *s, pid_t tid)
+/*
+ * A signal frame in stack (len bytes from sp) whose interrupted pc lies in a critical section:
+ * the restorer's address at its start (the C library's, as its unwind tables say: hooks h),
+ * the interrupted sp and pc at arch->sigframe_sp and sigframe_pc from there. Only whole frames
+ * count: a stray word of an old frame, left in stack a later frame does not write (a
+ * sigcontext's reserved words, unused parts of its register save area), is not one. An old
+ * frame left whole is taken for a live one: the look then errs on the safe side.
+ */
+static bool critical_frame(const struct stubs *s, const struct unwind_hooks *h,
+			   const uint64_t *stack, size_t len, pid_t tid)
 {
+	size_t nw = len / 8, at_sp = arch->sigframe_sp / 8, at_pc = arch->sigframe_pc / 8;
+
+	for (size_t i = 0; i + at_pc < nw && i + at_sp < nw; i++) {
+		uint64_t pc = stack[i + at_pc];
+
+		if (!stack[i] || !stack[i + at_sp] || !critical(s, arch->code_addr(pc)) ||
+		    !h->signal(h->ctx, stack[i]))
+			continue;
+		pr_dbg(2, "thread %d: a signal frame at sp+%#zx interrupted it at %#llx, inside a "
+		       "stub's record", tid, 8 * i, (unsigned long long)pc);
+		return true;
+	}
+	return false;
+}
+
+bool stubs_thread_critical(struct proc *p, pid_t tid)
+{
+	const struct stubs *s = p->stubs;
+	struct unwind_hooks h;
 	struct arch_regs regs;
-	uint64_t sp, words[512];
+	uint64_t *stack;
+	ssize_t n;
+	bool live;
 
 	if (arch_get_regs(tid, &regs))
 		return true; /* not known: as if it did */
-	if (critical(s, arch->code_addr(arch->get_pc(&regs)), false))
+	if (critical(s, arch->code_addr(arch->get_pc(&regs)))) {
+		pr_dbg(2, "thread %d: its pc %#llx is inside a stub's record", tid,
+		       (unsigned long long)arch->get_pc(&regs));
 		return true;
-	sp = arch->get_sp(&regs) & ~7ull;
-	for (uint64_t at = sp; at - sp < PROBE_STACK; at += sizeof(words)) {
-		ssize_t n = remote_read(tid, at, words, sizeof(words));
-
-		for (ssize_t i = 0; i < n / 8; i++)
-			if (critical(s, words[i], true))
-				return true;
-		if (n != (ssize_t)sizeof(words))
-			break; /* the stack's end */
 	}
-	return false;
+	stack = xmalloc(PROBE_STACK);
+	n = remote_read(tid, arch->get_sp(&regs) & ~7ull, stack, PROBE_STACK);
+	fallback_hooks(p, &h);
+	live = n > 0 && critical_frame(s, &h, stack, (size_t)n, tid);
+	free(stack);
+	return live;
 }
 #else
 bool stubs_probe_supported(void)
@@ -71,9 +101,9 @@ bool stubs_probe_supported(void)
 	return false; /* the stub code marks no critical section: a stuck reader turns them off */
 }
 
-bool stubs_thread_critical(const struct stubs *s, pid_t tid)
+bool stubs_thread_critical(struct proc *p, pid_t tid)
 {
-	(void)s;
+	(void)p;
 	(void)tid;
 	return true;
 }

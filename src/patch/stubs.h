@@ -136,9 +136,9 @@ extern const uint8_t ht_stub_blob[], ht_stub_entry[], ht_stub_ret[], ht_stub_cod
 /* The stub code marks its critical sections (stub_arch.h: STUB_CRITICAL), so that a reader
  * stuck at a record never written can tell a dead one (stubprobe.c). */
 bool stubs_probe_supported(void);
-/* Thread tid, stopped, may hold a record of s reserved and not written: its pc, or a word on
- * its stack (a signal frame's saved pc), lies in a critical section. */
-bool stubs_thread_critical(const struct stubs *s, pid_t tid);
+/* Thread tid of p, stopped, may hold a record of p's stubs reserved and not written: its pc,
+ * or the pc a signal frame on its stack saved, lies in a critical section. */
+bool stubs_thread_critical(struct proc *p, pid_t tid);
 
 /* An interpreter was mapped or initialised after p's stub areas were made: write its words
  * into their data pages (once, when python_stub_words has them), so that the stubs record

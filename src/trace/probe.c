@@ -52,17 +52,12 @@ static struct proc *stop_all(pid_t pid)
 	return p;
 }
 
-struct verdict {
-	const struct stubs *s;
-	bool live;
-};
-
 static void critical_cb(struct thread *t, void *ctx)
 {
-	struct verdict *v = ctx;
+	bool *live = ctx;
 
-	if (!v->live && !t->gone && stubs_thread_critical(v->s, t->tid))
-		v->live = true;
+	if (!*live && !t->gone && stubs_thread_critical(t->p, t->tid))
+		*live = true;
 }
 
 static void resume_cb(struct thread *t, void *ctx)
@@ -92,18 +87,17 @@ static bool shared(const struct proc *p)
 static void probe(struct proc *p)
 {
 	pid_t pid = p->pid;
-	struct verdict v = { NULL, shared(p) };
+	bool live = shared(p);
 
 	session.probing = pid;
 	p = stop_all(pid);
 	session.probing = 0;
 	if (!p || !p->stubs || !p->stubs->ctl)
 		return;
-	v.s = p->stubs;
-	proc_for_each_thread(p, critical_cb, &v);
+	proc_for_each_thread(p, critical_cb, &live);
 	pr_dbg(1, "process %d: its reader is stuck; a thread may still write: %s", pid,
-	       v.live ? "yes" : "no");
-	ring_probe_done(p, !v.live);
+	       live ? "yes" : "no");
+	ring_probe_done(p, !live);
 	proc_for_each_thread(p, resume_cb, NULL);
 }
 
