@@ -12,10 +12,11 @@ unrecorded and counted; every report then gives the count and marks its counts n
 - siglongjmp out of a 10 kHz timer's handler (a timeout pattern): records left unwritten stop
   the reader again and again; heaptrace turns the process's stubs off, says so in one line and
   in the report, and the program finishes at full speed.
-- The same 20 times a second, the handler jumping only when it interrupted heaptrace's code:
-  each record left unwritten is skipped once a look at the stopped threads finds none that can
-  still write it; the stubs stay on, -v counts the records skipped, and every call of the
-  completed pairs is counted (a jump adds at most one call not paired).
+- The same at most 7 times a second (a 1 kHz timer, jumps 150 ms apart at the soonest), the
+  handler jumping only when it interrupted heaptrace's code: each record left unwritten is
+  skipped once a look at the stopped threads finds none that can still write it; the stubs stay
+  on, -v counts the records skipped, and the calls seen and not seen are those of the completed
+  pairs (a jump adds at most one call not paired).
 - A seccomp filter installed after the stubs were set up, that kills on futex (or allows only
   the calls the program makes): heaptrace notices it and the stubs wait without system calls; with
   heaptrace stopped so that the ring fills, the program lives on and finishes."""
