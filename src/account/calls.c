@@ -457,9 +457,9 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 	struct calls_rec rh;
 
 	drop_left(t, r->sp, interrupted);
-	if (!interrupted)
+	if (!interrupted) {
 		drop_unreturned(t, r);
-	if (interrupted) {
+	} else {
 		rh = *r;
 		rh.handler = true;
 		r = &rh;

@@ -26,8 +26,9 @@ struct report_info {
 	uint64_t now_ns; /* time of the report, for ages */
 	uint64_t elapsed_ns; /* since tracing started */
 	/* calls the entry stubs left unrecorded, as heaptrace fell behind for longer than
-	 * --max-stall, or whose return a jump took (0: none, or not known); stubs_stuck: and every call since the stubs were
-	 * turned off for a record a thread never finished. Either: the counts are not exact. */
+	 * --max-stall, or whose return a jump took (0: none, or not known); stubs_stuck: and every
+	 * call since the stubs were turned off for a record a thread never finished. Either: the
+	 * counts are not exact. */
 	uint64_t calls_not_seen;
 	bool stubs_stuck;
 	const char *kind; /* which report: "final", "periodic #3", "SIGUSR1"; text: in its header

@@ -120,14 +120,6 @@ static struct proc *find_proc(pid_t pid)
 	return pid ? NULL : oldest;
 }
 
-static struct proc *traced(pid_t pid)
-{
-	for (struct proc *p = procs; p; p = p->next)
-		if (p->pid == pid)
-			return p;
-	return NULL;
-}
-
 /* p's frames, a fresh cache after an execve; the caches of processes gone are freed. */
 static struct sframes *cache_of(struct proc *p)
 {
@@ -136,7 +128,7 @@ static struct sframes *cache_of(struct proc *p)
 
 	for (unsigned i = 0; i < cap.ncaches; i++) {
 		struct sframes *ci = cap.caches[i];
-		struct proc *q = traced(ci->pid);
+		struct proc *q = proc_by_pid(ci->pid);
 
 		if (!q || (q == p && ci->epoch != p->table.epoch)) {
 			sframes_free(ci);

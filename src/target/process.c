@@ -116,6 +116,26 @@ static void count_running_cb(struct thread *t, void *ctx)
 		++*(unsigned *)ctx;
 }
 
+static void interrupt_cb(struct thread *t, void *ctx)
+{
+	(void)ctx;
+	if (!t->stopped && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 && errno == ESRCH)
+		t->stopped = t->gone = true; /* gone: its exit is reported later */
+}
+
+void proc_interrupt(struct proc *p)
+{
+	proc_for_each_thread(p, interrupt_cb, NULL);
+}
+
+struct proc *proc_by_pid(pid_t pid)
+{
+	for (struct proc *p = procs; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
 unsigned proc_running(struct proc *p)
 {
 	unsigned running = 0;

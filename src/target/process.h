@@ -182,6 +182,11 @@ struct thread *proc_stopped_thread(struct proc *p);
 bool proc_in_syscall_event(const struct thread *t);
 /* How many threads of p are not in a ptrace-stop heaptrace holds. */
 unsigned proc_running(struct proc *p);
+/* PTRACE_INTERRUPT every thread of p that is not stopped; one found gone is marked stopped and
+ * gone (its exit is reported later). */
+void proc_interrupt(struct proc *p);
+/* The traced process pid, or NULL. */
+struct proc *proc_by_pid(pid_t pid);
 
 /* /proc/PID/cmdline with spaces between the arguments (never NULL). */
 char *proc_cmdline(pid_t pid);

@@ -24,13 +24,6 @@
 #include "patch/stubs.h"
 #include "account/ring.h"
 
-static void interrupt_cb(struct thread *t, void *ctx)
-{
-	(void)ctx;
-	if (!t->stopped && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 && errno == ESRCH)
-		t->stopped = t->gone = true; /* gone: its exit is reported later */
-}
-
 static unsigned count_running(void)
 {
 	unsigned running = 0;
@@ -106,7 +99,7 @@ void detach_all(void)
 	session.detaching = true;
 	cpu_unpin(0);
 	for (struct proc *p = procs; p; p = p->next)
-		proc_for_each_thread(p, interrupt_cb, NULL);
+		proc_interrupt(p);
 	while (count_running()) {
 		int status;
 		pid_t tid = events_wait_tid(-1, &status);

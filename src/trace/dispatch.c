@@ -60,6 +60,18 @@ bool dispatch_step_out(struct thread *t)
 	return true;
 }
 
+/* A PTRACE_EVENT_STOP with sig is a group-stop (else a PTRACE_INTERRUPT's). */
+static bool group_stop_sig(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+void dispatch_listen(struct thread *t)
+{
+	t->stopped = false;
+	ptrace(PTRACE_LISTEN, t->tid, 0, 0);
+}
+
 void dispatch_resume(struct thread *t, int sig)
 {
 	if (session.detaching) {
@@ -445,17 +457,13 @@ void dispatch(pid_t tid, int status)
 			return;
 		}
 		if (session.probing && t->p->pid == session.probing) {
-			bool group = sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
-				     sig == SIGTTOU;
-
 			t->stopped = true;
-			t->probe_stopped = group ? PROBE_STOPPED_GROUP : PROBE_STOPPED_RUNNING;
+			t->probe_stopped = group_stop_sig(sig) ? PROBE_STOPPED_GROUP :
+								 PROBE_STOPPED_RUNNING;
 			return;
 		}
-		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
-			/* group-stop: stay stopped, but keep reporting events */
-			t->stopped = false;
-			ptrace(PTRACE_LISTEN, tid, 0, 0);
+		if (group_stop_sig(sig)) {
+			dispatch_listen(t);
 			return;
 		}
 		dispatch_resume(t, 0);

@@ -14,6 +14,9 @@ void dispatch_stop_seen(pid_t tid, int status);
 /* Handle waitpid's status for tid and resume it (or keep it stopped while detaching). */
 void dispatch(pid_t tid, int status);
 
+/* t is in a group-stop: let it stay stopped, reporting events (PTRACE_LISTEN). */
+void dispatch_listen(struct thread *t);
+
 /* Resume t, delivering sig (0: none); while detaching keep it stopped with sig noted. */
 void dispatch_resume(struct thread *t, int sig);
 

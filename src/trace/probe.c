@@ -1,11 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The look at a process's threads for a reader stuck at a record never written (probe.h). */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <signal.h>
-#include <sys/ptrace.h>
-#include <sys/wait.h>
-
 #define PR_DOMAIN "probe"
 #include "account/ring.h"
 #include "patch/stubs.h"
@@ -16,21 +11,6 @@
 #include "trace/session.h"
 #include "util/log.h"
 
-static struct proc *proc_of(pid_t pid)
-{
-	for (struct proc *p = procs; p; p = p->next)
-		if (p->pid == pid)
-			return p;
-	return NULL;
-}
-
-static void interrupt_cb(struct thread *t, void *ctx)
-{
-	(void)ctx;
-	if (!t->stopped && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 && errno == ESRCH)
-		t->stopped = t->gone = true; /* gone: its exit is reported later */
-}
-
 /*
  * Stop every thread of process pid, taking the events that come meanwhile (a breakpoint's stop
  * is served and its thread interrupted again). Return the process, or NULL if it ended.
@@ -39,11 +19,11 @@ static struct proc *stop_all(pid_t pid)
 {
 	struct proc *p;
 
-	while ((p = proc_of(pid)) && proc_running(p)) {
+	while ((p = proc_by_pid(pid)) && proc_running(p)) {
 		int status;
 		pid_t tid;
 
-		proc_for_each_thread(p, interrupt_cb, NULL);
+		proc_interrupt(p);
 		tid = events_wait_tid(-1, &status);
 		if (tid < 0)
 			return NULL;
@@ -65,13 +45,10 @@ static void resume_cb(struct thread *t, void *ctx)
 	(void)ctx;
 	if (!t->probe_stopped)
 		return;
-	if (t->probe_stopped == PROBE_STOPPED_GROUP) {
-		/* in a group stop: it stays there, reporting events (as dispatch leaves it) */
-		t->stopped = false;
-		ptrace(PTRACE_LISTEN, t->tid, 0, 0);
-	} else {
+	if (t->probe_stopped == PROBE_STOPPED_GROUP)
+		dispatch_listen(t); /* in a group stop: it stays there, as dispatch leaves it */
+	else
 		dispatch_resume(t, 0);
-	}
 	t->probe_stopped = 0;
 }
 
@@ -101,19 +78,24 @@ static void probe(struct proc *p)
 	proc_for_each_thread(p, resume_cb, NULL);
 }
 
-bool probe_wanted(void)
+/* The first process whose reader asks for a look, or NULL. */
+static struct proc *wanting(void)
 {
 	for (struct proc *p = procs; p; p = p->next)
 		if (!p->detached && ring_probe_wanted(p))
-			return true;
-	return false;
+			return p;
+	return NULL;
+}
+
+bool probe_wanted(void)
+{
+	return wanting() != NULL;
 }
 
 void probe_stuck_rings(void)
 {
-	for (struct proc *p = procs; p; p = p->next)
-		if (!p->detached && ring_probe_wanted(p)) {
-			probe(p);
-			return; /* procs may have changed: the next look finds the others */
-		}
+	struct proc *p = wanting();
+
+	if (p)
+		probe(p); /* one: procs may change meanwhile, the next loop finds the others */
 }

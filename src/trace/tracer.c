@@ -28,10 +28,10 @@
 #include "trace/detach.h"
 #include "trace/dispatch.h"
 #include "trace/held.h"
-#include "trace/probe.h"
 #include "trace/hints.h"
 #include "trace/launch.h"
 #include "trace/lifecycle.h"
+#include "trace/probe.h"
 #include "trace/session.h"
 #include "patch/stubs.h"
 #include "account/ring.h"
@@ -67,7 +67,7 @@ static void print_sampled(void)
 static void print_cost(void)
 {
 	struct rusage ru;
-	uint64_t nstops, nunwinds, nlogged, nrecords, nwaits, backlog, nquick, nslow, ncut;
+	uint64_t nstops, nunwinds, nlogged, nrecords, nwaits, backlog, nquick, nslow, ncut, skipped;
 	unsigned least;
 
 	/* what tracing cost heaptrace itself, for the benchmark */
@@ -78,9 +78,9 @@ static void print_cost(void)
 	pr_info("%llu calls recorded by entry stubs, %llu times a stub waited for room, "
 		"at most %llu KiB of records waiting", (unsigned long long)nrecords,
 		(unsigned long long)nwaits, (unsigned long long)(backlog >> 10));
-	if (ring_skipped())
+	if ((skipped = ring_skipped()))
 		pr_info("%llu records skipped that no thread would write",
-			(unsigned long long)ring_skipped());
+			(unsigned long long)skipped);
 	ring_copy_stats(&ncut, &least);
 	if (least)
 		pr_info("stack copies of at least %u bytes, %llu backtraces cut short by them",
