@@ -279,8 +279,10 @@ static void drop_unreturned(struct thread *t, const struct calls_rec *r)
 {
 	while (r->returns && t->nframes && t->frames[t->nframes - 1].stubbed &&
 	       t->frames[t->nframes - 1].sp == r->sp) {
+		/* one whose return the stub could not record is counted lost already */
+		if (!r->return_lost || !r->return_lost(t->p, t->frames[t->nframes - 1].cookie))
+			t->p->calls_not_seen++; /* what it returned is not known */
 		acct_drop_frame(t);
-		t->p->calls_not_seen++; /* what it returned is not known */
 	}
 }
 

@@ -319,6 +319,7 @@ static void take_entry(struct proc *p, struct stubs *s, const uint8_t *r,
 		.ns = rec_ns(&s->rd, rr->tsc),
 		.returns = rr->returns,
 		.awaits_inner = (rr->word & STUB_HOOK_NORET) != 0,
+		.return_lost = ring_return_lost,
 		.copy = r + STUB_REC_ENTRY,
 		.copy_len = rr->copy,
 		/* read only with --sample-bytes (acct.c), when the stub had it too */
@@ -447,13 +448,29 @@ static void drop_cb(struct thread *t, void *arg)
 		}
 }
 
+static uint64_t *lostret_slot(const struct stubs *s, unsigned i)
+{
+	return (uint64_t *)(s->ctl + STUB_C_LOSTRET + 8 * i);
+}
+
+bool ring_return_lost(const struct proc *p, uint64_t cookie)
+{
+	const struct stubs *s = p->stubs;
+
+	for (unsigned i = 0; s && s->ctl && i < STUB_C_LOSTRET_SLOTS; i++)
+		if (__atomic_load_n(lostret_slot(s, i), __ATOMIC_ACQUIRE) ==
+		    (cookie ^ STUB_LOSTRET_MARK))
+			return true;
+	return false;
+}
+
 /* The calls whose returns went unrecorded (STUB_C_LOSTRET), once their entries are read: not
  * counted, as their results are not known, and no longer taken for the callers of the calls
  * the thread makes next. */
 static void lost_returns(struct proc *p, struct stubs *s)
 {
 	for (unsigned i = 0; i < STUB_C_LOSTRET_SLOTS; i++) {
-		uint64_t *w = (uint64_t *)(s->ctl + STUB_C_LOSTRET + 8 * i);
+		uint64_t *w = lostret_slot(s, i);
 		uint64_t v = __atomic_load_n(w, __ATOMIC_ACQUIRE);
 		struct drop_ctx c = { v ^ STUB_LOSTRET_MARK, false };
 

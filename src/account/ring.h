@@ -31,6 +31,9 @@ bool ring_read_to(const struct proc *p, uint64_t pos);
  * else the reader goes past every record not written. */
 bool ring_probe_wanted(const struct proc *p);
 void ring_probe_done(struct proc *p, bool dead);
+/* The return of p's call cookie went unrecorded, and its stub counted it lost
+ * (STUB_C_LOSTRET): lost_returns drops that call at the end of the drain. */
+bool ring_return_lost(const struct proc *p, uint64_t cookie);
 /* Records skipped so far as never to be written, in every process. */
 uint64_t ring_skipped(void);
 
