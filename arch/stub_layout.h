@@ -79,6 +79,11 @@
  * ldr reaches (imm12). */
 #define STUB_D_CONT 256
 #define STUB_D_TOPS 2048 /* { thread pointer, stack top } per known thread */
+/* The top word's low 12 bits: the thread's stack in pages below its (page-aligned) top, at most
+ * 4095 (16 MiB: a deeper sp is taken for one on a stack of its own). The stub code copies up to
+ * top only from an sp within the stack: a coroutine or signal stack below the thread's, a guard
+ * page above it, is copied to the end of sp's page. */
+#define STUB_TOPS_PAGES 4095
 #define STUB_TOPS_MASK 127 /* entries - 1 */
 #define STUB_TOPS_PROBE 8 /* entries looked at from the hashed one */
 #define STUB_HOOK_MASK 0xff /* the hook in the thunk's word (the stub code's masks) */

@@ -177,7 +177,20 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	daddiu $a3, $zero, -4096\n"
 	"	b 4f\n"
 	"	and $t3, $t3, $a3\n"
+	/* the thread's stack: [top - 4096 * the word's low 12 bits, top) (stub_layout.h:
+	 * STUB_TOPS_PAGES); an sp outside it is on a stack of its own (a coroutine's, a signal
+	 * stack) whose end is not known: to the end of E's page */
 	"2:	ld $t3, " S(STUB_D_TOPS) "+8($a2)\n"
+	"	andi $a0, $t3, " S(STUB_TOPS_PAGES) "\n"
+	"	dsll $a0, $a0, 12\n"
+	"	daddiu $a3, $zero, -4096\n"
+	"	and $t3, $t3, $a3\n"
+	"	sltu $a1, $t2, $t3\n"
+	"	beqz $a1, 3b\n"
+	"	dsubu $a0, $t3, $a0\n" /* in the delay slot: lo */
+	"	sltu $a1, $t2, $a0\n"
+	"	bnez $a1, 3b\n"
+	"	nop\n"
 	"4:	sltu $a0, $t2, $t3\n"
 	"	beqz $a0, 5f\n"
 	"	or $a0, $zero, $zero\n"

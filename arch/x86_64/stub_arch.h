@@ -17,9 +17,6 @@
 #include "arch/stub_layout.h"
 
 #define STUB_NR_FUTEX 202
-/* The thread table's top word carries the stack's size in pages in its low 12 bits
- * (stubtops.c): the stub copies up to top only from an sp within the thread's stack. */
-#define STUB_TOPS_LO 1
 /*
  * An entry record (stub_layout.h's fields and these): the callee-saved registers at the entry,
  * then from STUB_REC_ENTRY the copy of the stack from sp up, whose first word is the return

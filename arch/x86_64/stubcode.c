@@ -226,12 +226,12 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"3:	lea 4096(%rsi),%rcx\n"
 	"	and $-4096,%rcx\n"
 	"	jmp 4f\n"
-	/* the thread's stack: [top - 4096 * the word's low 12 bits, top) (stub_arch.h:
-	 * STUB_TOPS_LO); an sp outside it is on a stack of its own (a coroutine's, a signal
+	/* the thread's stack: [top - 4096 * the word's low 12 bits, top) (stub_layout.h:
+	 * STUB_TOPS_PAGES); an sp outside it is on a stack of its own (a coroutine's, a signal
 	 * stack) whose end is not known: to the end of sp's page */
 	"2:	mov " S(STUB_D_TOPS) "+8(%r10,%rdx),%rcx\n"
 	"	mov %ecx,%eax\n"
-	"	and $4095,%eax\n"
+	"	and $" S(STUB_TOPS_PAGES) ",%eax\n"
 	"	shl $12,%rax\n"
 	"	and $-4096,%rcx\n"
 	"	cmp %rcx,%rsi\n"

@@ -243,8 +243,8 @@ int stubs_area_for(const struct stubs *s, uint64_t addr);
 uint64_t stubs_head(const struct stubs *s);
 
 /* Write { key, top } into the table of every area of p (through tid): the stub code of the
- * thread with that key then copies its stack up to top, when its sp lies in [lo, top) (where
- * stub_arch.h defines STUB_TOPS_LO: else to the end of sp's page). */
+ * thread with that key then copies its stack up to top, when its sp lies in [lo, top) (else to
+ * the end of sp's page: stub_layout.h, STUB_TOPS_PAGES). */
 void stubs_tops_put(struct proc *p, pid_t tid, uint64_t key, uint64_t top, uint64_t lo);
 
 /* Keep g as a stand-in of s's (a thread known only by its key, or one gone with records

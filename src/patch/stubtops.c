@@ -22,22 +22,13 @@ static unsigned tops_hash(uint64_t key)
 	return (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 57);
 }
 
-/*
- * The table's top word for a stack [lo, top): top, and where the stub code reads it
- * (STUB_TOPS_LO) the pages below top it may copy from in the low 12 bits (at most 4095, 16 MiB:
- * a deeper sp is treated as one on a stack of its own). A coroutine or signal stack below the
- * thread's, with a guard page between, so never makes the stub read past its own mapping.
- */
+/* The table's top word for a stack [lo, top): top, and in its low 12 bits the pages below top
+ * the stub code may copy from (stub_layout.h, STUB_TOPS_PAGES). */
 static uint64_t tops_word(uint64_t top, uint64_t lo)
 {
-#ifdef STUB_TOPS_LO
 	uint64_t pages = top > lo ? (top - lo) >> 12 : 0;
 
-	return (top & ~4095ull) | (pages > 4095 ? 4095 : pages);
-#else
-	(void)lo;
-	return top;
-#endif
+	return (top & ~4095ull) | (pages > STUB_TOPS_PAGES ? STUB_TOPS_PAGES : pages);
 }
 
 /* Write { key, top } for t into the process's table (top first: a stub that matches the

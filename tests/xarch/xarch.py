@@ -275,6 +275,17 @@ def stub_cases(opts, arch):
                     opts=["--mode=breakpoint", "-v"] + quick)
     cases.append(("survive_sigkill_breakpoints", [held],
                   lambda c, r=held: check_survive(c, r)))
+    # allocations on coroutine stacks and a sigaltstack, a guard page above each: the stubs'
+    # stack copy stops at the stack's end (test_harm.py)
+    cases.append(("costacks", [GuestRun("ht", "costacks", args=["launch"])],
+                  lambda c: c.mod("test_harm").test_costacks_launched()))
+    # a second thread's stack copied past a 4 KiB frame: its top found in the stubs' table of
+    # threads (test_copysize.py)
+    deep = load_module(os.path.join(E2E, "test_copysize.py")).THREAD_RUN
+    cases.append(("copy_in_thread", [
+        GuestRun("ht", "deepen", args=[0, 0, "thread"]),
+        GuestRun("ht", "deepen", args=deep, opts=["-v", "--stack-copy=8192"])],
+        lambda c: c.mod("test_copysize").test_fixed_copy_in_thread()))
     slow = (("HEAPTRACE_TEST_SLOW_READER", "20"),)
     cases.append(("stubs_full_ring", [GuestRun("ht", "threads", args=[n, 1, 0], env=slow),
                                       GuestRun("ht", "threads", args=full,
