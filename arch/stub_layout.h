@@ -64,12 +64,12 @@
  * The bounded stall (x86_64's stub code; the other architectures' wait without a bound): a
  * stub that finds the ring full waits at most STUB_D_STALL slices of STUB_STALL_SLICE_NS, each
  * counted used up whether it timed out or a wake-up brought no room, then goes on without a
- * record (counted in STUB_C_LOST_*). With STUB_D_SPIN nonzero (a seccomp filter forbids the
- * futex calls) a slice is that many `pause`s, looking at the tail between them, and no system
- * call is made.
+ * record (counted in STUB_C_LOST_*). With STUB_C_NOSYS set (a seccomp filter may forbid the
+ * futex calls) a slice is STUB_D_PAUSES `pause`s, looking at the tail between them, and no
+ * system call is made.
  */
 #define STUB_D_STALL 176 /* u64: slices a call may wait for room, 0: none */
-#define STUB_D_SPIN 184 /* u64: 0, or pauses per slice: wait with no system call */
+#define STUB_D_PAUSES 184 /* u64: pauses per slice (at least 1), timed by heaptrace */
 #define STUB_STALL_SLICE_NS 1000000 /* one slice: 1 ms (--max-stall is in milliseconds) */
 #define STUB_D_MAIN_LO 192 /* the main thread's stack: [lo, top), whatever its key */
 #define STUB_D_MAIN_TOP 200
@@ -95,6 +95,10 @@
 #define STUB_C_OWNER 128 /* u32: robust futex, heaptrace's; the kernel marks its death */
 #define STUB_C_ROBUST 136 /* heaptrace's robust list entry for it */
 #define STUB_C_DWAKE 192 /* u32: heaptrace's reader sleeps on it; stubs wake it */
+/* u32: nonzero once a thread may have installed a seccomp filter (heaptrace saw the filters
+ * change, or a watched call, STUB_HOOK_WATCH, was about to install one): the stubs then wait
+ * for room without system calls */
+#define STUB_C_NOSYS 196
 /* Calls that went on without a record (the bound passed), u64 each, stubs add with lock inc;
  * the cookies of lost returns (an entry then stays in flight): STUB_C_LOSTRET_SLOTS u64 words,
  * cookie ^ STUB_LOSTRET_MARK put into a zero word with lock cmpxchg, zeroed by heaptrace once
@@ -180,6 +184,13 @@
 #define STUB_HOOK_SIZE 0x1800
 /* in an entry record's hook word: --sample-bytes did not take the call (STUB_D_SAMPLE) */
 #define STUB_HOOK_NOT_TAKEN 0x2000
+/* A watched entry (x86_64's stub code: stub_arch.h, STUB_WATCH_SUPPORTED), not a traced one:
+ * nothing is recorded; if the call's first argument (its low 32 bits) equals the word's bits
+ * from STUB_HOOK_WATCH_SHIFT up (prctl's PR_SET_SECCOMP, syscall's SYS_seccomp), the stub sets
+ * STUB_C_NOSYS before the function runs, so that no stub's wait calls futex under the filter the
+ * call may install. */
+#define STUB_HOOK_WATCH 0x4000
+#define STUB_HOOK_WATCH_SHIFT 16
 
 /* The relations the stub code counts on: pair stores (aarch64's stp, arm's strd) write two
  * neighbouring fields at once, and the entry's fixed fields fit around the arch's registers. */
@@ -203,14 +214,16 @@ _Static_assert(STUB_D_PY_TSTATE >= STUB_D_NOTSC + 8 && STUB_D_PY_MAX + 8 <= STUB
 _Static_assert(STUB_D_PY_MAX + 8 <= STUB_D_SAMPLE && STUB_D_RAND == STUB_D_SAMPLE + 8 &&
 		       STUB_D_RAND + 8 <= STUB_D_STALL,
 	       "the sampling words of the data page");
-_Static_assert(STUB_D_PY_MAX + 8 <= STUB_D_STALL && STUB_D_SPIN + 8 <= STUB_D_MAIN_LO,
+_Static_assert(STUB_D_PY_MAX + 8 <= STUB_D_STALL && STUB_D_PAUSES + 8 <= STUB_D_MAIN_LO,
 	       "the stall words of the data page");
 _Static_assert(STUB_HOOK_SIZE == 3 << STUB_HOOK_SIZE_SHIFT &&
 		       (STUB_HOOK_SIZE & (STUB_HOOK_MASK | STUB_HOOK_FREE | STUB_HOOK_NORET |
 					  STUB_HOOK_CTX | STUB_HOOK_NOT_TAKEN)) == 0 &&
 		       (STUB_HOOK_SIZE | STUB_HOOK_NOT_TAKEN) <= 0xffff,
 	       "the thunk's word: 16 bits (aarch64's movz, arm's movw, mips's ori)");
-_Static_assert(STUB_C_DWAKE + 4 <= STUB_C_LOST_ENTRIES &&
+_Static_assert(STUB_HOOK_WATCH > STUB_HOOK_NOT_TAKEN && STUB_HOOK_WATCH < 1 << STUB_HOOK_WATCH_SHIFT,
+	       "a watched entry's word: its flag, then its value (x86_64's push imm32)");
+_Static_assert(STUB_C_NOSYS == STUB_C_DWAKE + 4 && STUB_C_NOSYS + 4 <= STUB_C_LOST_ENTRIES &&
 		       STUB_C_LOST_FREES == STUB_C_LOST_ENTRIES + 8 &&
 		       STUB_C_LOST_RETURNS == STUB_C_LOST_FREES + 8 &&
 		       STUB_C_LOST_RETURNS + 8 <= STUB_C_LOSTRET &&

@@ -8,9 +8,11 @@
  */
 #define STUBS_SUPPORTED 1
 #define STUB_PY_SUPPORTED 1 /* the stub code records Python frames (STUB_D_PY_*) */
-/* the stub code waits for room at most STUB_D_STALL slices, with futex or with STUB_D_SPIN
+/* the stub code waits for room at most STUB_D_STALL slices, with futex or with STUB_D_PAUSES
  * pauses, and counts the calls it then leaves unrecorded (STUB_C_LOST_*) */
 #define STUB_STALL_SUPPORTED 1
+/* the stub code knows watched entries (STUB_HOOK_WATCH): the program's seccomp filters */
+#define STUB_WATCH_SUPPORTED 1
 /* the stub code decides --sample-bytes for calls with one size argument (STUB_D_SAMPLE) */
 #define STUB_SAMPLE_SUPPORTED 1
 

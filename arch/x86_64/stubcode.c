@@ -195,6 +195,8 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	mov " S(STUB_D_CTL) "(%r10),%r9\n"
 	"	testl $" S(STUB_OWNER_DIED) "," S(STUB_C_OWNER) "(%r9)\n"
 	"	jnz 9f\n"
+	"	test $" S(STUB_HOOK_WATCH) ",%r11d\n"
+	"	jnz 30f\n"
 	"	test $" S(STUB_HOOK_FREE) ",%r11d\n"
 	"	jnz 5f\n"
 	/* bytes of stack to copy: up to the thread's stack top (the table, keyed by the thread
@@ -300,6 +302,14 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	test $1,%r9d\n"
 	"	jnz 8f\n"
 	"	jmp 9f\n"
+	/* a watched call (STUB_HOOK_WATCH), recorded nowhere: one that may install a seccomp
+	 * filter, which may forbid futex, sets the control page's STUB_C_NOSYS first */
+	"30:	mov %r11d,%eax\n"
+	"	shr $" S(STUB_HOOK_WATCH_SHIFT) ",%eax\n"
+	"	cmp %eax,32(%rsp)\n" /* the saved rdi */
+	"	jne 9f\n"
+	"	movl $1," S(STUB_C_NOSYS) "(%r9)\n"
+	"	jmp 9f\n"
 	/* free: { tag, length, hook, pointer, thread, time stamp } */
 	"5:	mov $" S(STUB_REC_FREE) ",%edx\n"
 	"	mov $" S(STUB_C_LOST_FREES) ",%eax\n"
@@ -380,7 +390,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	 * fit: the head moves by lock cmpxchg once head + rdx - tail is at most the ring's size
 	 * (the tail read first: it only grows, and never passes the head). Return the record's
 	 * position in rax with CF clear. When it does not fit, wait for heaptrace to read
-	 * (STUB_D_STALL slices: futex waits on the tail, or pauses with STUB_D_SPIN), holding
+	 * (STUB_D_STALL slices: futex waits on the tail, or pauses with STUB_C_NOSYS), holding
 	 * nothing; past the bound, count the call at the control page's offset rax had and
 	 * return CF set, as when the stubs are off or heaptrace is gone (not counted: nobody
 	 * reads). Keeps every other register.
@@ -413,9 +423,9 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	je 6f\n"
 	"	decq 16(%rsp)\n" /* a slice, used up however the wait ends */
 	"	lock orl $1," S(STUB_C_WAITERS) "(%r9)\n" /* the reader sees the ring full */
-	"	mov " S(STUB_D_SPIN) "(%r10),%rcx\n"
-	"	test %rcx,%rcx\n"
-	"	jnz 5f\n"
+	"	mov " S(STUB_D_PAUSES) "(%r10),%rcx\n"
+	"	cmpl $0," S(STUB_C_NOSYS) "(%r9)\n"
+	"	jne 5f\n"
 	"	lock incl " S(STUB_C_DWAKE) "(%r9)\n"
 	"	lea " S(STUB_C_DWAKE) "(%r9),%rdi\n"
 	"	mov $1,%esi\n" /* FUTEX_WAKE, shared: heaptrace maps the same pages */

@@ -454,8 +454,12 @@ int image_arm_hooks(struct proc *p, pid_t tid)
 		if (p->hook_addr[h] && (hook_table[h].flags & HF_THROWS))
 			throws = true;
 	}
-	if (!was_armed)
-		watch_sigaction(p, tid, sigaction_module(p, chosen[HOOK_MALLOC]));
+	if (!was_armed) {
+		const struct module *libc = sigaction_module(p, chosen[HOOK_MALLOC]);
+
+		watch_sigaction(p, tid, libc);
+		stubs_watch_seccomp(p, tid, libc);
+	}
 	p->armed = true;
 	if (more)
 		say_allocators(p);

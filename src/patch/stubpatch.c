@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -71,38 +72,55 @@ static uint32_t size_bits(const struct hook_desc *d)
 	return 0;
 }
 
+/* An alias of a patched entry (-EEXIST): no breakpoint may go into the branch; nor may a
+ * branch go over an alias's breakpoint (its trap would be relocated into the stub). */
+static bool patched_at(const struct proc *p, uint64_t addr)
+{
+	for (unsigned i = 0; i < p->stubs->npatch; i++)
+		if (p->stubs->patch[i].addr == addr)
+			return true;
+	return bp_find(p->bps, addr) != NULL;
+}
+
+static int patch_word(struct proc *p, pid_t tid, uint64_t sym, int hook, uint32_t word,
+		      const struct module *m);
+
 int stubs_patch(struct proc *p, pid_t tid, uint64_t sym, int hook, const struct module *m)
 {
-	uint64_t addr = arch->code_addr(sym);
-	struct stubs *s = p->stubs;
 	const struct hook_desc *d = &hook_table[hook];
-	uint8_t insn[ARCH_MAX_INSN], gen[128], branch[16];
-	uint64_t at, thunk, cont;
-	size_t covered = 0;
-	struct pc_ctx pcs;
-	int len, blen, a;
 	/* a free record holds the first argument only: a free of another argument (a custom
 	 * one's, custom.h) is recorded as a whole entry, its return ignored */
 	uint32_t word = hook | (hook_at_entry_only(d) && d->ptr == 0 ? STUB_HOOK_FREE : 0) |
 			(awaits_inner(hook, m) ? STUB_HOOK_NORET : 0) | size_bits(d);
 
-	if (!s || s->off)
+	if (!p->stubs || p->stubs->off)
 		return -ENOTSUP;
-	/* an alias of a patched entry first: no breakpoint may go into the branch; nor may a
-	 * branch go over an alias's breakpoint (its trap would be relocated into the stub) */
-	for (unsigned i = 0; i < s->npatch; i++)
-		if (s->patch[i].addr == addr)
-			return -EEXIST;
-	if (bp_find(p->bps, addr))
+	if (patched_at(p, arch->code_addr(sym)))
 		return -EEXIST;
 	if (hook_needs_stop(d) && !(word & STUB_HOOK_NORET))
 		return -ENOTSUP; /* its result is read at the return, or its frame restored at a
 				  * throw, which only a stop can do */
 	if (!(word & (STUB_HOOK_FREE | STUB_HOOK_NORET)) && !image_regs_only(p, hook))
 		return -E2BIG; /* its return would move sp: arguments on the stack read shifted */
+	return patch_word(p, tid, sym, hook, word, m);
+}
+
+/* Patch the entry at symbol value sym in module m to go through a thunk that pushes word (its
+ * low byte: hook, the index of its continuation in the data page). */
+static int patch_word(struct proc *p, pid_t tid, uint64_t sym, int hook, uint32_t word,
+		      const struct module *m)
+{
+	uint64_t addr = arch->code_addr(sym);
+	struct stubs *s = p->stubs;
+	uint8_t insn[ARCH_MAX_INSN], gen[128], branch[16];
+	uint64_t at, thunk, cont;
+	size_t covered = 0;
+	struct pc_ctx pcs;
+	int len, blen, a;
+
 	if (proc_running(p))
 		return -EBUSY; /* a running thread could be in the bytes being replaced */
-	if (s->npatch == HOOK_COUNT ||
+	if (s->npatch == ARRAY_SIZE(s->patch) ||
 	    remote_read(tid, addr, insn, sizeof(insn)) != (ssize_t)sizeof(insn))
 		return -EFAULT;
 	a = stubs_area_for(s, addr);
@@ -175,7 +193,7 @@ int stubs_patch_slot(struct proc *p, pid_t tid, uint64_t slot, int hook, uint64_
 		return -ENOTSUP;
 	if (proc_running(p))
 		return -EBUSY; /* a running thread could read the pointer half written */
-	if (s->npatch == HOOK_COUNT ||
+	if (s->npatch == ARRAY_SIZE(s->patch) ||
 	    remote_read(tid, slot, &old, sizeof(old)) != (ssize_t)sizeof(old))
 		return -EFAULT;
 	/* any area: the pointer holds a whole address */
@@ -197,6 +215,51 @@ int stubs_patch_slot(struct proc *p, pid_t tid, uint64_t slot, int hook, uint64_
 		return -EFAULT;
 	s->npatch++;
 	return 0;
+}
+
+/*
+ * The C library's entries through which a program installs a seccomp filter:
+ * prctl(PR_SET_SECCOMP, ...), and syscall(SYS_seccomp, ...) (libseccomp's, and what a program
+ * with no wrapper calls). Each goes through a watched thunk (STUB_HOOK_WATCH) whose
+ * continuation is in a slot after the hooks' (STUBS_WATCH0).
+ */
+void stubs_watch_seccomp(struct proc *p, pid_t tid, const struct module *m)
+{
+#ifdef STUB_WATCH_SUPPORTED
+	static const struct {
+		const char *name;
+		uint32_t arg0;
+	} calls[STUBS_WATCHES] = { { "prctl", PR_SET_SECCOMP }, { "syscall", SYS_seccomp } };
+	_Static_assert(PR_SET_SECCOMP >> (32 - STUB_HOOK_WATCH_SHIFT) == 0 &&
+			       SYS_seccomp >> (32 - STUB_HOOK_WATCH_SHIFT) == 0,
+		       "the watched values fit the thunk's word");
+
+	if (!p->stubs || p->stubs->off || !m->bias_known)
+		return;
+	for (unsigned i = 0; i < STUBS_WATCHES; i++) {
+		uint64_t sym = sym_lookup(m->path, calls[i].name);
+		int ret;
+
+		if (!sym)
+			continue;
+		ret = sym_code_entry(m->path, sym);
+		if (!ret && patched_at(p, sym + m->bias))
+			ret = -EEXIST;
+		if (!ret)
+			ret = patch_word(p, tid, sym + m->bias, STUBS_WATCH0 + i,
+					 (STUBS_WATCH0 + i) | STUB_HOOK_WATCH |
+						 calls[i].arg0 << STUB_HOOK_WATCH_SHIFT,
+					 m);
+		if (ret)
+			pr_dbg(1, "process %d: %s in %s not watched for seccomp filters: %s",
+			       p->pid, calls[i].name, m->path, strerror(-ret));
+		else
+			pr_dbg(1, "process %d: %s at %#llx watched for seccomp filters", p->pid,
+			       calls[i].name, (unsigned long long)(sym + m->bias));
+	}
+#else
+	(void)p, (void)tid, (void)m; /* the stub code here knows no watched entries */
+#endif
 }
 
 /* ---- letting go ---- */
@@ -262,7 +325,9 @@ void stubs_child_start(struct proc *child, pid_t tid, bool follow)
 	unpatch(s, tid);
 	/* the guard, a copy of the parent's, learns of each (bpset.announce) */
 	for (unsigned i = 0; follow && i < s->npatch; i++)
-		if (s->patch[i].sym) /* 0: a breakpoint at the entry would miss inlined calls */
+		/* sym 0: a breakpoint at the entry would miss inlined calls; a watched entry is
+		 * no hook (its stubs are off: the child never waits for room) */
+		if (s->patch[i].sym && s->patch[i].hook < HOOK_COUNT)
 			bp_insert(child->bps, tid, s->patch[i].sym, BP_HOOK, s->patch[i].hook);
 	free(s);
 	child->stubs = NULL;

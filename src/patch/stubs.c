@@ -31,10 +31,11 @@
 /* The data page (stub_layout.h): a continuation word for every hook between the header and
  * the threads' table, which ends with the page; the hook in the low byte of the thunk's word,
  * below its flags. */
-_Static_assert(STUB_D_MAIN_TOP + 8 <= STUB_D_CONT && STUB_D_CONT + 8 * HOOK_COUNT <= STUB_D_TOPS &&
+_Static_assert(STUB_D_MAIN_TOP + 8 <= STUB_D_CONT &&
+		       STUB_D_CONT + 8 * (STUBS_WATCH0 + STUBS_WATCHES) <= STUB_D_TOPS &&
 		       STUB_D_TOPS + 16 * (STUB_TOPS_MASK + 1) <= 4096,
 	       "the stubs' data page holds every hook's continuation");
-_Static_assert(HOOK_COUNT <= STUB_HOOK_MASK + 1 && STUB_HOOK_FREE > STUB_HOOK_MASK &&
+_Static_assert(STUBS_WATCH0 + STUBS_WATCHES <= STUB_HOOK_MASK + 1 && STUB_HOOK_FREE > STUB_HOOK_MASK &&
 		       STUB_HOOK_NORET > STUB_HOOK_MASK && STUB_HOOK_CTX > STUB_HOOK_MASK,
 	       "the thunk's word holds every hook");
 
@@ -274,7 +275,7 @@ static int map_code(struct proc *p, struct stubs *s, pid_t tid, uint64_t hint,
 	put64(data + STUB_D_SIZE, s->size);
 	put64(data + STUB_D_COPY, s->copy);
 	put64(data + STUB_D_STALL, s->stall);
-	put64(data + STUB_D_SPIN, s->spin);
+	put64(data + STUB_D_PAUSES, s->pauses);
 	put64(data + STUB_D_TRAMP, at + (ht_stub_ret - ht_stub_blob));
 	put64(data + STUB_D_SAMPLE, p->table.sample_bytes); /* the accounting's rule (table.h) */
 	put64(data + STUB_D_RAND, now_ns() | 1);
@@ -410,19 +411,21 @@ static uint64_t seccomp_most(struct proc *p)
 	return w.most;
 }
 
-#ifdef STUB_STALL_SUPPORTED
 /* `pause` instructions in one slice (STUB_STALL_SLICE_NS), timed here: at least 1. */
 static uint64_t pauses_per_slice(void)
 {
-	const unsigned n = 20000;
+#ifdef STUB_STALL_SUPPORTED
+	const unsigned n = 5000;
 	uint64_t t0 = now_ns(), dt;
 
 	for (unsigned i = 0; i < n; i++)
 		stub_pause();
 	dt = now_ns() - t0;
 	return dt ? (uint64_t)n * STUB_STALL_SLICE_NS / dt + 1 : n;
-}
+#else
+	return 1; /* the stub code here waits with futex only */
 #endif
+}
 
 void stubs_data_put(const struct stubs *s, pid_t pid, unsigned off, uint64_t v)
 {
@@ -436,17 +439,23 @@ void stubs_seccomp(struct proc *p)
 {
 #ifdef STUB_STALL_SUPPORTED
 	struct stubs *s = p->stubs;
+	uint32_t *nosys = s && s->ctl ? (uint32_t *)(s->ctl + STUB_C_NOSYS) : NULL;
 	struct seccomp_walk w;
 	uint64_t now = now_ns();
 
-	if (s && s->spin && !s->spin_told &&
+	if (nosys && !s->nosys && __atomic_load_n(nosys, __ATOMIC_ACQUIRE)) {
+		s->nosys = true; /* a watched call set it */
+		pr_dbg(1, "process %d is installing a seccomp filter: the stubs wait without "
+			  "system calls", p->pid);
+	}
+	if (nosys && s->nosys && !s->nosys_told &&
 	    __atomic_load_n((uint32_t *)(s->ctl + STUB_C_WAITERS), __ATOMIC_ACQUIRE)) {
 		/* said when it first matters: a program that execs next never waits */
-		s->spin_told = true;
-		pr_warn("process %d installed a seccomp filter: its traced calls wait for "
-			"heaptrace without system calls", p->pid);
+		s->nosys_told = true;
+		pr_warn("process %d may have installed a seccomp filter: its traced calls wait "
+			"for heaptrace without system calls", p->pid);
 	}
-	if (!s || !s->ctl || s->off || s->spin || now - s->filters_ns < STUBS_SECCOMP_NS)
+	if (!nosys || s->off || s->nosys || now - s->filters_ns < STUBS_SECCOMP_NS)
 		return;
 	s->filters_ns = now;
 	w = (struct seccomp_walk){ 0, s->filters, false };
@@ -454,8 +463,8 @@ void stubs_seccomp(struct proc *p)
 	if (!w.changed)
 		return;
 	/* not read (that needs the thread stopped): any new filter may forbid futex */
-	s->spin = pauses_per_slice();
-	stubs_data_put(s, proc_mem_pid(p), STUB_D_SPIN, s->spin);
+	__atomic_store_n(nosys, 1, __ATOMIC_RELEASE);
+	s->nosys = true;
 	pr_dbg(0, "process %d: a seccomp filter changed: the stubs wait without system calls",
 	       p->pid);
 #else
@@ -498,6 +507,7 @@ int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned cop
 	s->stall = stall_ms; /* slices of 1 ms (STUB_STALL_SLICE_NS) */
 	s->filters = seccomp_most(p);
 	s->filters_ns = now_ns();
+	s->pauses = pauses_per_slice();
 	main_stack(p, &s->main_lo, &s->main_top);
 	ret = map_ring(p, s, tid, ok, ok_ctx);
 	if (!ret)

@@ -97,6 +97,10 @@ struct stubs_reader {
 };
 
 #define STUBS_AREAS 4 /* stub pages: one within a branch's reach of each module with hooks */
+/* Watched entries (stubs_watch_seccomp): their continuations in the data page's slots after
+ * the hooks', from STUBS_WATCH0 */
+#define STUBS_WATCHES 2
+#define STUBS_WATCH0 HOOK_COUNT
 
 /* One process's stubs and ring. */
 struct stubs {
@@ -108,15 +112,16 @@ struct stubs {
 	uint8_t *ring;
 	size_t map_len;
 	uint64_t size;
-	struct stubs_patch patch[HOOK_COUNT];
+	struct stubs_patch patch[HOOK_COUNT + STUBS_WATCHES];
 	unsigned npatch;
 	unsigned copy; /* STUB_D_COPY */
 	unsigned stall; /* STUB_D_STALL: slices (ms) a stub may wait for room */
-	uint64_t spin; /* STUB_D_SPIN: 0, or pauses per slice once futex may be forbidden */
+	uint64_t pauses; /* STUB_D_PAUSES */
+	bool nosys; /* STUB_C_NOSYS set, by heaptrace or by a watched call */
 	uint64_t filters; /* the threads' seccomp filters at setup, added up (stubs_seccomp) */
 	uint64_t filters_ns; /* when stubs_seccomp last looked */
 	bool stuck_off; /* turned off for a record never written (account/ring.c) */
-	bool spin_told; /* a stub waited since spin was set: said once */
+	bool nosys_told; /* a stub waited since nosys was set: said once */
 	uint64_t main_lo, main_top; /* STUB_D_MAIN_LO, STUB_D_MAIN_TOP (main_stack) */
 	bool off;
 	bool tops_full_told; /* a thread found no room in the table: said once */
@@ -165,7 +170,8 @@ int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned cop
 /*
  * A thread of p may have installed a seccomp filter since the stubs were set up (looked at
  * every STUBS_SECCOMP_NS at most, from the reader's loop): their waits for room, the only
- * system calls they make, then make none (STUB_D_SPIN), as a filter may forbid futex.
+ * system calls they make, then make none (STUB_C_NOSYS), as a filter may forbid futex. The
+ * watched entries (stubs_watch_seccomp) set it at once, before the filter exists.
  */
 #define STUBS_SECCOMP_NS 50000000ull
 void stubs_seccomp(struct proc *p);
@@ -183,6 +189,11 @@ void stubs_data_put(const struct stubs *s, pid_t pid, unsigned off, uint64_t v);
  * threads must be stopped. Return 0, -EEXIST (an alias, patched already), or -errno: then keep
  * the breakpoint (-v says why; -EXDEV: something in the function leads into its first bytes). */
 int stubs_patch(struct proc *p, pid_t tid, uint64_t addr, int hook, const struct module *m);
+
+/* Watch the calls of the C library in module m that install a seccomp filter (where the stub
+ * code can: stub_arch.h, STUB_WATCH_SUPPORTED); p's threads stopped. A call that cannot be
+ * watched is said with -v; the filters are then only looked at (stubs_seccomp). */
+void stubs_watch_seccomp(struct proc *p, pid_t tid, const struct module *m);
 
 /*
  * Send the calls through the function pointer at slot in p's memory (CPython's allocator table,

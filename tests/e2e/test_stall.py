@@ -264,6 +264,45 @@ def seccomp_run(filt):
         t.fail("the ring never filled while heaptrace was stopped: %s" % s)
 
 
+def seccomp_now_run(filt, via=()):
+    """The filter installed and the ring filled at once, with heaptrace reading: no window.
+    heaptrace watches the C library's calls that install filters (prctl, syscall), and its
+    stubs then wait without system calls. Every call is counted, seen or not."""
+    need_heaptrace()
+    args = ["seccomp-now", 1000, filt] + list(via)
+    base = baseline(*args[:1], *args[2:]) if stall_stubs() else 0
+    t = Traced("stall-" + "-".join(map(str, args)), args, opts=["-v"])
+    if t.finish(60) == 77:
+        raise Skip("no seccomp filter here")
+    if t.p.returncode != 0:
+        t.fail("exited %s, expected 0 (SIGSYS is 159)" % t.p.returncode)
+    calls = made(t.out, "seccomp-now")[0]
+    if not stall_stubs():
+        return
+    s = summary_of(t.report)
+    m = re.search(r"^heaptrace: \d+ calls recorded by entry stubs, (\d+) times a stub waited",
+                  t.err, re.M)
+    if not m or not int(m.group(1)):
+        t.fail("the ring never filled under the new filter (-v: %s)" % (m and m.group(0)))
+    if "installed a seccomp filter" not in t.err:
+        t.fail("heaptrace did not say that the stubs wait without system calls")
+    mine = seen(s) + s.get("calls_not_seen", 0) - base
+    if mine != calls:
+        t.fail("%d calls seen or not seen past the setup's %d; the loop made %d"
+               % (mine, base, calls))
+
+
+def test_seccomp_at_once_kills_futex():
+    """A filter that kills on futex, installed through syscall(SYS_seccomp), the ring full at
+    once."""
+    seccomp_now_run("kill")
+
+
+def test_seccomp_at_once_whitelist_prctl():
+    """A whitelist filter installed through prctl(PR_SET_SECCOMP), the ring full at once."""
+    seccomp_now_run("whitelist", ["prctl"])
+
+
 def test_seccomp_kills_futex():
     """Issue point 4: a filter installed after the set-up that kills on futex."""
     seccomp_run("kill")

@@ -29,6 +29,10 @@
  *               whitelist: only the calls this program makes are allowed, any other kills),
  *               writes "filtered\n", waits 300 ms without a call (heaptrace looks at the
  *               filters every 50 ms), then the pairs for MS ms.
+ *   seccomp-now F [prctl]  one pair (the C library's malloc set up), then filter F, with
+ *               prctl(PR_SET_SECCOMP) or else the seccomp system call through syscall(), and
+ *               the pairs for MS ms straight after, so that the ring fills while the filter
+ *               is new.
  * Output with write(2) from a stack buffer: nothing allocates but the loops (and the setup,
  * which the MS=0 run makes too).
  */
@@ -398,7 +402,7 @@ static unsigned run_park(unsigned ms)
 #define ALLOW_NR(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), \
 		     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 
-static int install(const char *which)
+static int install(const char *which, bool via_prctl)
 {
 #if defined(__x86_64__)
 	struct sock_filter kill_futex[] = {
@@ -428,11 +432,13 @@ static int install(const char *which)
 	else
 		prog = (struct sock_fprog){ sizeof(whitelist) / sizeof(whitelist[0]), whitelist };
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
+	    (via_prctl ? prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)
+		       : syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)))
 		return -1;
 	return 0;
 #else
 	(void)which;
+	(void)via_prctl;
 	return -1;
 #endif
 }
@@ -469,16 +475,23 @@ int main(int argc, char **argv)
 			 (unsigned long long)made, parks);
 	} else if (!strcmp(mode, "seccomp") && argc > 3) {
 		pairs_for(100);
-		if (install(argv[3]))
+		if (install(argv[3], false))
 			return 77;
 		say("filtered\n");
 		for (uint64_t end = now_ns() + 300000000u; now_ns() < end;)
 			;
 		pairs_for(ms);
 		snprintf(line, sizeof(line), "stall seccomp: %llu calls\n", (unsigned long long)made);
+	} else if (!strcmp(mode, "seccomp-now") && argc > 3) {
+		free(malloc(LOOP_SIZE)); /* the C library's malloc set up (getrandom), as in MS=0 */
+		if (install(argv[3], argc > 4 && !strcmp(argv[4], "prctl")))
+			return 77;
+		pairs_for(ms);
+		snprintf(line, sizeof(line), "stall seccomp-now: %llu calls\n",
+			 (unsigned long long)made);
 	} else {
-		say("usage: stall loop|signals|park MS, stall jump MS [US [stubs]], or stall seccomp MS "
-		    "kill|whitelist\n");
+		say("usage: stall loop|signals|park MS, stall jump MS [US [stubs]], stall seccomp MS "
+		    "kill|whitelist, or stall seccomp-now MS kill|whitelist [prctl]\n");
 		return 2;
 	}
 	say(line);

@@ -601,7 +601,8 @@ TEST_CASE(spin_wait_makes_no_system_call)
 
 	REQUIRE(setup(&e, STUB_HOOK_FREE, 256));
 	wr64(e.data + STUB_D_STALL, 2);
-	wr64(e.data + STUB_D_SPIN, 1000);
+	wr64(e.data + STUB_D_PAUSES, 1000);
+	*(uint32_t *)(e.ctl + STUB_C_NOSYS) = 1;
 	wr64(e.ctl + STUB_C_HEAD, RING - 16);
 	pid = fork();
 	REQUIRE(pid >= 0);
@@ -611,6 +612,28 @@ TEST_CASE(spin_wait_makes_no_system_call)
 	CHECK(WIFEXITED(status));
 	CHECK_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status), 0);
 	CHECK(*(uint32_t *)(e.ctl + STUB_C_WAITERS) != 0); /* it waited */
+	teardown(&e);
+}
+
+/* A watched entry (STUB_HOOK_WATCH, value 317: x86_64's SYS_seccomp): no record, the function
+ * runs with its argument and registers; the first argument equal to the value sets
+ * STUB_C_NOSYS, any other leaves it. */
+TEST_CASE(watched_entry_sets_nosys)
+{
+	uint32_t *nosys;
+	struct env e;
+	bool ok;
+
+	REQUIRE(setup(&e, STUB_HOOK_WATCH | 317u << STUB_HOOK_WATCH_SHIFT, 256));
+	nosys = (uint32_t *)(e.ctl + STUB_C_NOSYS);
+	CHECK_EQ(call_fn(&e, 0x13d + 0x100000000ull, &ok), 0x13e + 0x100000000ull);
+	CHECK(ok);
+	CHECK_EQ(*nosys, 1); /* the low 32 bits compared: an int argument (prctl's option) */
+	*nosys = 0;
+	CHECK_EQ(call_fn(&e, 202, &ok), 203);
+	CHECK(ok);
+	CHECK_EQ(*nosys, 0);
+	CHECK_EQ(rd64(e.ctl + STUB_C_HEAD), 0); /* nothing reserved */
 	teardown(&e);
 }
 #endif
