@@ -70,7 +70,7 @@ extern const uint8_t ht_stub_cs_entry[], ht_stub_cs_entry_end[], ht_stub_cs_free
 		{ ht_stub_cs_reserve_exit, ht_stub_cs_reserve_exit_end }                          \
 	}
 
-/* The stub code's spin wait (STUB_D_SPIN), timed on heaptrace's side. */
+/* The stub code's spin wait (STUB_D_PAUSES), timed on heaptrace's side. */
 static inline void stub_pause(void)
 {
 	__builtin_ia32_pause();
