@@ -48,17 +48,20 @@ def test_signal_handler_backtrace(variant):
     check_chain(r, way, mine[0])
 
 
-def test_handler_over_calls():
+@variants("stack", "altstack")
+def test_handler_over_calls(where):
     """sigover: a SIGPROF handler every 100 us of CPU time frees its last block and mallocs a
     new one of 7,777 bytes, unless the signal landed in the C library. Under the entry stubs the
     signal lands mostly in a stub, with a malloc or free in flight: the handler's calls were
     taken for calls made inside it and dropped (8 of 12 in a run). The summary must equal the
     program's own count (every call of main's loop and of the handler), one block of 7,777 bytes
     live, no unknown free; with stubs, some signals must have landed outside the C library and
-    the program (in a stub), else the run tested nothing."""
+    the program (in a stub), else the run tested nothing. Again with the handler on a
+    sigaltstack (a guard page above it), whose signal frame the stubs' copy must still hold."""
     # a fifth of the pairs with a stop per call: still hundreds of handler calls
     pairs = 200000 if helpers.MODE == "stubs" else 40000
-    r = heaptrace(target("sigover"), args=[pairs], name="sigover")
+    args = [pairs] + (["altstack"] if where == "altstack" else [])
+    r = heaptrace(target("sigover"), args=args, name="sigover-" + where)
     expect_rc(r, 0)
     words = r.proc.stdout.split()
     if len(words) != 4 or words[0] != "handler" or words[2] != "over_other":

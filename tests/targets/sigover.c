@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * sigover: a signal handler that allocates while the code it interrupted is inside a traced call.
- * usage: sigover [N]   (default 200000)
+ * usage: sigover [N [altstack]]   (default 200000; altstack: the handler runs on a sigaltstack
+ * of 64 KiB with a guard page above it, SA_ONSTACK)
  * main makes N malloc/free pairs (churn <- main) while a CPU-time timer sends SIGPROF every
  * 100 us. The handler on_prof frees the block it made last and mallocs one of HANDLER_SIZE
  * bytes, but only when the signal did not land in the C library (whose malloc is not
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -115,6 +117,16 @@ int main(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_prof;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	if (argc > 2 && !strcmp(argv[2], "altstack")) {
+		enum { ALT = 64 << 10 };
+		char *m = mmap(NULL, ALT + 4096, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		stack_t ss = { .ss_sp = m, .ss_size = ALT };
+
+		if (m == MAP_FAILED || mprotect(m + ALT, 4096, PROT_NONE) || sigaltstack(&ss, NULL))
+			return 2;
+		sa.sa_flags |= SA_ONSTACK;
+	}
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGPROF, &sa, NULL) || setitimer(ITIMER_PROF, &every, NULL))
 		return 2;
