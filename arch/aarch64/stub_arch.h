@@ -15,6 +15,13 @@
 #include "arch/stub_layout.h"
 
 #define STUB_NR_FUTEX 98
+/* the stub code waits for room at most STUB_D_STALL slices, with futex or with STUB_D_PAUSES
+ * yields, and counts the calls it then leaves unrecorded (STUB_C_LOST_*) */
+#define STUB_STALL_SUPPORTED 1
+/* a slice (STUB_STALL_SLICE_NS) in two movz/movk halves */
+#define STUB_SLICE_LO 0x4240
+#define STUB_SLICE_HI 0xf
+_Static_assert((STUB_SLICE_HI << 16 | STUB_SLICE_LO) == STUB_STALL_SLICE_NS, "1 ms");
 /*
  * An entry record (stub_layout.h's fields and these): x29, x30 (the return address), x19..x22
  * before the time stamp, x23..x28 after the return flag, then from STUB_REC_ENTRY the copy of
@@ -35,6 +42,12 @@ _Static_assert(STUB_RE_X29 == STUB_RE_SP + 8 && STUB_RE_X30 == STUB_RE_X29 + 8 &
 #include <string.h>
 
 #include "arch/arch.h"
+
+/* The stub code's spin wait (STUB_D_PAUSES), timed on heaptrace's side. */
+static inline void stub_pause(void)
+{
+	__asm__ volatile("yield");
+}
 
 /* heaptrace's side: the clock of the records' time stamps (the stub code reads the same
  * virtual counter, which Linux lets user space read). */

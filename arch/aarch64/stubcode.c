@@ -41,14 +41,26 @@ _Static_assert(STUB_R_TAG == 0, "the tag starts the record");
 	"	ldp x0, x1, [sp]\n	ldp x2, x3, [sp, #16]\n	ldp x4, x5, [sp, #32]\n"               \
 	"	ldp x6, x7, [sp, #48]\n	ldp x8, x9, [sp, #64]\n	ldp x10, x11, [sp, #80]\n"        \
 	"	ldp x12, x13, [sp, #96]\n	ldp x14, x15, [sp, #112]\n"
-/* Reserve x14 bytes of ring at x15 (x10: the head; x1, w2 borrowed), wait for room (x9: the
- * data page, x11: the control page), x0 = the record. */
-#define RESERVE(l)                                                                                \
+/*
+ * Reserve x14 bytes of ring at x15 only where they fit (x9: the data page, x11: the control
+ * page): the head moves by ldxr/stxr once head + x14 is at most the tail read before it plus
+ * the ring's size (the tail only grows: an old one is the safe side), x0 = the record. Where
+ * they do not fit, .Lroom waits a slice (x3: the slices left, x5: the tail read) and the
+ * reservation is tried again; past the bound, or with the stubs off or heaptrace gone, the
+ * call goes on to fail, counted at the control page's offset lost (not when nobody reads).
+ * x1-x8, x10, x17 clobbered. Labels l, l0 and l9.
+ */
+#define RESERVE(l, lost, fail)                                                                    \
 	"	add x10, x11, #" S(STUB_C_HEAD) "\n"                                                  \
-	l ":	ldxr x15, [x10]\n	add x1, x15, x14\n	stxr w2, x1, [x10]\n"                  \
-	"	cbnz w2, " l "b\n"                                                                    \
-	"	bl .Lroom\n"                                                                          \
-	"	ldr x0, [x9, #" S(STUB_D_MASK) "]\n	and x0, x15, x0\n"                              \
+	"	ldr x3, [x9, #" S(STUB_D_STALL) "]\n"                                                 \
+	l ":	ldr x5, [x11, #" S(STUB_C_TAIL) "]\n"                                                \
+	"	ldr x1, [x9, #" S(STUB_D_SIZE) "]\n	add x17, x5, x1\n"                             \
+	"	ldxr x15, [x10]\n	add x1, x15, x14\n	cmp x1, x17\n	b.hi " l "0f\n"          \
+	"	stxr w2, x1, [x10]\n	cbnz w2, " l "b\n"                                            \
+	"	b " l "9f\n"                                                                          \
+	l "0:	clrex\n	mov x1, #" S(lost) "\n	bl .Lroom\n"                                    \
+	"	cbz w1, " l "b\n	b " fail "\n"                                                     \
+	l "9:	ldr x0, [x9, #" S(STUB_D_MASK) "]\n	and x0, x15, x0\n"                           \
 	"	ldr x1, [x9, #" S(STUB_D_RING) "]\n	add x0, x0, x1\n"                               \
 	"	str w14, [x0, #" S(STUB_R_LEN) "]\n"
 
@@ -142,7 +154,7 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	csel x13, x10, x13, hi\n" SAMPLE
 	"	and x13, x13, #~15\n"
 	"	add x14, x13, #" S(STUB_REC_ENTRY) "+15\n"
-	"	and x14, x14, #~15\n" RESERVE("6")
+	"	and x14, x14, #~15\n" RESERVE("6", STUB_C_LOST_ENTRIES, "9f")
 	"	str w16, [x0, #" S(STUB_R_HOOK) "]\n"
 	"	ldp x1, x2, [sp]\n	stp x1, x2, [x0, #" S(STUB_RE_ARG0) "]\n"
 	"	ldr x1, [sp, #16]\n	stp x1, x12, [x0, #" S(STUB_RE_ARG2) "]\n"
@@ -180,7 +192,7 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	cbnz w2, 12f\n"
 	"	b 9f\n"
 	/* free: { tag, length, hook, pointer, thread, time stamp } */
-	"5:	mov x14, #" S(STUB_REC_FREE) "\n" RESERVE("11")
+	"5:	mov x14, #" S(STUB_REC_FREE) "\n" RESERVE("11", STUB_C_LOST_FREES, "9f")
 	"	str w16, [x0, #" S(STUB_R_HOOK) "]\n"
 	"	ldr x1, [sp]\n	mrs x2, tpidr_el0\n	stp x1, x2, [x0, #" S(STUB_RF_PTR) "]\n"
 	"	mrs x1, cntvct_el0\n"
@@ -215,7 +227,7 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	ldr x11, [x9, #" S(STUB_D_CTL) "]\n"
 	"	ldr w10, [x11, #" S(STUB_C_OWNER) "]\n"
 	"	tbnz w10, #30, 1f\n"
-	"	mov x14, #" S(STUB_REC_RETURN) "\n" RESERVE("2")
+	"	mov x14, #" S(STUB_REC_RETURN) "\n" RESERVE("2", STUB_C_LOST_RETURNS, "81f")
 	"	str wzr, [x0, #" S(STUB_R_HOOK) "]\n"
 	"	ldr x1, [sp, #144]\n	ldr x2, [sp]\n	stp x1, x2, [x0, #" S(STUB_RR_COOKIE) "]\n"
 	"	mrs x1, tpidr_el0\n	str x1, [x0, #" S(STUB_RR_THREAD) "]\n"
@@ -227,57 +239,74 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	add sp, sp, #160\n"
 	"	bl 3f\n"
 	"3:	ret x17\n"
+	/* no record: the entry's cookie into a free word of the control page, so that heaptrace
+	 * drops the call it holds in flight (stub_layout.h: STUB_C_LOSTRET) */
+	"81:	ldr x1, [sp, #144]\n"
+	"	eor x1, x1, #" S(STUB_LOSTRET_MARK) "\n"
+	"	add x2, x11, #" S(STUB_C_LOSTRET) "\n"
+	"	mov w4, #" S(STUB_C_LOSTRET_SLOTS) "\n"
+	"82:	ldxr x3, [x2]\n"
+	"	cbnz x3, 83f\n"
+	"	stxr w5, x1, [x2]\n"
+	"	cbnz w5, 82b\n"
+	"	b 1b\n"
+	"83:	clrex\n"
+	"	add x2, x2, #8\n"
+	"	subs w4, w4, #1\n"
+	"	b.ne 82b\n"
+	"	b 1b\n"
 
-	/* Wait until the record at position x15, x14 bytes long, fits in the ring (x9: the data
-	 * page, x11: the control page): heaptrace frees room as it reads. Wakes heaptrace's
-	 * reader, then sleeps on the tail (a futex, 10 ms at a time); gives up waiting when the
-	 * stubs are off or heaptrace is gone (nobody reads any more). Keeps every register but
-	 * x10 and x17. */
+	/* One slice of the wait for room (RESERVE): w1 = 0 to try again, 1 to go on without a
+	 * record (the stubs off or heaptrace gone: nobody reads; or no slice left: counted at
+	 * the control page's offset x1). A slice is a futex wait on the tail (x5: as read) after
+	 * a wake of heaptrace's reader, or with STUB_C_NOSYS set (a seccomp filter may forbid
+	 * futex) STUB_D_PAUSES yields looking at the tail. Keeps x9-x16; x3 one slice less. */
 	".Lroom:\n"
-	"	add x10, x15, x14\n"
-	"	ldr x17, [x11, #" S(STUB_C_TAIL) "]\n"
-	"	sub x10, x10, x17\n"
-	"	ldr x17, [x9, #" S(STUB_D_SIZE) "]\n"
-	"	cmp x10, x17\n"
-	"	b.hi 1f\n"
-	"	ret\n"
-	"1:	sub sp, sp, #80\n"
-	"	stp x0, x1, [sp]\n	stp x2, x3, [sp, #16]\n	stp x4, x5, [sp, #32]\n"
-	"	str x8, [sp, #48]\n"
-	"	movz x1, #0x9680\n	movk x1, #0x98, lsl #16\n" /* struct timespec { 0 s, 10 ms } */
-	"	stp xzr, x1, [sp, #64]\n"
-	"2:	ldr x10, [x9, #" S(STUB_D_OFF) "]\n"
-	"	cbnz x10, 3f\n"
-	"	ldr w10, [x11, #" S(STUB_C_OWNER) "]\n"
-	"	tbnz w10, #30, 3f\n"
-	"	ldr x3, [x11, #" S(STUB_C_TAIL) "]\n"
-	"	add x10, x15, x14\n"
-	"	sub x10, x10, x3\n"
-	"	ldr x17, [x9, #" S(STUB_D_SIZE) "]\n"
-	"	cmp x10, x17\n"
-	"	b.ls 3f\n"
+	"	ldr x17, [x9, #" S(STUB_D_OFF) "]\n"
+	"	cbnz x17, 7f\n"
+	"	ldr w17, [x11, #" S(STUB_C_OWNER) "]\n"
+	"	tbnz w17, #30, 7f\n" /* STUB_OWNER_DIED */
+	"	cbz x3, 6f\n"
+	"	sub x3, x3, #1\n" /* a slice, used up however the wait ends */
 	"	add x0, x11, #" S(STUB_C_WAITERS) "\n"
-	"4:	ldaxr w1, [x0]\n	orr w1, w1, #1\n	stlxr w2, w1, [x0]\n	cbnz w2, 4b\n"
+	"4:	ldaxr w2, [x0]\n	orr w2, w2, #1\n	stlxr w4, w2, [x0]\n	cbnz w4, 4b\n"
+	"	ldr w17, [x11, #" S(STUB_C_NOSYS) "]\n"
+	"	cbnz w17, 2f\n"
 	"	add x0, x11, #" S(STUB_C_DWAKE) "\n"
-	"5:	ldaxr w1, [x0]\n	add w1, w1, #1\n	stlxr w2, w1, [x0]\n	cbnz w2, 5b\n"
+	"5:	ldaxr w2, [x0]\n	add w2, w2, #1\n	stlxr w4, w2, [x0]\n	cbnz w4, 5b\n"
 	"	dmb ish\n"
 	"	mov x1, #1\n" /* FUTEX_WAKE, shared: heaptrace maps the same pages */
 	"	mov x2, #1\n"
 	"	mov x8, #" S(STUB_NR_FUTEX) "\n"
 	"	svc #0\n"
 	"	ldr x4, [x11, #" S(STUB_C_TAIL) "]\n"
-	"	cmp x4, x3\n"
-	"	b.ne 2b\n"
+	"	cmp x4, x5\n"
+	"	b.ne 3f\n"
+	"	sub sp, sp, #16\n"
+	"	movz x1, #" S(STUB_SLICE_LO) "\n	movk x1, #" S(STUB_SLICE_HI) ", lsl #16\n"
+	"	stp xzr, x1, [sp]\n" /* struct timespec { 0 s, a slice } */
 	"	add x0, x11, #" S(STUB_C_TAIL) "\n"
 	"	mov x1, #0\n" /* FUTEX_WAIT on the tail's low word */
-	"	mov w2, w3\n"
-	"	add x3, sp, #64\n"
+	"	mov w2, w5\n"
+	"	mov x7, x3\n" /* the slices left, while x3 is the timeout */
+	"	mov x3, sp\n"
 	"	mov x8, #" S(STUB_NR_FUTEX) "\n"
 	"	svc #0\n"
-	"	b 2b\n"
-	"3:	ldp x0, x1, [sp]\n	ldp x2, x3, [sp, #16]\n	ldp x4, x5, [sp, #32]\n"
-	"	ldr x8, [sp, #48]\n"
-	"	add sp, sp, #80\n"
+	"	mov x3, x7\n"
+	"	add sp, sp, #16\n"
+	"	b 3f\n"
+	"2:	ldr x6, [x9, #" S(STUB_D_PAUSES) "]\n"
+	"1:	yield\n"
+	"	ldr x4, [x11, #" S(STUB_C_TAIL) "]\n"
+	"	cmp x4, x5\n"
+	"	b.ne 3f\n"
+	"	subs x6, x6, #1\n"
+	"	b.hi 1b\n"
+	"3:	mov w1, #0\n"
+	"	ret\n"
+	"6:	add x0, x11, x1\n"
+	"8:	ldxr x2, [x0]\n	add x2, x2, #1\n	stxr w4, x2, [x0]\n	cbnz w4, 8b\n"
+	"7:	mov w1, #1\n"
 	"	ret\n"
 	".globl ht_stub_code_end\n"
 	"ht_stub_code_end:\n"

@@ -251,6 +251,35 @@ def entry_modes(arch):
     return [("breakpoint", None, "")]
 
 
+def stalls(arch):
+    """The arch's stub code bounds a wait for room (arch/<arch>/stub_arch.h)."""
+    with open(os.path.join(ROOT, "arch", arch, "stub_arch.h")) as f:
+        return re.search(r"^#define STUB_STALL_SUPPORTED 1\b", f.read(), re.M) is not None
+
+
+def check_stall_bound(ctx, r, nthreads):
+    """Run r (threads, its reader slowed past the bound) ended by itself, and its calls seen
+    and not seen are the program's plus the C library's (the run of 1 iteration, none kept),
+    some not seen."""
+    h = ctx.h
+    base = ctx.heaptrace(ctx.target("threads"), args=[nthreads, 1, 0])
+    h.expect_rc(base, 0)
+    run = ctx.heaptrace(r.prog, args=r.args, opts=r.opts, env=dict(r.env))
+    h.expect_rc(run, 0)
+    keys = ("alloc_calls", "free_calls", "unknown_frees")
+
+    def seen(summary):
+        return sum(summary.get(k, 0) for k in keys + ("library_frees",))
+    glibc = seen(base.report["summary"]) - sum(h.summary_record(base)[k] for k in keys)
+    want = sum(h.summary_record(run)[k] for k in keys) + glibc
+    s = run.report["summary"]
+    if not s.get("calls_not_seen"):
+        run.fail("the reader a second late, and no call went on unseen: %s" % s)
+    if seen(s) + s["calls_not_seen"] != want:
+        run.fail("%d calls seen and %d not seen, the program and its C library made %d"
+                 % (seen(s), s["calls_not_seen"], want))
+
+
 def stub_cases(opts, arch):
     """What only entry stubs change (tests/e2e/test_stubs.py): no stop per call, and a full ring
     (a reader slowed on purpose) still gives exact counts without a stop."""
@@ -286,14 +315,23 @@ def stub_cases(opts, arch):
         GuestRun("ht", "deepen", args=[0, 0, "thread"]),
         GuestRun("ht", "deepen", args=deep, opts=["-v", "--stack-copy=8192"])],
         lambda c: c.mod("test_copysize").test_fixed_copy_in_thread()))
+    # a full ring, every call waited for (the bound far off, as in test_stubs.py)
     slow = (("HEAPTRACE_TEST_SLOW_READER", "20"),)
+    waited = ["-v", "--max-stall=60000"] + quick
     cases.append(("stubs_full_ring", [GuestRun("ht", "threads", args=[n, 1, 0], env=slow),
-                                      GuestRun("ht", "threads", args=full,
-                                               opts=["-v"] + quick, env=slow)],
+                                      GuestRun("ht", "threads", args=full, opts=waited,
+                                               env=slow)],
                   lambda c: c.mod("test_stubs").check_full_ring(
                       c.mod("test_threads").threads_run("O0", *full, timeout=RUN_LIMIT,
-                                                        opts=["-v"] + quick, env=dict(slow),
+                                                        opts=waited, env=dict(slow),
                                                         sites=not quick))))
+    # the reader a second late at every look, the bound at its default: where the stub code
+    # bounds its wait (stub_arch.h: STUB_STALL_SUPPORTED), calls go on unrecorded, counted
+    if stalls(arch):
+        late = (("HEAPTRACE_TEST_SLOW_READER", "1000"),)
+        bounded = GuestRun("ht", "threads", args=full, opts=["-v"] + quick, env=late)
+        cases.append(("stubs_stall_bound", [GuestRun("ht", "threads", args=[n, 1, 0]), bounded],
+                      lambda c, r=bounded: check_stall_bound(c, r, n)))
     # --sample-bytes, decided in the stub code but on arm (test_sampling.py), on a tenth of the
     # target's calls
     samp = GuestRun("ht", "sampling", args=[10], opts=["-v", "--sample-bytes=4096"])
