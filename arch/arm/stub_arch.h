@@ -15,6 +15,13 @@
 #include "arch/stub_layout.h"
 
 #define STUB_NR_FUTEX 240
+/* the stub code waits for room at most STUB_D_STALL slices, with futex or with STUB_D_PAUSES
+ * yields, and counts the calls it then leaves unrecorded (STUB_C_LOST_*) */
+#define STUB_STALL_SUPPORTED 1
+/* a slice (STUB_STALL_SLICE_NS) in two movw/movt halves */
+#define STUB_SLICE_LO 0x4240
+#define STUB_SLICE_HI 0xf
+_Static_assert((STUB_SLICE_HI << 16 | STUB_SLICE_LO) == STUB_STALL_SLICE_NS, "1 ms");
 /*
  * An entry record (stub_layout.h's fields, u64 each, and these): r4..r11 (u32 each), lr (u64:
  * the return address, bit 0 set for a Thumb caller), then from STUB_REC_ENTRY the copy of the
@@ -32,6 +39,14 @@ _Static_assert(STUB_RE_R4 == STUB_RE_SP + 8 && STUB_RE_LR == STUB_RE_R4 + 8 * 4 
 #include <string.h>
 
 #include "arch/arch.h"
+
+/* The stub code's spin wait (STUB_D_PAUSES), timed on heaptrace's side. */
+static inline void stub_pause(void)
+{
+#if defined(__arm__)
+	__asm__ volatile("yield");
+#endif
+}
 
 /* heaptrace's side: the clock of the records' time stamps, the generic timer's virtual count
  * (CNTVCT), which the stub code reads too; Linux lets user space read it where the CPU has

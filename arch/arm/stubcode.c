@@ -38,14 +38,28 @@
 	"	ldr r11, [r9, #" S(STUB_D_CTL) "]\n"                                                  \
 	"	ldr r10, [r11, #" S(STUB_C_OWNER) "]\n"                                               \
 	"	tst r10, #" S(STUB_OWNER_DIED) "\n	bne " skip "\n"
-/* Reserve r5 bytes of ring at r2:r3 (the 64-bit position; r0, r1, r10, lr borrowed), wait for
- * room, r0 = the record, its length written. */
-#define RESERVE(l)                                                                                \
+/*
+ * Reserve r5 bytes of ring at r2:r3 (the 64-bit position) only where they fit: the head moves
+ * by ldrexd/strexd once its low word plus r5 is at most the tail's low word, read before it,
+ * plus the ring's size (ip: that limit; the words are compared by their difference: the ring
+ * is far smaller than 4 GiB), r0 = the record, its length written. Where they do not fit,
+ * .Lroom waits a slice (r4: the slices left) and the reservation is tried again; past the
+ * bound, or with the stubs off or heaptrace gone, the call goes on to fail, counted at the
+ * control page's offset lost (not when nobody reads). r0-r4, r10, ip, lr clobbered. Labels
+ * l, l0 and l9.
+ */
+#define RESERVE(l, lost, fail)                                                                    \
 	"	add r10, r11, #" S(STUB_C_HEAD) "\n"                                                  \
-	l ":	ldrexd r2, r3, [r10]\n	adds r0, r2, r5\n	adc r1, r3, #0\n"                      \
+	"	ldr r4, [r9, #" S(STUB_D_STALL) "]\n"                                                 \
+	l ":	ldr ip, [r11, #" S(STUB_C_TAIL) "]\n"                                                \
+	"	ldr lr, [r9, #" S(STUB_D_SIZE) "]\n	add ip, ip, lr\n"                               \
+	"	ldrexd r2, r3, [r10]\n	adds r0, r2, r5\n	adc r1, r3, #0\n"                        \
+	"	sub lr, r0, ip\n	cmp lr, #0\n	bgt " l "0f\n"                                     \
 	"	strexd lr, r0, r1, [r10]\n	cmp lr, #0\n	bne " l "b\n"                            \
-	"	bl .Lroom\n"                                                                          \
-	"	ldr r0, [r9, #" S(STUB_D_MASK) "]\n	and r0, r2, r0\n"                               \
+	"	b " l "9f\n"                                                                          \
+	l "0:	clrex\n	movw r0, #" S(lost) "\n	bl .Lroom\n"                                   \
+	"	cmp r0, #0\n	beq " l "b\n	b " fail "\n"                                          \
+	l "9:	ldr r0, [r9, #" S(STUB_D_MASK) "]\n	and r0, r2, r0\n"                           \
 	"	ldr r1, [r9, #" S(STUB_D_RING) "]\n	add r0, r0, r1\n"                               \
 	"	str r5, [r0, #" S(STUB_R_LEN) "]\n"
 /* Publish the record at r0 with the tag r2:r3 | kind. */
@@ -121,7 +135,7 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	cmp r7, r10\n"
 	"	it hi\n	movhi r7, r10\n"
 	"	bic r7, r7, #15\n"
-	"	add r5, r7, #" S(STUB_REC_ENTRY) "\n" RESERVE("6")
+	"	add r5, r7, #" S(STUB_REC_ENTRY) "\n" RESERVE("6", STUB_C_LOST_ENTRIES, "9f")
 	"	str r8, [r0, #" S(STUB_R_HOOK) "]\n"
 	"	mov ip, #0\n"
 	"	ldr r1, [sp]\n	strd r1, ip, [r0, #" S(STUB_RE_ARG0) "]\n"
@@ -162,7 +176,7 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"8:" PUBLISH(STUB_KIND_ENTRY)
 	"	b 12f\n"
 	/* free: { tag, length, hook, pointer, thread, time stamp } */
-	"5:	mov r5, #" S(STUB_REC_FREE) "\n" RESERVE("11")
+	"5:	mov r5, #" S(STUB_REC_FREE) "\n" RESERVE("11", STUB_C_LOST_FREES, "9f")
 	"	str r8, [r0, #" S(STUB_R_HOOK) "]\n"
 	"	mov ip, #0\n"
 	"	ldr r1, [sp]\n	strd r1, ip, [r0, #" S(STUB_RF_PTR) "]\n"
@@ -200,7 +214,7 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	stmia sp, {r0-r11}\n"
 	"	mrs r4, apsr\n"
 	"	str r4, [sp, #48]\n" DATA_PAGE RECORDING("1f")
-	"	mov r5, #" S(STUB_REC_RETURN) "\n" RESERVE("2")
+	"	mov r5, #" S(STUB_REC_RETURN) "\n" RESERVE("2", STUB_C_LOST_RETURNS, "81f")
 	"	mov ip, #0\n"
 	"	str ip, [r0, #" S(STUB_R_HOOK) "]\n"
 	"	ldrd r1, r4, [sp, #56]\n	strd r1, r4, [r0, #" S(STUB_RR_COOKIE) "]\n"
@@ -215,59 +229,87 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	bl 3f\n"
 	"3:	mov lr, ip\n"
 	"	bx lr\n"
+	/* no record: the entry's cookie into a free word of the control page, so that heaptrace
+	 * drops the call it holds in flight (stub_layout.h: STUB_C_LOSTRET) */
+	"81:	ldrd r0, r1, [sp, #56]\n"
+	"	eor r0, r0, #" S(STUB_LOSTRET_MARK) "\n"
+	"	add r2, r11, #" S(STUB_C_LOSTRET) "\n"
+	"	mov r4, #" S(STUB_C_LOSTRET_SLOTS) "\n"
+	"82:	ldrexd r6, r7, [r2]\n"
+	"	orrs r6, r6, r7\n"
+	"	bne 83f\n"
+	"	strexd r6, r0, r1, [r2]\n"
+	"	cmp r6, #0\n"
+	"	bne 82b\n"
+	"	b 1b\n"
+	"83:	clrex\n"
+	"	add r2, r2, #8\n"
+	"	subs r4, r4, #1\n"
+	"	bne 82b\n"
+	"	b 1b\n"
 
-	/* Wait until the record at position r2, r5 bytes long, fits in the ring (r9: the data
-	 * page, r11: the control page): heaptrace frees room as it reads. Wakes heaptrace's
-	 * reader, then sleeps on the tail's low word (a futex, 10 ms at a time); gives up
-	 * waiting when the stubs are off or heaptrace is gone (nobody reads any more). Keeps
-	 * every register but r10, ip and the flags. Positions are compared by their low words:
-	 * the ring is far smaller than 4 GiB. */
+	/* One slice of the wait for room (RESERVE): r0 = 0 to try again, 1 to go on without a
+	 * record (the stubs off or heaptrace gone: nobody reads; or no slice left: counted at
+	 * the control page's offset r0 had). A slice is a futex wait on the tail's low word (as
+	 * read: ip minus the ring's size) after a wake of heaptrace's reader, or with
+	 * STUB_C_NOSYS set (a seccomp filter may forbid futex) STUB_D_PAUSES yields looking at
+	 * the tail. Keeps r5-r11; r4 one slice less; r1-r3, ip and the flags clobbered. */
 	".Lroom:\n"
-	"	add r10, r2, r5\n"
-	"	ldr ip, [r11, #" S(STUB_C_TAIL) "]\n"
-	"	sub r10, r10, ip\n"
-	"	ldr ip, [r9, #" S(STUB_D_SIZE) "]\n"
-	"	cmp r10, ip\n"
-	"	it ls\n	bxls lr\n"
-	"	push {r0-r8, lr}\n"
-	"	sub sp, sp, #8\n"
-	"	mov r8, r2\n"
-	"	mov r1, #0\n" /* struct timespec { 0 s, 10 ms } (32-bit fields: futex, not futex_time64) */
-	"	movw r4, #0x9680\n	movt r4, #0x98\n"
-	"	strd r1, r4, [sp]\n"
-	"2:	ldr r10, [r9, #" S(STUB_D_OFF) "]\n"
-	"	cmp r10, #0\n"
-	"	bne 3f\n"
-	"	ldr r10, [r11, #" S(STUB_C_OWNER) "]\n"
-	"	tst r10, #" S(STUB_OWNER_DIED) "\n"
-	"	bne 3f\n"
-	"	ldr r3, [r11, #" S(STUB_C_TAIL) "]\n"
-	"	add r10, r8, r5\n"
-	"	sub r10, r10, r3\n"
-	"	ldr ip, [r9, #" S(STUB_D_SIZE) "]\n"
-	"	cmp r10, ip\n"
-	"	bls 3f\n"
+	"	push {r5-r8, r10, lr}\n"
+	"	mov r5, r0\n"
+	"	ldr r1, [r9, #" S(STUB_D_SIZE) "]\n"
+	"	sub r6, ip, r1\n"
+	"	ldr r1, [r9, #" S(STUB_D_OFF) "]\n"
+	"	cmp r1, #0\n"
+	"	bne 7f\n"
+	"	ldr r1, [r11, #" S(STUB_C_OWNER) "]\n"
+	"	tst r1, #" S(STUB_OWNER_DIED) "\n"
+	"	bne 7f\n"
+	"	cmp r4, #0\n"
+	"	beq 6f\n"
+	"	sub r4, r4, #1\n" /* a slice, used up however the wait ends */
 	"	add r0, r11, #" S(STUB_C_WAITERS) "\n"
-	"4:	ldrex r1, [r0]\n	orr r1, r1, #1\n	strex r6, r1, [r0]\n	cmp r6, #0\n	bne 4b\n"
+	"4:	ldrex r1, [r0]\n	orr r1, r1, #1\n	strex r2, r1, [r0]\n	cmp r2, #0\n	bne 4b\n"
+	"	ldr r1, [r11, #" S(STUB_C_NOSYS) "]\n"
+	"	cmp r1, #0\n"
+	"	bne 2f\n"
 	"	add r0, r11, #" S(STUB_C_DWAKE) "\n"
-	"5:	ldrex r1, [r0]\n	add r1, r1, #1\n	strex r6, r1, [r0]\n	cmp r6, #0\n	bne 5b\n"
+	"5:	ldrex r1, [r0]\n	add r1, r1, #1\n	strex r2, r1, [r0]\n	cmp r2, #0\n	bne 5b\n"
 	"	dmb ish\n"
 	"	mov r1, #1\n" /* FUTEX_WAKE, shared: heaptrace maps the same pages */
 	"	mov r2, #1\n"
 	"	mov r7, #" S(STUB_NR_FUTEX) "\n"
 	"	svc #0\n"
-	"	ldr r4, [r11, #" S(STUB_C_TAIL) "]\n"
-	"	cmp r4, r3\n"
-	"	bne 2b\n"
+	"	ldr r1, [r11, #" S(STUB_C_TAIL) "]\n"
+	"	cmp r1, r6\n"
+	"	bne 3f\n"
+	"	sub sp, sp, #8\n"
+	/* struct timespec { 0 s, a slice } (32-bit fields: futex, not futex_time64) */
+	"	movw r1, #" S(STUB_SLICE_LO) "\n	movt r1, #" S(STUB_SLICE_HI) "\n"
+	"	mov r0, #0\n"
+	"	strd r0, r1, [sp]\n"
 	"	add r0, r11, #" S(STUB_C_TAIL) "\n"
 	"	mov r1, #0\n" /* FUTEX_WAIT on the tail's low word */
-	"	mov r2, r3\n"
+	"	mov r2, r6\n"
 	"	mov r3, sp\n"
 	"	mov r7, #" S(STUB_NR_FUTEX) "\n"
 	"	svc #0\n"
-	"	b 2b\n"
-	"3:	add sp, sp, #8\n"
-	"	pop {r0-r8, pc}\n"
+	"	add sp, sp, #8\n"
+	"	b 3f\n"
+	"2:	ldr r8, [r9, #" S(STUB_D_PAUSES) "]\n"
+	"1:	yield\n"
+	"	ldr r1, [r11, #" S(STUB_C_TAIL) "]\n"
+	"	cmp r1, r6\n"
+	"	bne 3f\n"
+	"	subs r8, r8, #1\n"
+	"	bhi 1b\n"
+	"3:	mov r0, #0\n"
+	"	pop {r5-r8, r10, pc}\n"
+	"6:	add r0, r11, r5\n"
+	"8:	ldrexd r2, r3, [r0]\n	adds r2, r2, #1\n	adc r3, r3, #0\n"
+	"	strexd r1, r2, r3, [r0]\n	cmp r1, #0\n	bne 8b\n"
+	"7:	mov r0, #1\n"
+	"	pop {r5-r8, r10, pc}\n"
 	".globl ht_stub_code_end\n"
 	"ht_stub_code_end:\n"
 	".balign 4096\n"
