@@ -102,10 +102,13 @@
 /* Calls that went on without a record (the bound passed), u64 each, stubs add with lock inc;
  * the cookies of lost returns (an entry then stays in flight): STUB_C_LOSTRET_SLOTS u64 words,
  * cookie ^ STUB_LOSTRET_MARK put into a zero word with lock cmpxchg, zeroed by heaptrace once
- * it has dropped the call; a lost return finding no free word is only counted. */
+ * it has dropped the call; a lost return finding no free word is counted in
+ * STUB_C_LOST_UNSLOTTED too (heaptrace then takes as many calls it drops unreturned, their
+ * cookies in no word, for those, and does not count them again). */
 #define STUB_C_LOST_ENTRIES 256
 #define STUB_C_LOST_FREES 264
 #define STUB_C_LOST_RETURNS 272
+#define STUB_C_LOST_UNSLOTTED 280
 #define STUB_C_LOSTRET 320
 #define STUB_C_LOSTRET_SLOTS 32
 /* positions are multiples of 16 (a breakpoint's cookie has bit 63): never 0 once marked */
@@ -226,7 +229,8 @@ _Static_assert(STUB_HOOK_WATCH > STUB_HOOK_NOT_TAKEN && STUB_HOOK_WATCH < 1 << S
 _Static_assert(STUB_C_NOSYS == STUB_C_DWAKE + 4 && STUB_C_NOSYS + 4 <= STUB_C_LOST_ENTRIES &&
 		       STUB_C_LOST_FREES == STUB_C_LOST_ENTRIES + 8 &&
 		       STUB_C_LOST_RETURNS == STUB_C_LOST_FREES + 8 &&
-		       STUB_C_LOST_RETURNS + 8 <= STUB_C_LOSTRET &&
+		       STUB_C_LOST_UNSLOTTED == STUB_C_LOST_RETURNS + 8 &&
+		       STUB_C_LOST_UNSLOTTED + 8 <= STUB_C_LOSTRET &&
 		       STUB_C_LOSTRET + 8 * STUB_C_LOSTRET_SLOTS <= 4096,
 	       "the lost calls' words of the control page");
 _Static_assert(STUB_PY_MAX_FRAMES > 0 && STUB_PY_MAX_FRAMES <= 255, "one nonzero byte");

@@ -254,6 +254,8 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	add x2, x2, #8\n"
 	"	subs w4, w4, #1\n"
 	"	b.ne 82b\n"
+	"	add x2, x11, #" S(STUB_C_LOST_UNSLOTTED) "\n" /* no free word */
+	"84:	ldxr x3, [x2]\n	add x3, x3, #1\n	stxr w5, x3, [x2]\n	cbnz w5, 84b\n"
 	"	b 1b\n"
 
 	/* One slice of the wait for room (RESERVE): w1 = 0 to try again, 1 to go on without a

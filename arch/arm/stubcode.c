@@ -246,6 +246,9 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	add r2, r2, #8\n"
 	"	subs r4, r4, #1\n"
 	"	bne 82b\n"
+	"	add r2, r11, #" S(STUB_C_LOST_UNSLOTTED) "\n" /* no free word */
+	"84:	ldrexd r6, r7, [r2]\n	adds r6, r6, #1\n	adc r7, r7, #0\n"
+	"	strexd r0, r6, r7, [r2]\n	cmp r0, #0\n	bne 84b\n"
 	"	b 1b\n"
 
 	/* One slice of the wait for room (RESERVE): r0 = 0 to try again, 1 to go on without a

@@ -379,10 +379,12 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	xor $" S(STUB_LOSTRET_MARK) ",%rcx\n"
 	"	mov $" S(STUB_C_LOSTRET_SLOTS) ",%edx\n"
 	"3:	dec %edx\n"
-	"	js 1b\n"
+	"	js 4f\n"
 	"	xor %eax,%eax\n"
 	"	lock cmpxchg %rcx," S(STUB_C_LOSTRET) "(%r9,%rdx,8)\n"
 	"	jne 3b\n"
+	"	jmp 1b\n"
+	"4:	lock incq " S(STUB_C_LOST_UNSLOTTED) "(%r9)\n" /* no free word */
 	"	jmp 1b\n"
 
 	/*

@@ -455,12 +455,20 @@ static uint64_t *lostret_slot(const struct stubs *s, unsigned i)
 
 bool ring_return_lost(const struct proc *p, uint64_t cookie)
 {
-	const struct stubs *s = p->stubs;
+	struct stubs *s = p->stubs;
 
-	for (unsigned i = 0; s && s->ctl && i < STUB_C_LOSTRET_SLOTS; i++)
+	if (!s || !s->ctl)
+		return false;
+	for (unsigned i = 0; i < STUB_C_LOSTRET_SLOTS; i++)
 		if (__atomic_load_n(lostret_slot(s, i), __ATOMIC_ACQUIRE) ==
 		    (cookie ^ STUB_LOSTRET_MARK))
 			return true;
+	/* one the stub counted with its cookie in no word: any such, once each (which call is
+	 * which is not known; the count is what matters) */
+	if (s->rd.unslotted_taken < ctl_word(s, STUB_C_LOST_UNSLOTTED)) {
+		s->rd.unslotted_taken++;
+		return true;
+	}
 	return false;
 }
 

@@ -70,6 +70,7 @@ struct stubs_reader {
 	uint64_t probe_ns; /* when they last were, for this record */
 	uint64_t dead_before; /* a record before it not written yet never will be (a look) */
 	uint64_t nskipped; /* records skipped as never to be written */
+	uint64_t unslotted_taken; /* of STUB_C_LOST_UNSLOTTED: calls dropped for them */
 	uint64_t skips_since; /* the second the last skips were counted in */
 	unsigned skips; /* looks that skipped records in that second */
 	long slow_ms; /* HEAPTRACE_TEST_SLOW_READER, read at setup */

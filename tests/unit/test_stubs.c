@@ -569,6 +569,30 @@ TEST_CASE(lost_return_names_its_entry)
 	CHECK_EQ(rd64(e.ring + ((RING - entry) & (RING - 1))), (RING - entry) | STUB_KIND_ENTRY);
 	CHECK_EQ(rd64(e.ctl + STUB_C_LOST_RETURNS), 1);
 	CHECK(lostret_has(&e, (RING - entry) ^ STUB_LOSTRET_MARK));
+	CHECK_EQ(rd64(e.ctl + STUB_C_LOST_UNSLOTTED), 0);
+	teardown(&e);
+}
+
+/* Every word of STUB_C_LOSTRET taken: the lost return is counted, and counted as one with no
+ * word (STUB_C_LOST_UNSLOTTED), so that heaptrace does not count the call it drops again. */
+TEST_CASE(lost_return_with_no_free_word)
+{
+	const uint64_t entry = STUB_REC_ENTRY + 256;
+	struct env e;
+	bool ok;
+
+	REQUIRE(setup(&e, 0, 256));
+	wr64(e.data + STUB_D_MAIN_LO, 0);
+	wr64(e.data + STUB_D_MAIN_TOP, P(__builtin_frame_address(0)) + 256);
+	wr64(e.data + STUB_D_STALL, 0);
+	for (unsigned i = 0; i < STUB_C_LOSTRET_SLOTS; i++)
+		wr64(e.ctl + STUB_C_LOSTRET + 8 * i, 0x1000 + 16 * i);
+	wr64(e.ctl + STUB_C_HEAD, RING - entry);
+	CHECK_EQ(call_fn(&e, 0x41, &ok), 0x42);
+	CHECK(ok);
+	CHECK_EQ(rd64(e.ctl + STUB_C_LOST_RETURNS), 1);
+	CHECK(!lostret_has(&e, (RING - entry) ^ STUB_LOSTRET_MARK));
+	CHECK_EQ(rd64(e.ctl + STUB_C_LOST_UNSLOTTED), 1);
 	teardown(&e);
 }
 
