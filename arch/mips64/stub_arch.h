@@ -14,6 +14,13 @@
 #include "arch/stub_layout.h"
 
 #define STUB_NR_FUTEX 5194 /* n64: 5000 + 194 */
+/* the stub code waits for room at most STUB_D_STALL slices, with futex or with STUB_D_PAUSES
+ * looks at the tail, and counts the calls it then leaves unrecorded (STUB_C_LOST_*) */
+#define STUB_STALL_SUPPORTED 1
+/* a slice (STUB_STALL_SLICE_NS) in two lui/ori halves */
+#define STUB_SLICE_LO 0x4240
+#define STUB_SLICE_HI 0xf
+_Static_assert((STUB_SLICE_HI << 16 | STUB_SLICE_LO) == STUB_STALL_SLICE_NS, "1 ms");
 /*
  * An entry record (stub_layout.h's fields and these): s8 (the frame pointer), ra (the return
  * address), s0..s3 before the time stamp, s4..s7 and gp after the return flag, then from
@@ -44,6 +51,13 @@ _Static_assert(STUB_RE_S8 == STUB_RE_SP + 8 && STUB_RE_RA == STUB_RE_S8 + 8 &&
 #include <string.h>
 
 #include "arch/arch.h"
+
+/* The stub code's spin wait (STUB_D_PAUSES: one look at the tail each), timed on heaptrace's
+ * side. */
+static inline void stub_pause(void)
+{
+	__asm__ volatile("nop");
+}
 
 /* heaptrace's side: the clock of the records' time stamps (the stub code reads the same). */
 static inline uint64_t stub_ticks(void)

@@ -57,18 +57,38 @@
 	"	and $t0, $t0, $t2\n"                                                                  \
 	"	bnez $t0, " l "\n"                                                                    \
 	"	nop\n"
-/* Reserve a3 bytes of ring at t0 (a1 borrowed), wait for room (t8: the data page, t1: the
- * control page), v0 = the record, its length written. */
-#define RESERVE(l)                                                                                \
-	l ":	sync\n"                                                                               \
+/*
+ * Reserve a3 bytes of ring at t0 only where they fit (t8: the data page, t1: the control page):
+ * the head moves by lld/scd once head + a3 is at most the tail read before it (a0) plus the
+ * ring's size (the tail only grows: an old one is the safe side; no load between the pair), v0
+ * = the record, its length written. Where they do not fit, .Lroom waits a slice (a2: the
+ * slices left) and the reservation is tried again; past the bound, or with the stubs off or
+ * heaptrace gone, the call goes on to fail, counted at the control page's offset lost (not
+ * when nobody reads). a0-a2, v0, ra clobbered. Labels l, l0 and l9.
+ */
+#define RESERVE(l, lost, fail)                                                                    \
+	"	ld $a2, " S(STUB_D_STALL) "($t8)\n"                                                   \
+	l ":	ld $a0, " S(STUB_C_TAIL) "($t1)\n"                                                   \
+	"	ld $a1, " S(STUB_D_SIZE) "($t8)\n"                                                   \
+	"	daddu $a1, $a0, $a1\n"                                                                \
+	"	sync\n"                                                                               \
 	"	lld $t0, " S(STUB_C_HEAD) "($t1)\n"                                                   \
-	"	daddu $a1, $t0, $a3\n"                                                        \
-	"	scd $a1, " S(STUB_C_HEAD) "($t1)\n"                                                   \
+	"	daddu $v0, $t0, $a3\n"                                                                \
+	"	sltu $a1, $a1, $v0\n"                                                                 \
+	"	bnez $a1, " l "0f\n"                                                                  \
+	"	nop\n"                                                                                \
+	"	scd $v0, " S(STUB_C_HEAD) "($t1)\n"                                                   \
+	"	beqz $v0, " l "b\n"                                                                   \
+	"	nop\n"                                                                                \
+	"	b " l "9f\n"                                                                          \
+	"	nop\n"                                                                                \
+	l "0:	bal .Lroom\n"                                                                      \
+	"	ori $a1, $zero, " S(lost) "\n"                                                        \
 	"	beqz $a1, " l "b\n"                                                                   \
 	"	nop\n"                                                                                \
-	"	bal .Lroom\n"                                                                         \
+	"	b " fail "\n"                                                                         \
 	"	nop\n"                                                                                \
-	"	ld $v0, " S(STUB_D_MASK) "($t8)\n"                                                    \
+	l "9:	ld $v0, " S(STUB_D_MASK) "($t8)\n"                                                  \
 	"	and $v0, $t0, $v0\n"                                                                  \
 	"	ld $a1, " S(STUB_D_RING) "($t8)\n"                                                    \
 	"	daddu $v0, $v0, $a1\n"                                                                \
@@ -201,7 +221,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	daddiu $a1, $zero, -16\n"
 	"	and $t3, $a0, $a1\n"
 	"	daddiu $a3, $t3, " S(STUB_REC_ENTRY) "+15\n"
-	"	and $a3, $a3, $a1\n" RESERVE("6")
+	"	and $a3, $a3, $a1\n" RESERVE("6", STUB_C_LOST_ENTRIES, ".Lpass")
 	"	sw $at, " S(STUB_R_HOOK) "($v0)\n"
 	"	ld $a1, 0($sp)\n	sd $a1, " S(STUB_RE_ARG0) "($v0)\n"
 	"	ld $a1, 8($sp)\n	sd $a1, " S(STUB_RE_ARG1) "($v0)\n"
@@ -252,7 +272,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	nop\n"
 	/* free: { tag, length, hook, pointer, thread, time stamp } */
 	".Lfree:\n"
-	"	ori $a3, $zero, " S(STUB_REC_FREE) "\n" RESERVE("11")
+	"	ori $a3, $zero, " S(STUB_REC_FREE) "\n" RESERVE("11", STUB_C_LOST_FREES, ".Lpass")
 	"	sw $at, " S(STUB_R_HOOK) "($v0)\n"
 	"	ld $a1, 0($sp)\n	sd $a1, " S(STUB_RF_PTR) "($v0)\n"
 	"	sd $v1, " S(STUB_RF_THREAD) "($v0)\n"
@@ -273,7 +293,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"ht_stub_ret:\n"
 	"	daddiu $sp, $sp, -96\n" SAVE DATA("1") LIVE("2f")
 	"	rdhwr $3, $29\n"
-	"	ori $a3, $zero, " S(STUB_REC_RETURN) "\n" RESERVE("3")
+	"	ori $a3, $zero, " S(STUB_REC_RETURN) "\n" RESERVE("3", STUB_C_LOST_RETURNS, "81f")
 	"	sw $zero, " S(STUB_R_HOOK) "($v0)\n"
 	"	ld $a1, 96($sp)\n	sd $a1, " S(STUB_RR_COOKIE) "($v0)\n"
 	"	ld $a1, 32($sp)\n	sd $a1, " S(STUB_RR_RESULT) "($v0)\n"
@@ -285,50 +305,64 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	ld $ra, 104($sp)\n"
 	"	jr $ra\n"
 	"	daddiu $sp, $sp, 112\n"
+	/* no record: the entry's cookie into a free word of the control page, so that heaptrace
+	 * drops the call it holds in flight (stub_layout.h: STUB_C_LOSTRET) */
+	"81:	ld $a1, 96($sp)\n"
+	"	xori $a1, $a1, " S(STUB_LOSTRET_MARK) "\n"
+	"	daddiu $a2, $t1, " S(STUB_C_LOSTRET) "\n"
+	"	ori $a3, $zero, " S(STUB_C_LOSTRET_SLOTS) "\n"
+	"82:	sync\n"
+	"	lld $a0, 0($a2)\n"
+	"	bnez $a0, 83f\n"
+	"	or $v0, $a1, $zero\n"
+	"	scd $v0, 0($a2)\n"
+	"	beqz $v0, 82b\n"
+	"	nop\n"
+	"	b 2b\n"
+	"	nop\n"
+	"83:	daddiu $a3, $a3, -1\n"
+	"	bnez $a3, 82b\n"
+	"	daddiu $a2, $a2, 8\n"
+	"	daddiu $a2, $t1, " S(STUB_C_LOST_UNSLOTTED) "\n" /* no free word */
+	"84:	sync\n	lld $a0, 0($a2)\n	daddiu $a0, $a0, 1\n	scd $a0, 0($a2)\n"
+	"	beqz $a0, 84b\n"
+	"	nop\n"
+	"	b 2b\n"
+	"	nop\n"
 
-	/* Wait until the record at position t0, a3 bytes long, fits in the ring (t8: the data
-	 * page, t1: the control page): heaptrace frees room as it reads. Wakes heaptrace's
-	 * reader, then sleeps on the tail (a futex, 10 ms at a time); gives up waiting when the
-	 * stubs are off or heaptrace is gone (nobody reads any more). Keeps every register but
-	 * a1 and a2 (a system call may change at, v0, v1, a3-a7, t0-t3, t8, t9, hi and lo: all
-	 * are put back). */
+	/* One slice of the wait for room (RESERVE): a1 = 0 to try again, 1 to go on without a
+	 * record (the stubs off or heaptrace gone: nobody reads; or no slice left: counted at
+	 * the control page's offset a1 had). A slice is a futex wait on the tail's low word (a0:
+	 * the tail as read) after a wake of heaptrace's reader, or with STUB_C_NOSYS set (a
+	 * seccomp filter may forbid futex) STUB_D_PAUSES looks at the tail. a2: the slices left,
+	 * one less. Keeps every other register but ra (a system call may change at, v0, v1,
+	 * a3-a7, t0-t3, t8, t9, hi and lo: all are put back). */
 	".Lroom:\n"
-	"	ld $a1, " S(STUB_C_TAIL) "($t1)\n"
-	"	daddu $a2, $t0, $a3\n"
-	"	dsubu $a2, $a2, $a1\n"
-	"	ld $a1, " S(STUB_D_SIZE) "($t8)\n"
-	"	sltu $a1, $a1, $a2\n"
-	"	bnez $a1, 1f\n"
-	"	nop\n"
-	"	jr $ra\n"
-	"	nop\n"
-	"1:	daddiu $sp, $sp, -176\n"
+	"	daddiu $sp, $sp, -192\n"
 	"	sd $at, 0($sp)\n	sd $v0, 8($sp)\n	sd $v1, 16($sp)\n	sd $a0, 24($sp)\n"
 	"	sd $a3, 32($sp)\n	sd $a4, 40($sp)\n	sd $a5, 48($sp)\n	sd $a6, 56($sp)\n"
 	"	sd $a7, 64($sp)\n	sd $t0, 72($sp)\n	sd $t1, 80($sp)\n	sd $t2, 88($sp)\n"
 	"	sd $t3, 96($sp)\n	sd $t8, 104($sp)\n	sd $t9, 112($sp)\n	sd $ra, 120($sp)\n"
-	"	mfhi $a1\n	sd $a1, 128($sp)\n	mflo $a1\n	sd $a1, 136($sp)\n"
-	"	lui $a1, 0x98\n	ori $a1, $a1, 0x9680\n" /* struct timespec { 0 s, 10 ms } */
-	"	sd $zero, 144($sp)\n	sd $a1, 152($sp)\n"
-	"2:	ld $t0, 72($sp)\n	ld $a3, 32($sp)\n	ld $t1, 80($sp)\n	ld $t8, 104($sp)\n"
-	"	ld $a1, " S(STUB_D_OFF) "($t8)\n"
-	"	bnez $a1, 3f\n"
+	"	mfhi $a3\n	sd $a3, 128($sp)\n	mflo $a3\n	sd $a3, 136($sp)\n"
+	"	sd $a1, 160($sp)\n	sd $a2, 168($sp)\n"
+	"	ld $a3, " S(STUB_D_OFF) "($t8)\n"
+	"	bnez $a3, 7f\n"
 	"	nop\n"
-	"	lw $a1, " S(STUB_C_OWNER) "($t1)\n"
-	"	lui $a2, 0x4000\n"
-	"	and $a1, $a1, $a2\n"
-	"	bnez $a1, 3f\n"
+	"	lw $a3, " S(STUB_C_OWNER) "($t1)\n"
+	"	lui $v0, 0x4000\n" /* STUB_OWNER_DIED */
+	"	and $a3, $a3, $v0\n"
+	"	bnez $a3, 7f\n"
 	"	nop\n"
-	"	ld $v1, " S(STUB_C_TAIL) "($t1)\n"
-	"	daddu $a2, $t0, $a3\n"
-	"	dsubu $a2, $a2, $v1\n"
-	"	ld $a1, " S(STUB_D_SIZE) "($t8)\n"
-	"	sltu $a1, $a1, $a2\n"
-	"	beqz $a1, 3f\n"
-	"	sd $v1, 160($sp)\n"
+	"	beqz $a2, 6f\n"
+	"	nop\n"
+	"	daddiu $a2, $a2, -1\n" /* a slice, used up however the wait ends */
+	"	sd $a2, 168($sp)\n"
 	"	daddiu $a0, $t1, " S(STUB_C_WAITERS) "\n"
 	"4:	sync\n	ll $a1, 0($a0)\n	ori $a1, $a1, 1\n	sc $a1, 0($a0)\n"
 	"	beqz $a1, 4b\n"
+	"	nop\n"
+	"	lw $a1, " S(STUB_C_NOSYS) "($t1)\n"
+	"	bnez $a1, 2f\n"
 	"	nop\n"
 	"	daddiu $a0, $t1, " S(STUB_C_DWAKE) "\n"
 	"5:	sync\n	ll $a1, 0($a0)\n	addiu $a1, $a1, 1\n	sc $a1, 0($a0)\n"
@@ -340,25 +374,44 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"	ori $v0, $zero, " S(STUB_NR_FUTEX) "\n"
 	"	syscall\n"
 	"	ld $t1, 80($sp)\n"
-	"	ld $v1, 160($sp)\n"
+	"	ld $v1, 24($sp)\n" /* the tail as read */
 	"	ld $a1, " S(STUB_C_TAIL) "($t1)\n"
-	"	bne $a1, $v1, 2b\n"
+	"	bne $a1, $v1, 3f\n"
 	"	nop\n"
+	"	lui $a1, " S(STUB_SLICE_HI) "\n	ori $a1, $a1, " S(STUB_SLICE_LO) "\n"
+	"	sd $zero, 144($sp)\n	sd $a1, 152($sp)\n" /* struct timespec { 0 s, a slice } */
 	"	daddiu $a0, $t1, " S(STUB_C_TAIL) "\n"
 	"	or $a1, $zero, $zero\n" /* FUTEX_WAIT on the tail's low word */
 	"	sll $a2, $v1, 0\n"
 	"	daddiu $a3, $sp, 144\n"
 	"	ori $v0, $zero, " S(STUB_NR_FUTEX) "\n"
 	"	syscall\n"
-	"	b 2b\n"
+	"	b 3f\n"
 	"	nop\n"
-	"3:	ld $a1, 128($sp)\n	mthi $a1\n	ld $a1, 136($sp)\n	mtlo $a1\n"
+	"2:	ld $a0, 24($sp)\n" /* the tail as read */
+	"	ld $a2, " S(STUB_D_PAUSES) "($t8)\n"
+	"1:	ld $a1, " S(STUB_C_TAIL) "($t1)\n"
+	"	bne $a1, $a0, 3f\n"
+	"	daddiu $a2, $a2, -1\n"
+	"	bgtz $a2, 1b\n"
+	"	nop\n"
+	"3:	b 8f\n"
+	"	or $a1, $zero, $zero\n" /* try again */
+	"6:	ld $a1, 160($sp)\n"
+	"	daddu $a1, $t1, $a1\n"
+	"9:	sync\n	lld $a0, 0($a1)\n	daddiu $a0, $a0, 1\n	scd $a0, 0($a1)\n"
+	"	beqz $a0, 9b\n"
+	"	nop\n"
+	"	sd $zero, 168($sp)\n"
+	"7:	ori $a1, $zero, 1\n" /* go on unrecorded */
+	"8:	ld $a2, 168($sp)\n"
+	"	ld $a3, 128($sp)\n	mthi $a3\n	ld $a3, 136($sp)\n	mtlo $a3\n"
 	"	ld $at, 0($sp)\n	ld $v0, 8($sp)\n	ld $v1, 16($sp)\n	ld $a0, 24($sp)\n"
 	"	ld $a3, 32($sp)\n	ld $a4, 40($sp)\n	ld $a5, 48($sp)\n	ld $a6, 56($sp)\n"
 	"	ld $a7, 64($sp)\n	ld $t0, 72($sp)\n	ld $t1, 80($sp)\n	ld $t2, 88($sp)\n"
 	"	ld $t3, 96($sp)\n	ld $t8, 104($sp)\n	ld $t9, 112($sp)\n	ld $ra, 120($sp)\n"
 	"	jr $ra\n"
-	"	daddiu $sp, $sp, 176\n"
+	"	daddiu $sp, $sp, 192\n"
 	".globl ht_stub_code_end\n"
 	"ht_stub_code_end:\n"
 	".balign 4096\n"
