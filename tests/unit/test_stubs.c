@@ -550,7 +550,9 @@ TEST_CASE(full_ring_past_the_bound_loses_the_call)
 	teardown(&e);
 }
 
-TEST_CASE(lost_return_names_its_entry)
+/* An entry with room for its record only (and no wait: --max-stall=0), so that its return
+ * is lost; with full, every word of STUB_C_LOSTRET taken before. */
+static __attribute__((noinline)) void lost_return(bool full)
 {
 	const uint64_t entry = STUB_REC_ENTRY + 256; /* the record's length with 256 bytes copied */
 	struct env e;
@@ -562,38 +564,29 @@ TEST_CASE(lost_return_names_its_entry)
 	wr64(e.data + STUB_D_MAIN_LO, 0);
 	wr64(e.data + STUB_D_MAIN_TOP, P(__builtin_frame_address(0)) + 256);
 	wr64(e.data + STUB_D_STALL, 0);
+	for (unsigned i = 0; full && i < STUB_C_LOSTRET_SLOTS; i++)
+		wr64(e.ctl + STUB_C_LOSTRET + 8 * i, 0x1000 + 16 * i);
 	wr64(e.ctl + STUB_C_HEAD, RING - entry); /* room for the entry record only */
 	CHECK_EQ(call_fn(&e, 0x41, &ok), 0x42);
 	CHECK(ok);
 	CHECK_EQ(rd64(e.ctl + STUB_C_HEAD), RING);
 	CHECK_EQ(rd64(e.ring + ((RING - entry) & (RING - 1))), (RING - entry) | STUB_KIND_ENTRY);
 	CHECK_EQ(rd64(e.ctl + STUB_C_LOST_RETURNS), 1);
-	CHECK(lostret_has(&e, (RING - entry) ^ STUB_LOSTRET_MARK));
-	CHECK_EQ(rd64(e.ctl + STUB_C_LOST_UNSLOTTED), 0);
+	CHECK(lostret_has(&e, (RING - entry) ^ STUB_LOSTRET_MARK) == !full);
+	CHECK_EQ(rd64(e.ctl + STUB_C_LOST_UNSLOTTED), full);
 	teardown(&e);
 }
 
-/* Every word of STUB_C_LOSTRET taken: the lost return is counted, and counted as one with no
- * word (STUB_C_LOST_UNSLOTTED), so that heaptrace does not count the call it drops again. */
+TEST_CASE(lost_return_names_its_entry)
+{
+	lost_return(false);
+}
+
+/* Every word taken: the lost return is counted as one with no word too
+ * (STUB_C_LOST_UNSLOTTED), so that heaptrace does not count the call it drops again. */
 TEST_CASE(lost_return_with_no_free_word)
 {
-	const uint64_t entry = STUB_REC_ENTRY + 256;
-	struct env e;
-	bool ok;
-
-	REQUIRE(setup(&e, 0, 256));
-	wr64(e.data + STUB_D_MAIN_LO, 0);
-	wr64(e.data + STUB_D_MAIN_TOP, P(__builtin_frame_address(0)) + 256);
-	wr64(e.data + STUB_D_STALL, 0);
-	for (unsigned i = 0; i < STUB_C_LOSTRET_SLOTS; i++)
-		wr64(e.ctl + STUB_C_LOSTRET + 8 * i, 0x1000 + 16 * i);
-	wr64(e.ctl + STUB_C_HEAD, RING - entry);
-	CHECK_EQ(call_fn(&e, 0x41, &ok), 0x42);
-	CHECK(ok);
-	CHECK_EQ(rd64(e.ctl + STUB_C_LOST_RETURNS), 1);
-	CHECK(!lostret_has(&e, (RING - entry) ^ STUB_LOSTRET_MARK));
-	CHECK_EQ(rd64(e.ctl + STUB_C_LOST_UNSLOTTED), 1);
-	teardown(&e);
+	lost_return(true);
 }
 
 /* A filter that kills the process on futex, installed in a child that then calls the stub
