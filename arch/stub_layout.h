@@ -224,7 +224,8 @@ _Static_assert(STUB_HOOK_SIZE == 3 << STUB_HOOK_SIZE_SHIFT &&
 					  STUB_HOOK_CTX | STUB_HOOK_NOT_TAKEN)) == 0 &&
 		       (STUB_HOOK_SIZE | STUB_HOOK_NOT_TAKEN) <= 0xffff,
 	       "the thunk's word: 16 bits (aarch64's movz, arm's movw, mips's ori)");
-_Static_assert(STUB_HOOK_WATCH > STUB_HOOK_NOT_TAKEN && STUB_HOOK_WATCH < 1 << STUB_HOOK_WATCH_SHIFT,
+_Static_assert(STUB_HOOK_WATCH > STUB_HOOK_NOT_TAKEN &&
+		       STUB_HOOK_WATCH < 1 << STUB_HOOK_WATCH_SHIFT,
 	       "a watched entry's word: its flag, then its value (x86_64's push imm32)");
 _Static_assert(STUB_C_NOSYS == STUB_C_DWAKE + 4 && STUB_C_NOSYS + 4 <= STUB_C_LOST_ENTRIES &&
 		       STUB_C_LOST_FREES == STUB_C_LOST_ENTRIES + 8 &&

@@ -35,8 +35,9 @@ _Static_assert(STUB_D_MAIN_TOP + 8 <= STUB_D_CONT &&
 		       STUB_D_CONT + 8 * (STUBS_WATCH0 + STUBS_WATCHES) <= STUB_D_TOPS &&
 		       STUB_D_TOPS + 16 * (STUB_TOPS_MASK + 1) <= 4096,
 	       "the stubs' data page holds every hook's continuation");
-_Static_assert(STUBS_WATCH0 + STUBS_WATCHES <= STUB_HOOK_MASK + 1 && STUB_HOOK_FREE > STUB_HOOK_MASK &&
-		       STUB_HOOK_NORET > STUB_HOOK_MASK && STUB_HOOK_CTX > STUB_HOOK_MASK,
+_Static_assert(STUBS_WATCH0 + STUBS_WATCHES <= STUB_HOOK_MASK + 1 &&
+		       STUB_HOOK_FREE > STUB_HOOK_MASK && STUB_HOOK_NORET > STUB_HOOK_MASK &&
+		       STUB_HOOK_CTX > STUB_HOOK_MASK,
 	       "the thunk's word holds every hook");
 
 bool stubs_supported(void)

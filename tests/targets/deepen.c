@@ -3,8 +3,9 @@
  * deepen: a program whose stack deepens after a while, for the entry stubs' learned stack copy
  * (src/patch/copysize.h). usage: deepen [SHALLOW [DEEP [thread]]] (default 40000 2000), run()
  * called by main or, with "thread", as a second thread's start (whose stack the stubs find in
- * their table of threads, not by the main thread's range). In run(): first SHALLOW malloc/free pairs of 24 bytes from shallow(), a frame or two above main: the
- * stubs learn to copy a few hundred bytes. Then DEEP blocks of 48 bytes from deep_leaf(),
+ * their table of threads, not by the main thread's range). In run(): first SHALLOW malloc/free
+ * pairs of 24 bytes from shallow(), a frame or two above run: the stubs learn to copy a few
+ * hundred bytes. Then DEEP blocks of 48 bytes from deep_leaf(),
  * called by big_frame(), whose frame holds BIG bytes of its own: the learned copy ends inside
  * it, and the unwind of the first of these runs off the copy's end. All DEEP blocks are kept.
  * No stdio.
