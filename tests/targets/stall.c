@@ -26,7 +26,8 @@
  *               MS ms: "N calls, P parks". Nothing allocates while the parker is parked but
  *               the two pair threads.
  *   seccomp F   the pairs for 100 ms, then installs filter F (kill: futex kills the process;
- *               whitelist: only the calls this program makes are allowed, any other kills),
+ *               whitelist, x86_64 only: only the calls this program makes are allowed, any
+ *               other kills),
  *               writes "filtered\n", waits 300 ms without a call (heaptrace looks at the
  *               filters every 50 ms), then the pairs for MS ms.
  *   seccomp-now F [prctl]  one pair (the C library's malloc set up), then filter F, with
@@ -402,18 +403,30 @@ static unsigned run_park(unsigned ms)
 #define ALLOW_NR(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), \
 		     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
 
+/* The filters' architecture (struct seccomp_data's arch), where this program knows it. */
+#if defined(__x86_64__)
+#define FILTER_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define FILTER_ARCH AUDIT_ARCH_AARCH64
+#elif defined(__arm__)
+#define FILTER_ARCH AUDIT_ARCH_ARM
+#elif defined(__mips__) && defined(__MIPSEL__) && _MIPS_SIM == _ABI64
+#define FILTER_ARCH AUDIT_ARCH_MIPSEL64
+#endif
+
 static int install(const char *which, bool via_prctl)
 {
-#if defined(__x86_64__)
+#ifdef FILTER_ARCH
 	struct sock_filter kill_futex[] = {
 		LOAD(offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FILTER_ARCH, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 		LOAD(offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
+#if defined(__x86_64__)
 	/* what this program and its C library call from here on; anything else kills */
 	struct sock_filter whitelist[] = {
 		LOAD(offsetof(struct seccomp_data, arch)),
@@ -425,12 +438,17 @@ static int install(const char *which, bool via_prctl)
 		ALLOW_NR(SYS_exit_group), ALLOW_NR(SYS_exit), ALLOW_NR(SYS_rt_sigreturn),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 	};
+#endif
 	struct sock_fprog prog;
 
 	if (!strcmp(which, "kill"))
 		prog = (struct sock_fprog){ sizeof(kill_futex) / sizeof(kill_futex[0]), kill_futex };
 	else
+#if defined(__x86_64__)
 		prog = (struct sock_fprog){ sizeof(whitelist) / sizeof(whitelist[0]), whitelist };
+#else
+		return -1; /* the whitelist names x86_64's calls */
+#endif
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
 	    (via_prctl ? prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)
 		       : syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)))

@@ -287,6 +287,36 @@ def check_stall_bound(ctx, r, nthreads):
                  % (seen(s), s["calls_not_seen"], want))
 
 
+def stall_made(h, run):
+    """The calls stall says it made, and its run's calls seen and not seen."""
+    m = re.search(r"^stall \w+: (\d+) calls", run.proc.stdout, re.M)
+    if not m:
+        run.fail("stall printed %r" % run.proc.stdout)
+    s = run.report["summary"]
+    counted = sum(s.get(k, 0) for k in ("alloc_calls", "free_calls", "unknown_frees",
+                                        "library_frees", "calls_not_seen"))
+    return int(m.group(1)), counted
+
+
+def check_seccomp_late(ctx, r):
+    """Run r (stall seccomp: a filter that kills on futex, installed after the set-up, then
+    pairs with the reader slowed) ended with its own output (SIGSYS: status 159), heaptrace
+    said its stubs wait without system calls, and every call is counted, seen or not, past
+    what the C library makes (the run of no pairs after the filter)."""
+    h = ctx.h
+    base = ctx.heaptrace(ctx.target("stall"), args=["seccomp", 0, "kill"])
+    h.expect_rc(base, 0)
+    run = ctx.heaptrace(r.prog, args=r.args, opts=r.opts, env=dict(r.env))
+    h.expect_rc(run, 0)
+    made0, counted0 = stall_made(h, base)
+    made, counted = stall_made(h, run)
+    if "installed a seccomp filter" not in run.proc.stderr:
+        run.fail("heaptrace did not say that the stubs wait without system calls")
+    if counted - made != counted0 - made0:
+        run.fail("%d calls seen or not seen for the %d stall made; with no pairs after the "
+                 "filter, %d for %d" % (counted, made, counted0, made0))
+
+
 def stub_cases(opts, arch):
     """What only entry stubs change (tests/e2e/test_stubs.py): no stop per call, and a full ring
     (a reader slowed on purpose) still gives exact counts without a stop."""
@@ -340,6 +370,15 @@ def stub_cases(opts, arch):
                            env=late)
         cases.append(("stubs_stall_bound", [GuestRun("ht", "threads", args=[n, 1, 0]), bounded],
                       lambda c, r=bounded: check_stall_bound(c, r, n)))
+        # a filter that kills on futex, installed after the set-up: heaptrace's look at the
+        # threads' filters (every 50 ms) has the stubs wait without system calls when the
+        # ring, its reader slowed, fills (test_stall.py's, without its stop of heaptrace)
+        late = GuestRun("ht", "stall", args=["seccomp", 1500, "kill"],
+                        opts=["-v", "--max-stall=20"],
+                        env=(("HEAPTRACE_TEST_SLOW_READER", "100"),))
+        cases.append(("stubs_seccomp_late", [GuestRun("ht", "stall", args=["seccomp", 0, "kill"]),
+                                             late],
+                      lambda c, r=late: check_seccomp_late(c, r)))
     # --sample-bytes, decided in the stub code but on arm (test_sampling.py), on a tenth of the
     # target's calls
     samp = GuestRun("ht", "sampling", args=[10], opts=["-v", "--sample-bytes=4096"])
