@@ -61,12 +61,15 @@
 #define STUB_D_SAMPLE 160
 #define STUB_D_RAND 168
 /*
- * The bounded stall (x86_64's stub code; the other architectures' wait without a bound): a
- * stub that finds the ring full waits at most STUB_D_STALL slices of STUB_STALL_SLICE_NS, each
- * counted used up whether it timed out or a wake-up brought no room, then goes on without a
- * record (counted in STUB_C_LOST_*). With STUB_C_NOSYS set (a seccomp filter may forbid the
- * futex calls) a slice is STUB_D_PAUSES `pause`s, looking at the tail between them, and no
- * system call is made.
+ * The reservation and the bounded stall, every architecture's stub code alike: a stub moves
+ * the ring's head (atomically) only where its record fits, once head + length is at most the
+ * tail, read before the head (it only grows: an old one errs on the safe side), plus the ring's
+ * size. A stub that finds the ring full waits at most STUB_D_STALL slices of
+ * STUB_STALL_SLICE_NS, each counted used up whether it timed out or a wake-up brought no room,
+ * then goes on without a record (counted in STUB_C_LOST_*; not when the stubs are off or
+ * heaptrace is gone: nobody reads). A slice is a futex wait on the tail after a wake of
+ * heaptrace's reader or, with STUB_C_NOSYS set (a seccomp filter may forbid futex),
+ * STUB_D_PAUSES pauses looking at the tail, and no system call.
  */
 #define STUB_D_STALL 176 /* u64: slices a call may wait for room, 0: none */
 #define STUB_D_PAUSES 184 /* u64: pauses per slice (at least 1), timed by heaptrace */

@@ -42,13 +42,10 @@ _Static_assert(STUB_R_TAG == 0, "the tag starts the record");
 	"	ldp x6, x7, [sp, #48]\n	ldp x8, x9, [sp, #64]\n	ldp x10, x11, [sp, #80]\n"        \
 	"	ldp x12, x13, [sp, #96]\n	ldp x14, x15, [sp, #112]\n"
 /*
- * Reserve x14 bytes of ring at x15 only where they fit (x9: the data page, x11: the control
- * page): the head moves by ldxr/stxr once head + x14 is at most the tail read before it plus
- * the ring's size (the tail only grows: an old one is the safe side), x0 = the record. Where
- * they do not fit, .Lroom waits a slice (x3: the slices left, x5: the tail read) and the
- * reservation is tried again; past the bound, or with the stubs off or heaptrace gone, the
- * call goes on to fail, counted at the control page's offset lost (not when nobody reads).
- * x1-x8, x10, x17 clobbered. Labels l, l0 and l9.
+ * Reserve x14 bytes of ring at x15 where they fit, as stub_layout.h says (ldxr/stxr; x9: the
+ * data page, x11: the control page), x0 = the record; else a slice of .Lroom (x3: the slices
+ * left, x5: the tail read) and again, or on to fail (lost: the counter's offset). x1-x8, x10,
+ * x17 clobbered. Labels l, l0 and l9.
  */
 #define RESERVE(l, lost, fail)                                                                    \
 	"	add x10, x11, #" S(STUB_C_HEAD) "\n"                                                  \

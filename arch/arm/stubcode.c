@@ -39,14 +39,11 @@
 	"	ldr r10, [r11, #" S(STUB_C_OWNER) "]\n"                                               \
 	"	tst r10, #" S(STUB_OWNER_DIED) "\n	bne " skip "\n"
 /*
- * Reserve r5 bytes of ring at r2:r3 (the 64-bit position) only where they fit: the head moves
- * by ldrexd/strexd once its low word plus r5 is at most the tail's low word, read before it,
- * plus the ring's size (ip: that limit; the words are compared by their difference: the ring
- * is far smaller than 4 GiB), r0 = the record, its length written. Where they do not fit,
- * .Lroom waits a slice (r4: the slices left) and the reservation is tried again; past the
- * bound, or with the stubs off or heaptrace gone, the call goes on to fail, counted at the
- * control page's offset lost (not when nobody reads). r0-r4, r10, ip, lr clobbered. Labels
- * l, l0 and l9.
+ * Reserve r5 bytes of ring at r2:r3 (the 64-bit position) where they fit, as stub_layout.h
+ * says (ldrexd/strexd; ip: the tail's low word plus the ring's size, compared by difference:
+ * the ring is far smaller than 4 GiB), r0 = the record, its length written; else a slice of
+ * .Lroom (r4: the slices left) and again, or on to fail (lost: the counter's offset). r0-r4,
+ * r10, ip, lr clobbered. Labels l, l0 and l9.
  */
 #define RESERVE(l, lost, fail)                                                                    \
 	"	add r10, r11, #" S(STUB_C_HEAD) "\n"                                                  \

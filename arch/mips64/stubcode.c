@@ -58,13 +58,10 @@
 	"	bnez $t0, " l "\n"                                                                    \
 	"	nop\n"
 /*
- * Reserve a3 bytes of ring at t0 only where they fit (t8: the data page, t1: the control page):
- * the head moves by lld/scd once head + a3 is at most the tail read before it (a0) plus the
- * ring's size (the tail only grows: an old one is the safe side; no load between the pair), v0
- * = the record, its length written. Where they do not fit, .Lroom waits a slice (a2: the
- * slices left) and the reservation is tried again; past the bound, or with the stubs off or
- * heaptrace gone, the call goes on to fail, counted at the control page's offset lost (not
- * when nobody reads). a0-a2, v0, ra clobbered. Labels l, l0 and l9.
+ * Reserve a3 bytes of ring at t0 where they fit, as stub_layout.h says (lld/scd, no load
+ * between them; t8: the data page, t1: the control page, a0: the tail read), v0 = the record,
+ * its length written; else a slice of .Lroom (a2: the slices left) and again, or on to fail
+ * (lost: the counter's offset). a0-a2, v0, ra clobbered. Labels l, l0 and l9.
  */
 #define RESERVE(l, lost, fail)                                                                    \
 	"	ld $a2, " S(STUB_D_STALL) "($t8)\n"                                                   \
