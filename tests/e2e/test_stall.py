@@ -35,13 +35,15 @@ BOUND_MS = 20  # --max-stall's default, given explicitly (tests/run.py's wrapper
 
 
 def stall_stubs():
-    """True where the bounded stall runs: x86_64's entry stubs."""
+    """True where these checks hold: x86_64's entry stubs (every architecture's stubs bound
+    their wait, but the look at the threads and the watched seccomp calls are x86_64's; the
+    other architectures' bound is tested in the guests: tests/xarch/xarch.py)."""
     return helpers.MODE == "stubs" and os.uname().machine == "x86_64"
 
 
 def need_stubs():
     if not stall_stubs():
-        raise Skip("the bounded stall is x86_64's entry stubs'")
+        raise Skip("these checks are x86_64's entry stubs'")
 
 
 def ended(t, mode, why=""):
