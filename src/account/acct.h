@@ -106,8 +106,9 @@ struct calls_rec {
 	 * dropped the calls below the sp it interrupted, left by longjmp) */
 	bool handler;
 	enum acct_stub_sample stub_sample;
-	/* Was the return of t's call cookie counted lost by its stub (account/ring.c)? NULL: no */
-	bool (*return_lost)(const struct proc *p, uint64_t cookie);
+	/* Was the return of t's call cookie counted lost by its stub (account/ring.c; it may take
+	 * one of the stub's count of those with no word)? NULL: no */
+	bool (*return_lost)(struct proc *p, uint64_t cookie);
 };
 
 /* Thread t's recorded entry r, counted by acct_enter; unwind(ctx) gives its backtrace. As

@@ -453,7 +453,7 @@ static uint64_t *lostret_slot(const struct stubs *s, unsigned i)
 	return (uint64_t *)(s->ctl + STUB_C_LOSTRET + 8 * i);
 }
 
-bool ring_return_lost(const struct proc *p, uint64_t cookie)
+bool ring_return_lost(struct proc *p, uint64_t cookie)
 {
 	struct stubs *s = p->stubs;
 

@@ -35,7 +35,7 @@ void ring_probe_done(struct proc *p, bool dead);
  * (STUB_C_LOSTRET): lost_returns drops that call at the end of the drain. A call whose cookie
  * is in no word is taken for one the stub counted without a word (STUB_C_LOST_UNSLOTTED) while
  * such are left. */
-bool ring_return_lost(const struct proc *p, uint64_t cookie);
+bool ring_return_lost(struct proc *p, uint64_t cookie);
 /* Records skipped so far as never to be written, in every process. */
 uint64_t ring_skipped(void);
 

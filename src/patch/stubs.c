@@ -253,6 +253,28 @@ void stubs_python(struct proc *p)
 #endif
 }
 
+/* The stub code's pauses (stub_pause) in one slice (STUB_STALL_SLICE_NS), at least 1: timed
+ * once, at the first set-up, as they are this machine's. */
+static uint64_t pauses_per_slice(void)
+{
+#ifdef STUB_STALL_SUPPORTED
+	static uint64_t per;
+	const unsigned n = 5000;
+	uint64_t t0, dt;
+
+	if (per)
+		return per;
+	t0 = now_ns();
+	for (unsigned i = 0; i < n; i++)
+		stub_pause();
+	dt = now_ns() - t0;
+	per = dt ? (uint64_t)n * STUB_STALL_SLICE_NS / dt + 1 : n;
+	return per;
+#else
+	return 1; /* the stub code here waits with futex only */
+#endif
+}
+
 /* An area: the code page (the common code, r-x) and the data page after it, near hint: a
  * patched entry branches there with a 32-bit displacement. Return 0 or -errno. */
 static int map_code(struct proc *p, struct stubs *s, pid_t tid, uint64_t hint,
@@ -276,7 +298,7 @@ static int map_code(struct proc *p, struct stubs *s, pid_t tid, uint64_t hint,
 	put64(data + STUB_D_SIZE, s->size);
 	put64(data + STUB_D_COPY, s->copy);
 	put64(data + STUB_D_STALL, s->stall);
-	put64(data + STUB_D_PAUSES, s->pauses);
+	put64(data + STUB_D_PAUSES, pauses_per_slice());
 	put64(data + STUB_D_TRAMP, at + (ht_stub_ret - ht_stub_blob));
 	put64(data + STUB_D_SAMPLE, p->table.sample_bytes); /* the accounting's rule (table.h) */
 	put64(data + STUB_D_RAND, now_ns() | 1);
@@ -412,22 +434,6 @@ static uint64_t seccomp_most(struct proc *p)
 	return w.most;
 }
 
-/* `pause` instructions in one slice (STUB_STALL_SLICE_NS), timed here: at least 1. */
-static uint64_t pauses_per_slice(void)
-{
-#ifdef STUB_STALL_SUPPORTED
-	const unsigned n = 5000;
-	uint64_t t0 = now_ns(), dt;
-
-	for (unsigned i = 0; i < n; i++)
-		stub_pause();
-	dt = now_ns() - t0;
-	return dt ? (uint64_t)n * STUB_STALL_SLICE_NS / dt + 1 : n;
-#else
-	return 1; /* the stub code here waits with futex only */
-#endif
-}
-
 void stubs_data_put(const struct stubs *s, pid_t pid, unsigned off, uint64_t v)
 {
 	for (unsigned i = 0; i < s->nareas; i++)
@@ -508,7 +514,6 @@ int stubs_setup(struct proc *p, pid_t tid, unsigned long ring_size, unsigned cop
 	s->stall = stall_ms; /* slices of 1 ms (STUB_STALL_SLICE_NS) */
 	s->filters = seccomp_most(p);
 	s->filters_ns = now_ns();
-	s->pauses = pauses_per_slice();
 	main_stack(p, &s->main_lo, &s->main_top);
 	ret = map_ring(p, s, tid, ok, ok_ctx);
 	if (!ret)

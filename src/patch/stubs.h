@@ -117,7 +117,6 @@ struct stubs {
 	unsigned npatch;
 	unsigned copy; /* STUB_D_COPY */
 	unsigned stall; /* STUB_D_STALL: slices (ms) a stub may wait for room */
-	uint64_t pauses; /* STUB_D_PAUSES */
 	bool nosys; /* STUB_C_NOSYS set, by heaptrace or by a watched call */
 	uint64_t filters; /* the threads' seccomp filters at setup, added up (stubs_seccomp) */
 	uint64_t filters_ns; /* when stubs_seccomp last looked */

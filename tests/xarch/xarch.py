@@ -275,43 +275,42 @@ def stall_made(h, run):
     return int(m.group(1)), counted
 
 
+def stall_counted(ctx, r, base_args):
+    """Run r of stall and stall base_args (its mode, 0: no pairs) ended with status 0 (SIGSYS:
+    159), and r's calls seen and not seen are the calls stall made plus what the base run
+    counts beyond its own: r's run."""
+    h = ctx.h
+    base = ctx.heaptrace(ctx.target("stall"), args=base_args)
+    h.expect_rc(base, 0)
+    run = ctx.heaptrace(r.prog, args=r.args, opts=r.opts, env=dict(r.env))
+    h.expect_rc(run, 0)
+    made0, counted0 = stall_made(h, base)
+    made, counted = stall_made(h, run)
+    if counted - made != counted0 - made0:
+        run.fail("%d calls seen or not seen for the %d stall made; with no pairs (%s), %d for %d"
+                 % (counted, made, " ".join(map(str, base_args)), counted0, made0))
+    return run
+
+
 def check_stall_bound(ctx, r):
     """Run r (stall loop, one thread, its reader slowed past the bound) ended by itself, some
     of its calls were not seen, and its calls seen and not seen are the pairs stall made plus
     what its setup makes (the run of no pairs). One thread: no thread's exit frees its cache,
     which the C library does in a number of calls that varies with what the cache holds."""
-    h = ctx.h
-    base = ctx.heaptrace(ctx.target("stall"), args=["loop", 0])
-    h.expect_rc(base, 0)
-    run = ctx.heaptrace(r.prog, args=r.args, opts=r.opts, env=dict(r.env))
-    h.expect_rc(run, 0)
-    made0, counted0 = stall_made(h, base)
-    made, counted = stall_made(h, run)
+    run = stall_counted(ctx, r, ["loop", 0])
     if not run.report["summary"].get("calls_not_seen"):
         run.fail("the reader a second late, and no call went on unseen: %s"
                  % run.report["summary"])
-    if counted - made != counted0 - made0:
-        run.fail("%d calls seen or not seen for the %d stall made; with no pairs, %d for %d"
-                 % (counted, made, counted0, made0))
 
 
 def check_seccomp_late(ctx, r):
     """Run r (stall seccomp: a filter that kills on futex, installed after the set-up, then
-    pairs with the reader slowed) ended with its own output (SIGSYS: status 159), heaptrace
-    said its stubs wait without system calls, and every call is counted, seen or not, past
-    what the C library makes (the run of no pairs after the filter)."""
-    h = ctx.h
-    base = ctx.heaptrace(ctx.target("stall"), args=["seccomp", 0, "kill"])
-    h.expect_rc(base, 0)
-    run = ctx.heaptrace(r.prog, args=r.args, opts=r.opts, env=dict(r.env))
-    h.expect_rc(run, 0)
-    made0, counted0 = stall_made(h, base)
-    made, counted = stall_made(h, run)
+    pairs with the reader slowed) ended with its own output, heaptrace said its stubs wait
+    without system calls, and every call is counted, seen or not, past what the C library
+    makes (the run of no pairs after the filter)."""
+    run = stall_counted(ctx, r, ["seccomp", 0, "kill"])
     if "installed a seccomp filter" not in run.proc.stderr:
         run.fail("heaptrace did not say that the stubs wait without system calls")
-    if counted - made != counted0 - made0:
-        run.fail("%d calls seen or not seen for the %d stall made; with no pairs after the "
-                 "filter, %d for %d" % (counted, made, counted0, made0))
 
 
 def stub_cases(opts, arch):
