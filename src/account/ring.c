@@ -645,6 +645,7 @@ unsigned ring_drain(struct proc *p)
 			__atomic_store_n((uint64_t *)(s->ctl + STUB_C_TAIL), rd->tail,
 					 __ATOMIC_RELEASE);
 			given = rd->tail;
+			stubs_seccomp(p); /* every 50 ms even while a long backlog is read */
 		}
 	}
 	lost_returns(p, s);
