@@ -223,17 +223,24 @@ static int loop(uint64_t deadline)
 	return 0;
 }
 
-/* The launched program runs on untraced: wait for it like a shell would. */
+/* The launched program runs on untraced: wait for its end like a shell would. A stop taken
+ * from the kernel before the detach and not handed out yet is passed over: returning on it
+ * would end heaptrace, and with --live the program's terminal, while the program runs. */
 static int wait_launched(void)
 {
-	int status;
+	int status = 0;
+	pid_t got;
 
 	if (session.launched_status >= 0 || !session.launched_pid)
 		return session.launched_status;
-	if (events_wait_tid(session.launched_pid, &status) < 0)
+	do
+		got = events_wait_tid(session.launched_pid, &status);
+	while (got == session.launched_pid && !WIFEXITED(status) && !WIFSIGNALED(status));
+	if (got < 0) {
+		pr_warn("cannot wait for process %d: %s", session.launched_pid, strerror(-got));
 		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) :
-	       WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 0;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* Attach to every process of -p. One that cannot be traced is said and let go, and the others

@@ -123,7 +123,10 @@ class Tmux:
             if pred(s):
                 return s
             if time.monotonic() > end:
-                raise Fail("the screen never showed %s" % what, s)
+                # CI shows the reason line only: the screen's last lines go into it
+                tail = [l.strip() for l in s.splitlines() if l.strip()][-3:]
+                raise Fail("the screen never showed %s; it ends: %s"
+                           % (what, " | ".join(tail) or "(empty)"), s)
             time.sleep(0.05)
 
     def status(self):
@@ -305,7 +308,8 @@ def test_live_signals():
             g.send("say alive after %s" % sig.name)
             g.send("exit 4")
             rc = t.status()
-            s = t.wait(lambda s: "alive after %s" % sig.name in s, "the program's output")
+            s = t.wait(lambda s: "alive after %s" % sig.name in s,
+                       "the program's output after %s (exit status %d)" % (sig.name, rc))
             if rc != 4 or t.alternate_on():
                 raise Fail("%s: exit status %d (expected 4), alternate screen %s"
                            % (sig.name, rc, t.alternate_on()), s)
