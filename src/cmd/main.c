@@ -9,6 +9,7 @@
  * `heaptrace report FILE` exits 0, 1 on a usage error, 2 when FILE is not a log it reads
  * (missing, truncated, corrupt, a newer format) or the report could not be written.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "cmd/logcmd.h"
@@ -19,6 +20,10 @@ int main(int argc, char **argv)
 {
 	/* first thing: from here on a signal sent to heaptrace is taken, never fatal */
 	events_init();
+	/* whole lines: the report and the messages go to standard error, often the terminal the
+	 * program writes to as well; unbuffered, each line was several writes, which the
+	 * program's output could land between */
+	setvbuf(stderr, NULL, _IOLBF, BUFSIZ);
 	if (argc > 1 && !strcmp(argv[1], "report"))
 		return logcmd_report(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "diff"))
