@@ -197,23 +197,19 @@ static void learn_copy(struct unwind_ctx *c, struct unwind_reader *rd, const uin
 		stubs_data_put(c->s, proc_mem_pid(c->p), STUB_D_COPY, put);
 }
 
-/* Does the record r (of STUB_KIND_ENTRY or _FREE) release the block at addr? */
-static bool releases(const struct ringrec *r, uint64_t addr)
+/* The block the record r (of STUB_KIND_ENTRY or _FREE) releases: its address, or 0. */
+static uint64_t released_by(const struct ringrec *r)
 {
 	const struct hook_desc *d;
 
 	if (r->kind == STUB_KIND_FREE)
-		return r->args[0] == addr;
+		return r->args[0];
 	if (r->kind != STUB_KIND_ENTRY || (r->word & STUB_HOOK_MASK) >= HOOK_COUNT)
-		return false;
+		return 0;
 	d = &hook_table[r->word & STUB_HOOK_MASK];
 	return (d->kind == HK_FREE || d->kind == HK_REALLOC || d->kind == HK_RESIZE) &&
-	       d->ptr >= 0 && d->ptr < HOOK_STUB_ARGS && r->args[d->ptr] == addr;
+	       d->ptr >= 0 && d->ptr < HOOK_STUB_ARGS ? r->args[d->ptr] : 0;
 }
-
-/* Records released_since parses at most in one call: the rest of a long backlog is looked
- * through by the next records that ask (stubs_release keeps where it stopped). */
-#define RELEASED_SCAN_MAX 4096u
 
 /* A record reserved a moment ago is written within a microsecond or so: its parse is tried
  * again for this long before released_since takes it for one that may release the block. */
@@ -237,53 +233,101 @@ static bool parse_soon(const struct stubs *s, uint64_t pos, struct ringrec *r)
 	}
 }
 
-/* The entry of rd's cache for addr (a new one, pos 0, if none). */
-static struct stubs_release *release_entry(struct stubs_reader *rd, uint64_t addr)
-{
-	struct stubs_release *e;
+/* Blocks the index of releases ahead keeps before it starts again from the record read (a
+ * full ring of frees holds fewer: the index is rebuilt from a backlog at most) */
+#define AHEAD_MAX (1u << 17)
 
-	for (unsigned i = 0; i < STUBS_RELEASED; i++)
-		if (rd->released[i].addr == addr)
-			return &rd->released[i];
-	e = &rd->released[rd->released_next++ % STUBS_RELEASED];
-	*e = (struct stubs_release){ .addr = addr };
-	return e;
+static void ahead_clear(struct stubs_reader *rd)
+{
+	free(rd->ahead.last.v);
+	free(rd->ahead.pos);
+	rd->ahead = (struct stubs_ahead){ .front = rd->tail };
+}
+
+/* Note in rd's index that the record r at pos releases what it releases. */
+static void ahead_note(struct stubs_reader *rd, const struct ringrec *r, uint64_t pos)
+{
+	struct stubs_ahead *a = &rd->ahead;
+	uint64_t addr = released_by(r);
+	uint32_t *slot;
+
+	if (!addr)
+		return;
+	slot = pairmap_slot(&a->last, addr, 0);
+	if (*slot) {
+		a->pos[*slot - 1] = pos; /* the latest release is the one asked about */
+		return;
+	}
+	if (a->n == a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 1024;
+		a->pos = xrealloc(a->pos, a->cap * sizeof(*a->pos));
+	}
+	a->pos[a->n++] = pos;
+	*slot = a->n;
+	a->last.n++;
+}
+
+/* Bring s's index of releases ahead up to head: false if it stopped at a record not written
+ * yet (which may be a release). Each record is parsed once for it, however many ask. */
+static bool ahead_advance(struct stubs *s, uint64_t head)
+{
+	struct stubs_reader *rd = &s->rd;
+
+	/* the reader passed the front (or skipped a record never written): nothing in the index
+	 * is ahead of it any more */
+	if (rd->ahead.front <= rd->tail || rd->ahead.n > AHEAD_MAX)
+		ahead_clear(rd);
+	while (rd->ahead.front != head) {
+		struct ringrec r;
+
+		if (head - rd->ahead.front > s->size || !parse_soon(s, rd->ahead.front, &r))
+			return false;
+		ahead_note(rd, &r, rd->ahead.front);
+		rd->ahead.front += r.len;
+	}
+	return true;
+}
+
+/* A record whose Python frames need the look ahead while a record there is not written yet
+ * (its thread was preempted between reserving and writing it) waits for it this long at most:
+ * read at once, it would lose its frames (released_since). */
+#define AHEAD_WAIT_NS 5000000ull
+
+/* May the entry record rr (at r) be read now, as far as its Python frames go? */
+static bool python_settled(struct proc *p, struct stubs *s, const uint8_t *r,
+			   const struct ringrec *rr, uint64_t head)
+{
+	struct stubs_ahead *a = &s->rd.ahead;
+	uint64_t now;
+
+	if (!rr->py_count || !python_recorded_asks(p, r + rr->py_off, rr->py_count) ||
+	    ahead_advance(s, head))
+		return true;
+	now = now_ns();
+	if (a->wait_at != a->front || !a->wait_ns) {
+		a->wait_at = a->front;
+		a->wait_ns = now;
+	}
+	return now - a->wait_ns >= AHEAD_WAIT_NS;
 }
 
 /*
  * python_released_fn for the record c is reading: true if a record after it, up to the ring's
  * head now, releases addr, or one there is not written yet. A call that releases a block is
  * recorded at its entry, before the block is free, so what was read at addr before this look
- * was the object of c's time if no such record is there. Where it looked is kept: a record
- * after c that asks again for addr starts there. True too when the records to look through
- * are more than RELEASED_SCAN_MAX: the Python frames wait for a later record.
+ * was the object of c's time if no such record is there.
  */
 static bool released_since(void *arg, uint64_t addr)
 {
 	const struct unwind_ctx *c = arg;
 	struct stubs_reader *rd = &c->s->rd;
-	struct stubs_release *e = release_entry(rd, addr);
-	uint64_t head = stubs_head(c->s), pos = rd->tail + c->rr->len;
+	bool whole = ahead_advance(c->s, stubs_head(c->s));
+	/* a slot left at 0 is no entry: the map stays as it was */
+	uint32_t *slot = rd->ahead.last.n ? pairmap_slot(&rd->ahead.last, addr, 0) : NULL;
 
-	if (e->found && e->pos > rd->tail)
+	if (slot && *slot && rd->ahead.pos[*slot - 1] >= rd->tail + c->rr->len)
 		return true;
-	if (!e->found && e->pos > pos)
-		pos = e->pos;
-	e->found = false;
-	for (unsigned n = 0; pos != head; n++) {
-		struct ringrec r;
-
-		e->pos = pos;
-		if (n == RELEASED_SCAN_MAX || head - pos > c->s->size || !parse_soon(c->s, pos, &r))
-			return true;
-		if (releases(&r, addr)) {
-			e->found = true;
-			return true;
-		}
-		pos += r.len;
-	}
-	e->pos = pos;
-	return false;
+	return !whole;
 }
 
 static unsigned unwind_rec(void *arg, struct unwind_reader *rd, uint64_t *pcs, unsigned max)
@@ -386,25 +430,6 @@ static uint64_t next_complete(const struct stubs *s, uint64_t head)
 			return pos;
 	}
 	return head;
-}
-
-unsigned ring_drain_final(struct proc *p)
-{
-	struct stubs *s = p->stubs;
-	unsigned n = ring_drain(p);
-
-	while (s && s->ctl) {
-		uint64_t head = stubs_head(s);
-
-		if (s->rd.tail == head)
-			break;
-		/* a record a thread reserved and never wrote: it died, or is stopped for good */
-		pr_dbg(1, "process %d: skipped a record never written at %#llx", p->pid,
-		       (unsigned long long)s->rd.tail);
-		s->rd.tail = next_complete(s, head);
-		n += ring_drain(p);
-	}
-	return n;
 }
 
 /* ---- calls the stubs left unrecorded (stub_layout.h: STUB_C_LOST_*) ---- */
@@ -604,11 +629,14 @@ static bool skip_dead(struct proc *p, struct stubs *s)
  */
 #define READ_DONE_BYTES (64u << 10)
 
-unsigned ring_drain(struct proc *p)
+/* Read s's records up to its head now; may_wait: records with Python frames may wait for
+ * the look ahead (python_settled), which the last read (every thread stopped) must not. */
+static unsigned drain(struct proc *p, bool may_wait)
 {
 	struct stubs *s = p->stubs;
 	struct stubs_reader *rd;
 	uint64_t head, given, start;
+	bool waiting = false;
 	unsigned n = 0;
 
 	if (!s || !s->ctl)
@@ -638,6 +666,11 @@ unsigned ring_drain(struct proc *p)
 			rd->tail = head;
 			break;
 		}
+		if (may_wait && rr.kind == STUB_KIND_ENTRY &&
+		    !python_settled(p, s, r, &rr, head)) {
+			waiting = true;
+			break;
+		}
 		take(p, s, r, &rr, rd->tail);
 		rd->tail += rr.len;
 		n++;
@@ -651,7 +684,7 @@ unsigned ring_drain(struct proc *p)
 	lost_returns(p, s);
 	stubs_seccomp(p);
 	if (!n && rd->tail == start) {
-		if (stuck_check(p, s, head))
+		if (!waiting && stuck_check(p, s, head))
 			read_done(s);
 		return 0;
 	}
@@ -661,6 +694,30 @@ unsigned ring_drain(struct proc *p)
 	rd->nrecords += n;
 	bury(s);
 	read_done(s);
+	return n;
+}
+
+unsigned ring_drain(struct proc *p)
+{
+	return drain(p, true);
+}
+
+unsigned ring_drain_final(struct proc *p)
+{
+	struct stubs *s = p->stubs;
+	unsigned n = drain(p, false);
+
+	while (s && s->ctl) {
+		uint64_t head = stubs_head(s);
+
+		if (s->rd.tail == head)
+			break;
+		/* a record a thread reserved and never wrote: it died, or is stopped for good */
+		pr_dbg(1, "process %d: skipped a record never written at %#llx", p->pid,
+		       (unsigned long long)s->rd.tail);
+		s->rd.tail = next_complete(s, head);
+		n += drain(p, false);
+	}
 	return n;
 }
 

@@ -21,6 +21,7 @@
 #include "heap/hooks.h"
 #include "patch/breakpoint.h"
 #include "patch/copysize.h"
+#include "util/pairmap.h"
 
 struct module;
 struct proc;
@@ -54,8 +55,6 @@ struct stubs_key {
  * The reader's state for one ring, so that rings are read apart (account/ring.c owns it; here
  * because patch's thread hooks and forget touch the stand-ins and the generation).
  */
-#define STUBS_RELEASED 8
-
 struct stubs_reader {
 	uint64_t tail; /* bytes read */
 	uint64_t tsc0, ns0; /* the clock the records' time stamps are read with, at setup */
@@ -88,13 +87,16 @@ struct stubs_reader {
 	struct thread *unknown; /* the one thread with no key yet, if only one (npending) */
 	unsigned npending;
 	struct copysize copy; /* the stubs' stack copy size, learned (STUB_D_COPY) */
-	/* the last addresses account/ring.c's released_since looked for after the record read:
-	 * the position of a record that releases it, or up to where none did */
-	struct stubs_release {
-		uint64_t addr, pos;
-		bool found;
-	} released[STUBS_RELEASED];
-	unsigned released_next;
+	/* account/ring.c's index of releases ahead of the record read, for released_since: the
+	 * records from tail to front were parsed for it, and last has, for each block released
+	 * there, the index + 1 in pos of its latest release's position */
+	struct stubs_ahead {
+		uint64_t front;
+		struct pairmap last;
+		uint64_t *pos;
+		uint32_t n, cap;
+		uint64_t wait_at, wait_ns; /* a record not written there since then */
+	} ahead;
 };
 
 #define STUBS_AREAS 4 /* stub pages: one within a branch's reach of each module with hooks */

@@ -537,6 +537,21 @@ unsigned python_merge_recorded(struct proc *p, const uint8_t *sec, unsigned coun
 	return merge(py, frames, entry, m, pcs, n, max);
 }
 
+bool python_recorded_asks(struct proc *p, const uint8_t *sec, unsigned count)
+{
+	struct pyproc *py = p->py;
+
+	if (!py || py->state != PY_READY || !watchable(p))
+		return false;
+	for (unsigned i = 0; i < count && i < STUB_PY_MAX_FRAMES; i++) {
+		uint64_t code = word_at(sec + STUB_PY_FRAMES + i * STUB_PY_FRAME, STUB_PY_CODE);
+
+		if (!watched_code(p, py, code) && !in_image(py, code) && in_table(p, code))
+			return true;
+	}
+	return false;
+}
+
 /* ---- where each thread keeps its own state, for the entry stubs ---- */
 
 /*

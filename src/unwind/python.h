@@ -43,6 +43,10 @@ typedef bool python_released_fn(void *ctx, uint64_t addr);
 unsigned python_merge_recorded(struct proc *p, const uint8_t *sec, unsigned count, uint64_t *pcs,
 			       unsigned n, unsigned max, python_released_fn *released, void *ctx);
 
+/* Would python_merge_recorded ask released about a frame of that section: a code object whose
+ * block p's table holds, not read since the block was last released? */
+bool python_recorded_asks(struct proc *p, const uint8_t *sec, unsigned count);
+
 /* The block of key (heap/table.h: its heap in it) is released, seen at the entry of the call
  * that releases it: a code object there is read again at its next record. */
 void python_release(struct proc *p, uint64_t key);
