@@ -237,11 +237,14 @@ static bool parse_soon(const struct stubs *s, uint64_t pos, struct ringrec *r)
  * full ring of frees holds fewer: the index is rebuilt from a backlog at most) */
 #define AHEAD_MAX (1u << 17)
 
+/* Start the index again from the record read. A wait for a record not written (wait_at) goes
+ * on: started again, it could last as long as that record stays unwritten. */
 static void ahead_clear(struct stubs_reader *rd)
 {
 	free(rd->ahead.last.v);
 	free(rd->ahead.pos);
-	rd->ahead = (struct stubs_ahead){ .front = rd->tail };
+	rd->ahead = (struct stubs_ahead){ .front = rd->tail, .wait_at = rd->ahead.wait_at,
+					  .wait_ns = rd->ahead.wait_ns };
 }
 
 /* Note in rd's index that the record r at pos releases what it releases. */
