@@ -36,7 +36,8 @@ with their program, as heaptrace runs a single-threaded program by default. Then
              CPU, with --max-stall's default of 20 ms: the bounded stall, and the calls not seen
 
 --only=record, --only=margin or --only=stall runs that section alone (after building the
-workloads); --only=margin --workloads=TEXT, only the workloads whose name contains TEXT.
+workloads); --only=margin --workloads=TEXT[,TEXT...], only the workloads whose name contains
+one of the TEXTs.
 
 each interleaved in its own group, and a table of the goals. Timings are printed, never checked: the exit status is 0 unless
 something failed to run.
@@ -353,7 +354,7 @@ heaptrack us/call   (heaptrack - native) / heaptrace's count of calls (heaptrack
 
 def print_rows(cols, rows, indent="", left=1):
     """Columns aligned: the first LEFT to the left, the others to the right."""
-    widths = [max(len(col), *(len(r[i]) for r in rows)) for i, col in enumerate(cols)]
+    widths = [max([len(col)] + [len(r[i]) for r in rows]) for i, col in enumerate(cols)]
     for line in [cols] + rows:
         print((indent + "  ".join(v.ljust(w) if i < left else v.rjust(w)
                                   for i, (v, w) in enumerate(zip(line, widths)))).rstrip())
@@ -655,7 +656,8 @@ def main():
     ap.add_argument("--only", choices=["record", "margin", "stall"],
                     help="run this section only")
     ap.add_argument("--workloads", metavar="TEXT",
-                    help="with --only=margin: the workloads whose name contains TEXT only")
+                    help="with --only=margin: the workloads whose name contains TEXT (or one of "
+                         "TEXT,TEXT...) only")
     args = ap.parse_args()
     runs = args.runs or (1 if args.quick else 3)
     scale = args.scale or (0.1 if args.quick else 1.0)

@@ -178,12 +178,13 @@ def slopes(med, calls, sizes):
 
 def section(bins, scale, heaptrace, heaptrack, env, runs, log, failed, goals, print_rows,
             only=None):
-    """Measure every workload's slopes (only those whose name contains ONLY, if given), print
+    """Measure every workload's slopes (only those whose name contains one of ONLY's
+    comma-separated texts, if given), print
     the table, add the goals; return the rows."""
     rows, table = [], []
     with tempfile.TemporaryDirectory(prefix="margin-in.") as scratch:
         for name, argv_of, small, large, *more in workloads(bins, scale, scratch):
-            if only and only not in name:
+            if only and not any(t in name for t in only.split(",")):
                 continue
             med, calls, slow = measure(name, argv_of, (small, large), heaptrace, heaptrack,
                                        dict(env, **(more[0] if more else {})), runs, log,
@@ -223,6 +224,9 @@ def section(bins, scale, heaptrace, heaptrack, env, runs, log, failed, goals, pr
             "heaptrack CPU", "wall ht/hk", "CPU ht/hk"]
     print(f"\nmargin: cost per call as the slope between a small and a large run, "
           f"median of {runs} interleaved round(s)")
+    if not rows:
+        print("no workload measured (--workloads=%s names none that runs here)" % only)
+        return rows
     print_rows(cols, [[r.get(c, "-") for c in cols] for r in rows])
     print("""
 native ns/call   the untraced program's own time per call (wall slope)
