@@ -236,14 +236,17 @@ static bool parse_soon(const struct stubs *s, uint64_t pos, struct ringrec *r)
 /* Blocks the index of releases ahead keeps before it starts again from the record read (a
  * full ring of frees holds fewer: the index is rebuilt from a backlog at most) */
 #define AHEAD_MAX (1u << 17)
+/* Bytes past its base the index covers before it starts again: positions are kept as 32-bit
+ * offsets from it */
+#define AHEAD_SPAN (1ull << 31)
 
 /* Start the index again from the record read. A wait for a record not written (wait_at) goes
  * on: started again, it could last as long as that record stays unwritten. */
 static void ahead_clear(struct stubs_reader *rd)
 {
 	free(rd->ahead.last.v);
-	free(rd->ahead.pos);
-	rd->ahead = (struct stubs_ahead){ .front = rd->tail, .wait_at = rd->ahead.wait_at,
+	rd->ahead = (struct stubs_ahead){ .base = rd->tail, .front = rd->tail,
+					  .wait_at = rd->ahead.wait_at,
 					  .wait_ns = rd->ahead.wait_ns };
 }
 
@@ -257,17 +260,9 @@ static void ahead_note(struct stubs_reader *rd, const struct ringrec *r, uint64_
 	if (!addr)
 		return;
 	slot = pairmap_slot(&a->last, addr, 0);
-	if (*slot) {
-		a->pos[*slot - 1] = pos; /* the latest release is the one asked about */
-		return;
-	}
-	if (a->n == a->cap) {
-		a->cap = a->cap ? 2 * a->cap : 1024;
-		a->pos = xrealloc(a->pos, a->cap * sizeof(*a->pos));
-	}
-	a->pos[a->n++] = pos;
-	*slot = a->n;
-	a->last.n++;
+	if (!*slot)
+		a->last.n++;
+	*slot = (uint32_t)(pos - a->base + 1); /* the latest release is the one asked about */
 }
 
 /* Bring s's index of releases ahead up to head: false if it stopped at a record not written
@@ -278,7 +273,8 @@ static bool ahead_advance(struct stubs *s, uint64_t head)
 
 	/* the reader passed the front (or skipped a record never written): nothing in the index
 	 * is ahead of it any more */
-	if (rd->ahead.front <= rd->tail || rd->ahead.n > AHEAD_MAX)
+	if (rd->ahead.front <= rd->tail || rd->ahead.last.n > AHEAD_MAX ||
+	    rd->ahead.front - rd->ahead.base > AHEAD_SPAN)
 		ahead_clear(rd);
 	while (rd->ahead.front != head) {
 		struct ringrec r;
@@ -328,7 +324,7 @@ static bool released_since(void *arg, uint64_t addr)
 	/* a slot left at 0 is no entry: the map stays as it was */
 	uint32_t *slot = rd->ahead.last.n ? pairmap_slot(&rd->ahead.last, addr, 0) : NULL;
 
-	if (slot && *slot && rd->ahead.pos[*slot - 1] >= rd->tail + c->rr->len)
+	if (slot && *slot && rd->ahead.base + *slot - 1 >= rd->tail + c->rr->len)
 		return true;
 	return !whole;
 }

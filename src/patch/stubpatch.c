@@ -361,7 +361,6 @@ void stubs_forget(struct proc *p)
 	free(s->rd.phantom);
 	free(s->rd.keys);
 	free(s->rd.ahead.last.v);
-	free(s->rd.ahead.pos);
 	free(s);
 	p->stubs = NULL;
 }

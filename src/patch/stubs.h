@@ -89,12 +89,10 @@ struct stubs_reader {
 	struct copysize copy; /* the stubs' stack copy size, learned (STUB_D_COPY) */
 	/* account/ring.c's index of releases ahead of the record read, for released_since: the
 	 * records from tail to front were parsed for it, and last has, for each block released
-	 * there, the index + 1 in pos of its latest release's position */
+	 * there, its latest release's position - base + 1 */
 	struct stubs_ahead {
-		uint64_t front;
+		uint64_t base, front;
 		struct pairmap last;
-		uint64_t *pos;
-		uint32_t n, cap;
 		uint64_t wait_at, wait_ns; /* a record not written there since then */
 	} ahead;
 };
