@@ -89,12 +89,18 @@ struct arch_ops {
 	void (*set_ret_reg)(struct arch_regs *r, uint64_t v);
 	/* sp after the callee returned, minus sp at its entry (x86_64: 8, the popped address). */
 	unsigned ret_sp_adjust;
-	/* In a signal frame on the stack, from the word that holds the restorer's address (where
-	 * a handler returns; a handler starts with sp there) to the interrupted sp the kernel
-	 * saved. 0: not known (the restorer's address is in a register at a handler's start). */
-	unsigned sigframe_sp;
-	/* From there to the interrupted pc the kernel saved. 0: not known. */
-	unsigned sigframe_pc;
+	/*
+	 * A signal frame on the stack is known by its anchor: a word that holds the restorer's
+	 * address (where a handler returns; x86_64's frame starts with it, and a handler starts
+	 * with sp there), or, where the restorer is in a register at a handler's start
+	 * (sigframe_magic[0] not 0), the 64 bits that open the frame's area of coprocessor
+	 * state: a record's magic and its size, one of sigframe_magic's. sigframe_sp and
+	 * sigframe_pc: from the anchor to the interrupted sp and pc the kernel saved. 0: no
+	 * frame is looked for.
+	 */
+	uint64_t sigframe_magic[3];
+	int sigframe_sp;
+	int sigframe_pc;
 	/*
 	 * Is ret (a return address as the stack holds it; arm: bit 0 set = Thumb caller) just
 	 * after a call instruction? code holds the ARCH_CALL_WINDOW bytes that end at

@@ -716,6 +716,12 @@ const struct arch_ops arch_aarch64_ops = {
 	.get_ret_reg = a64_get_ret_reg,
 	.set_ret_reg = a64_set_ret_reg,
 	.ret_sp_adjust = 0,
+	/* the kernel's rt_sigframe: a 128-byte siginfo, then the ucontext, whose uc_mcontext
+	 * (at 176 in it, 16-aligned) holds fault_address, x0-x30, sp, pc, pstate and, at 288,
+	 * __reserved, which starts with the fpsimd_context's head: FPSIMD_MAGIC, 0x210 bytes */
+	.sigframe_magic = { 0x21046508001ull },
+	.sigframe_sp = 256 - 288,
+	.sigframe_pc = 264 - 288,
 	.displace = a64_displace,
 	.emulate = a64_emulate,
 	.tramp_encode = a64_tramp_encode,

@@ -42,22 +42,32 @@ _Static_assert(STUB_R_TAG == 0, "the tag starts the record");
 	"	ldp x6, x7, [sp, #48]\n	ldp x8, x9, [sp, #64]\n	ldp x10, x11, [sp, #80]\n"        \
 	"	ldp x12, x13, [sp, #96]\n	ldp x14, x15, [sp, #112]\n"
 /*
+ * The critical sections (stub_arch.h: STUB_CRITICAL): from a record's reservation to the
+ * store of its tag, a record reserved and not yet written. heaptrace's probe of a stuck reader
+ * looks for threads there. The check of stxr's status counts as inside: a thread there whose
+ * stxr failed has reserved nothing, and the probe then errs on the safe side.
+ */
+#define CS_BEGIN(x) ".globl ht_stub_cs_" #x "\nht_stub_cs_" #x ":\n"
+#define CS_END(x) ".globl ht_stub_cs_" #x "_end\nht_stub_cs_" #x "_end:\n"
+
+/*
  * Reserve x14 bytes of ring at x15 where they fit, as stub_layout.h says (ldxr/stxr; x9: the
  * data page, x11: the control page), x0 = the record; else a slice of .Lroom (x3: the slices
  * left, x5: the tail read) and again, or on to fail (lost: the counter's offset). x1-x8, x10,
- * x17 clobbered. Labels l, l0 and l9.
+ * x17 clobbered. Labels l, l0 and l9. Opens critical sections cs_res (closed here) and cs
+ * (closed by the caller, after the tag's store).
  */
-#define RESERVE(l, lost, fail)                                                                    \
+#define RESERVE(l, lost, fail, cs)                                                                \
 	"	add x10, x11, #" S(STUB_C_HEAD) "\n"                                                  \
 	"	ldr x3, [x9, #" S(STUB_D_STALL) "]\n"                                                 \
 	l ":	ldr x5, [x11, #" S(STUB_C_TAIL) "]\n"                                                \
 	"	ldr x1, [x9, #" S(STUB_D_SIZE) "]\n	add x17, x5, x1\n"                             \
 	"	ldxr x15, [x10]\n	add x1, x15, x14\n	cmp x1, x17\n	b.hi " l "0f\n"          \
-	"	stxr w2, x1, [x10]\n	cbnz w2, " l "b\n"                                            \
-	"	b " l "9f\n"                                                                          \
+	"	stxr w2, x1, [x10]\n" CS_BEGIN(cs##_res) "	cbnz w2, " l "b\n"                      \
+	"	b " l "9f\n" CS_END(cs##_res)                                                        \
 	l "0:	clrex\n	mov x1, #" S(lost) "\n	bl .Lroom\n"                                    \
 	"	cbz w1, " l "b\n	b " fail "\n"                                                     \
-	l "9:	ldr x0, [x9, #" S(STUB_D_MASK) "]\n	and x0, x15, x0\n"                           \
+	l "9:" CS_BEGIN(cs) "	ldr x0, [x9, #" S(STUB_D_MASK) "]\n	and x0, x15, x0\n"             \
 	"	ldr x1, [x9, #" S(STUB_D_RING) "]\n	add x0, x0, x1\n"                               \
 	"	str w14, [x0, #" S(STUB_R_LEN) "]\n"
 
@@ -151,7 +161,7 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	csel x13, x10, x13, hi\n" SAMPLE
 	"	and x13, x13, #~15\n"
 	"	add x14, x13, #" S(STUB_REC_ENTRY) "+15\n"
-	"	and x14, x14, #~15\n" RESERVE("6", STUB_C_LOST_ENTRIES, "9f")
+	"	and x14, x14, #~15\n" RESERVE("6", STUB_C_LOST_ENTRIES, "9f", entry)
 	"	str w16, [x0, #" S(STUB_R_HOOK) "]\n"
 	"	ldp x1, x2, [sp]\n	stp x1, x2, [x0, #" S(STUB_RE_ARG0) "]\n"
 	"	ldr x1, [sp, #16]\n	stp x1, x12, [x0, #" S(STUB_RE_ARG2) "]\n"
@@ -185,17 +195,18 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	b.ne 10b\n"
 	"8:	orr x15, x15, #" S(STUB_KIND_ENTRY) "\n"
 	"	stlr x15, [x0]\n" /* the tag, last: the record is complete */
+	CS_END(entry)
 	"	mov x17, #144\n" /* the function starts at E-16, returning into the trampoline */
 	"	cbnz w2, 12f\n"
 	"	b 9f\n"
 	/* free: { tag, length, hook, pointer, thread, time stamp } */
-	"5:	mov x14, #" S(STUB_REC_FREE) "\n" RESERVE("11", STUB_C_LOST_FREES, "9f")
+	"5:	mov x14, #" S(STUB_REC_FREE) "\n" RESERVE("11", STUB_C_LOST_FREES, "9f", free)
 	"	str w16, [x0, #" S(STUB_R_HOOK) "]\n"
 	"	ldr x1, [sp]\n	mrs x2, tpidr_el0\n	stp x1, x2, [x0, #" S(STUB_RF_PTR) "]\n"
 	"	mrs x1, cntvct_el0\n"
 	"	str x1, [x0, #" S(STUB_RF_TIME) "]\n"
 	"	orr x15, x15, #" S(STUB_KIND_FREE) "\n"
-	"	stlr x15, [x0]\n"
+	"	stlr x15, [x0]\n" CS_END(free)
 	"9:	mov x17, #160\n" /* the function starts at E with its own return address */
 	"12:	adr x10, .Ldata\n"
 	"	and x16, x16, #0xff\n"
@@ -224,12 +235,12 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	ldr x11, [x9, #" S(STUB_D_CTL) "]\n"
 	"	ldr w10, [x11, #" S(STUB_C_OWNER) "]\n"
 	"	tbnz w10, #30, 1f\n"
-	"	mov x14, #" S(STUB_REC_RETURN) "\n" RESERVE("2", STUB_C_LOST_RETURNS, "81f")
+	"	mov x14, #" S(STUB_REC_RETURN) "\n" RESERVE("2", STUB_C_LOST_RETURNS, "81f", ret)
 	"	str wzr, [x0, #" S(STUB_R_HOOK) "]\n"
 	"	ldr x1, [sp, #144]\n	ldr x2, [sp]\n	stp x1, x2, [x0, #" S(STUB_RR_COOKIE) "]\n"
 	"	mrs x1, tpidr_el0\n	str x1, [x0, #" S(STUB_RR_THREAD) "]\n"
 	"	orr x15, x15, #" S(STUB_KIND_RETURN) "\n"
-	"	stlr x15, [x0]\n"
+	"	stlr x15, [x0]\n" CS_END(ret)
 	"1:	ldr x16, [sp, #128]\n"
 	"	msr nzcv, x16\n" LOAD_X0_X15
 	"	ldr x17, [sp, #152]\n"

@@ -318,6 +318,15 @@ const struct arch_ops arch_arm_ops = {
 	.get_ret_reg = arm_get_ret_reg,
 	.set_ret_reg = arm_set_ret_reg,
 	.ret_sp_adjust = 0,
+	/* the kernel's rt_sigframe: a 128-byte siginfo, then the ucontext: uc_flags, uc_link,
+	 * a 12-byte uc_stack, uc_mcontext (trap_no, error_code, oldmask, r0-r10, fp, ip, sp,
+	 * lr, pc, ...: sp at 84 in the ucontext), 128 bytes of signal mask and, at 232,
+	 * uc_regspace. That starts with the vfp_sigframe (VFP_MAGIC, 0x120 bytes), or in a
+	 * kernel built with CONFIG_IWMMXT (Debian's armmp) with the iwmmxt_sigframe (0xa0
+	 * bytes): IWMMXT_MAGIC where the thread uses iWMMXt, else DUMMY_MAGIC */
+	.sigframe_magic = { 0x12056465001ull, 0xa0b0d9ed01ull, 0xa012ef842aull },
+	.sigframe_sp = 84 - 232,
+	.sigframe_pc = 92 - 232,
 	.displace = arm_displace_insn,
 	.emulate = arm_emulate,
 	.tramp_encode = arm_tramp_encode,

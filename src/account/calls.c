@@ -16,6 +16,7 @@
 #include "unwind/fallback.h"
 #include "unwind/frames.h"
 #include "unwind/python.h"
+#include "unwind/sigframe.h"
 #include "patch/guard.h"
 #include "patch/image.h"
 #include "util/log.h"
@@ -221,38 +222,32 @@ static void sent_returns(struct unwind_reader *rd, const struct thread *t, bool 
  * the logging trampoline's return path runs there, the call in flight until it is recorded. */
 #define HANDLER_SP_SLACK (2 * arch->word_size)
 
-/* A word of the stack at addr: 0, or -1 where it cannot be read. */
-typedef int (*stack_word_fn)(void *ctx, uint64_t addr, uint64_t *val);
-
 /*
  * If t's call with entry sp is made by a signal handler that interrupted t's innermost call in
  * flight, the sp that signal interrupted; else 0. A handler's call lies above its frames, and
- * those above the signal frame, whose first word is the restorer's address (the C library's,
- * as its unwind tables say: the unwind hooks know it) and which holds the interrupted sp:
- * at most a word or two above the call in flight's entry sp (a stub's return path runs
- * there), and above the signal frame unless the handler ran on a stack of its own.
+ * those above the signal frame (sigframe.h), which holds the interrupted sp: at most a word or
+ * two above the call in flight's entry sp (a stub's return path runs there), and above the
+ * signal frame unless the handler ran on a stack of its own.
  */
 static uint64_t handler_sp(const struct thread *t, uint64_t sp, stack_word_fn word, void *ctx)
 {
 	unsigned ws = arch->word_size;
-	struct unwind_hooks h;
-	uint64_t top, w, isp;
+	struct sigframe_look look;
+	uint64_t top, w, isp, ipc;
 	bool same;
 
-	if (!t->nframes || !arch->sigframe_sp)
+	if (!t->nframes || !sigframe_known())
 		return 0;
 	top = t->frames[t->nframes - 1].sp + HANDLER_SP_SLACK;
 	same = sp < top; /* else: on another stack, or the calls in flight were left by longjmp */
-	h.signal = NULL;
+	sigframe_look_init(&look, t->p);
 	for (uint64_t a = sp; a - sp < HANDLER_SCAN_BYTES && (!same || a < top); a += ws) {
 		if (word(ctx, a, &w))
 			break;
-		if (!w || word(ctx, a + arch->sigframe_sp, &isp) || !isp || isp > top ||
+		if (!sigframe_regs(word, ctx, a, &w, &isp, &ipc) || isp > top ||
 		    (a >= isp && a <= top))
 			continue;
-		if (!h.signal)
-			fallback_hooks(t->p, &h);
-		if (h.signal(h.ctx, w))
+		if (sigframe_anchor(&look, w))
 			return isp;
 	}
 	return 0;

@@ -8,13 +8,14 @@
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
+#include <string.h>
 
 #define PR_DOMAIN "probe"
 #include "patch/stubs.h"
 #include "stub_arch.h"
 #include "target/process.h"
 #include "target/remote.h"
-#include "unwind/fallback.h"
+#include "unwind/sigframe.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -43,30 +44,45 @@ static bool critical(const struct stubs *s, uint64_t addr)
 
 bool stubs_probe_supported(void)
 {
-	return arch->sigframe_pc != 0;
+	return sigframe_known();
+}
+
+/* The stack read for the look: len bytes from base. */
+struct stack_copy {
+	const uint8_t *bytes;
+	uint64_t base, len;
+};
+
+static int copy_word(void *ctx, uint64_t addr, uint64_t *val)
+{
+	const struct stack_copy *c = ctx;
+
+	if (addr < c->base || addr - c->base + sizeof(*val) > c->len)
+		return -1;
+	memcpy(val, c->bytes + (addr - c->base), sizeof(*val));
+	return 0;
 }
 
 /*
- * A signal frame in stack (len bytes from sp) whose interrupted pc lies in a critical section:
- * the restorer's address at its start (the C library's, as its unwind tables say: hooks h),
- * the interrupted sp and pc at arch->sigframe_sp and sigframe_pc from there. Only whole frames
- * count: a stray word of an old frame, left in stack a later frame does not write (a
- * sigcontext's reserved words, unused parts of its register save area), is not one. An old
+ * A signal frame in stack c whose interrupted pc lies in a critical section (sigframe.h). Only
+ * whole frames count: a stray word of an old frame, left in stack a later frame does not write
+ * (a sigcontext's reserved words, unused parts of its register save area), is not one. An old
  * frame left whole is taken for a live one: the look then errs on the safe side.
  */
-static bool critical_frame(const struct stubs *s, const struct unwind_hooks *h,
-			   const uint64_t *stack, size_t len, pid_t tid)
+static bool critical_frame(struct proc *p, const struct stack_copy *c, pid_t tid)
 {
-	size_t nw = len / 8, at_sp = arch->sigframe_sp / 8, at_pc = arch->sigframe_pc / 8;
+	const struct stubs *s = p->stubs;
+	struct sigframe_look look;
+	uint64_t w, sp, pc;
 
-	for (size_t i = 0; i + at_pc < nw && i + at_sp < nw; i++) {
-		uint64_t pc = stack[i + at_pc];
-
-		if (!stack[i] || !stack[i + at_sp] || !critical(s, arch->code_addr(pc)) ||
-		    !h->signal(h->ctx, stack[i]))
+	sigframe_look_init(&look, p);
+	for (uint64_t a = c->base; a - c->base < c->len; a += arch->word_size) {
+		if (!sigframe_regs(copy_word, (void *)c, a, &w, &sp, &pc) ||
+		    !critical(s, arch->code_addr(pc)) || !sigframe_anchor(&look, w))
 			continue;
-		pr_dbg(2, "thread %d: a signal frame at sp+%#zx interrupted it at %#llx, inside a "
-		       "stub's record", tid, 8 * i, (unsigned long long)pc);
+		pr_dbg(2, "thread %d: a signal frame at sp+%#llx interrupted it at %#llx, inside a "
+		       "stub's record", tid, (unsigned long long)(a - c->base),
+		       (unsigned long long)pc);
 		return true;
 	}
 	return false;
@@ -75,9 +91,9 @@ static bool critical_frame(const struct stubs *s, const struct unwind_hooks *h,
 bool stubs_thread_critical(struct proc *p, pid_t tid)
 {
 	const struct stubs *s = p->stubs;
-	struct unwind_hooks h;
 	struct arch_regs regs;
-	uint64_t *stack;
+	struct stack_copy c;
+	uint8_t *stack;
 	ssize_t n;
 	bool live;
 
@@ -89,9 +105,11 @@ bool stubs_thread_critical(struct proc *p, pid_t tid)
 		return true;
 	}
 	stack = xmalloc(PROBE_STACK);
-	n = remote_read(tid, arch->get_sp(&regs) & ~7ull, stack, PROBE_STACK);
-	fallback_hooks(p, &h);
-	live = n > 0 && critical_frame(s, &h, stack, (size_t)n, tid);
+	c.base = arch->get_sp(&regs) & ~(uint64_t)(arch->word_size - 1);
+	n = remote_read(tid, c.base, stack, PROBE_STACK);
+	c.bytes = stack;
+	c.len = n > 0 ? (uint64_t)n : 0;
+	live = critical_frame(p, &c, tid);
 	free(stack);
 	return live;
 }

@@ -59,7 +59,12 @@ def test_handler_over_calls(where):
     the program (in a stub), else the run tested nothing. Again with the handler on a
     sigaltstack (a guard page above it), whose signal frame the stubs' copy must still hold."""
     # a fifth of the pairs with a stop per call: still hundreds of handler calls
-    pairs = 200000 if helpers.MODE == "stubs" else 40000
+    handler_over_calls(where, 200000 if helpers.MODE == "stubs" else 40000)
+
+
+def handler_over_calls(where, pairs):
+    """test_handler_over_calls' run and checks, with pairs made by main (a guest of make
+    check-cross makes fewer)."""
     args = [pairs] + (["altstack"] if where == "altstack" else [])
     r = heaptrace(target("sigover"), args=args, name="sigover-" + where)
     expect_rc(r, 0)

@@ -42,10 +42,23 @@ static int in(const struct range *r, uintptr_t pc)
 	return pc >= r->lo && pc < r->hi;
 }
 
+/* The pc the signal interrupted, as the kernel saved it. */
+static uintptr_t interrupted_pc(const ucontext_t *uc)
+{
+#if defined(__x86_64__)
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__) || defined(__mips__)
+	return (uintptr_t)uc->uc_mcontext.pc;
+#elif defined(__arm__)
+	return (uintptr_t)uc->uc_mcontext.arm_pc;
+#else
+#error "no interrupted pc for this architecture"
+#endif
+}
+
 __attribute__((noipa)) static void on_prof(int sig, siginfo_t *si, void *uc_)
 {
-	ucontext_t *uc = uc_;
-	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	uintptr_t pc = interrupted_pc(uc_);
 
 	(void)sig;
 	(void)si;

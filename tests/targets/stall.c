@@ -129,11 +129,13 @@ static void find_libc(void)
 		_exit(97);
 }
 
-/* The interrupted pc (0: not known, off x86_64). */
+/* The interrupted pc (0: not known, on arm and mips64). */
 static uintptr_t uc_pc(void *uc)
 {
 #if defined(__x86_64__)
 	return (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+	return (uintptr_t)((ucontext_t *)uc)->uc_mcontext.pc;
 #else
 	(void)uc;
 	return 0;
@@ -171,7 +173,21 @@ static void find_anon_code(void)
 	nanon = anon_found;
 }
 
-/* The interrupted pc in heaptrace's code, but not right after a syscall instruction (0f 05):
+/* pc, in code that starts at lo, is just after a system call instruction */
+static bool after_syscall(uintptr_t pc, uintptr_t lo)
+{
+#if defined(__x86_64__)
+	return pc - 2 >= lo && ((const uint8_t *)pc)[-2] == 0x0f && ((const uint8_t *)pc)[-1] == 0x05;
+#elif defined(__aarch64__)
+	return pc - 4 >= lo && ((const uint32_t *)pc)[-1] == 0xd4000001; /* svc #0 */
+#else
+	(void)pc;
+	(void)lo;
+	return false;
+#endif
+}
+
+/* The interrupted pc in heaptrace's code, but not right after a system call instruction:
  * there a stub waits for room, and holds no record. */
 static bool in_anon_code(void *uc)
 {
@@ -180,8 +196,7 @@ static bool in_anon_code(void *uc)
 
 	while (pc && i < nanon && (pc < anon_lo[i] || pc >= anon_hi[i]))
 		i++;
-	return pc && i < nanon && !(pc - 2 >= anon_lo[i] && ((const uint8_t *)pc)[-2] == 0x0f &&
-				    ((const uint8_t *)pc)[-1] == 0x05);
+	return pc && i < nanon && !after_syscall(pc, anon_lo[i]);
 }
 
 /* One malloc/free pair of LOOP_SIZE; its longest call into *longest. */

@@ -105,6 +105,10 @@ INVENTORY_ARCHES = ("aarch64", "mips64")
 THREADS = (4, 500, 10)
 # SIGKILL of heaptrace: rounds, threads of steady (as test_survive: 5 rounds, 4 threads).
 SURVIVE_ROUNDS = (5, 4)
+# stall jump's timer (us): at most one jump in 150 ms (tests/e2e/test_stall.py: JUMP_EVERY_US)
+JUMP_US = 1000
+# sigover's malloc/free pairs (a SIGPROF every 100 us of CPU time: hundreds of signals)
+SIGOVER_PAIRS = 20000
 # Enough calls to fill the 4 MiB ring of entry stubs while heaptrace's reader is slowed.
 FULL_RING = (4, 5000, 10)
 # freetimes' run (test_stubs.free_times_run): the log, and the calls as they are read
@@ -249,6 +253,50 @@ def has_stubs(arch):
         return re.search(r"^#define STUBS_SUPPORTED 1\b", f.read(), re.M) is not None
 
 
+def sigframes(arch):
+    """heaptrace finds the kernel's signal frames in the arch's stacks (arch/<arch>/arch.c:
+    sigframe_sp), and so tells a signal handler's calls from calls nested in a traced one."""
+    with open(os.path.join(ROOT, "arch", arch, "arch.c")) as f:
+        return re.search(r"^\s*\.sigframe_sp = ", f.read(), re.M) is not None
+
+
+def probes(arch):
+    """The arch's stub code marks its critical sections (stub_arch.h: STUB_CRITICAL): a reader
+    stuck at a record never written looks at the threads, and skips it."""
+    with open(os.path.join(ROOT, "arch", arch, "stub_arch.h")) as f:
+        return re.search(r"^#define STUB_CRITICAL\b", f.read(), re.M) is not None
+
+
+def check_jump_probe(ctx, r):
+    """Run r (stall jump: a handler that siglongjmps out of the stub code it interrupted, 150 ms
+    apart at the soonest) ended with status 0, the records the jumps left were skipped after a
+    look at the threads (-v), the stubs stayed on, and the calls seen and not seen are the
+    pairs the loop completed plus at most one per jump, past its setup's (the run of no pairs):
+    test_stall.test_jump_out_of_stub_now_and_then's checks."""
+    h = ctx.h
+    base = ctx.heaptrace(ctx.target("stall"), args=["jump", 0, JUMP_US, "stubs"])
+    h.expect_rc(base, 0)
+    run = ctx.heaptrace(r.prog, args=r.args, opts=r.opts)
+    h.expect_rc(run, 0)
+    m = re.search(r"^stall jump: (\d+) calls, (\d+) jumps$", run.proc.stdout, re.M)
+    if not m:
+        run.fail("stall printed %r" % run.proc.stdout)
+    calls, jumps = int(m.group(1)), int(m.group(2))
+    if not jumps:
+        run.fail("no jump out of the stub code: nothing was tested")
+    s = run.report["summary"]
+    if s.get("stubs_turned_off") or "not traced from now on" in run.proc.stderr:
+        run.fail("the stubs were turned off for %d jumps" % jumps)
+    if not re.search(r"^heaptrace: \d+ records skipped that no thread would write$",
+                     run.proc.stderr, re.M):
+        run.fail("%d jumps out of the stub code, and no record skipped" % jumps)
+    keys = ("alloc_calls", "free_calls", "unknown_frees", "library_frees", "calls_not_seen")
+    mine = sum(s.get(k, 0) for k in keys) - sum(base.report["summary"].get(k, 0) for k in keys)
+    if not calls <= mine <= calls + jumps:
+        run.fail("%d calls seen or not seen past the setup's; the loop completed %d in pairs, "
+                 "with %d jumps" % (mine, calls, jumps))
+
+
 def entry_modes(arch):
     """[(heaptrace's entry mode as helpers.MODE names it, --mode to pass, case name suffix)]:
     where the arch has entry stubs, every case runs in the default mode (stubs) and again with
@@ -341,6 +389,23 @@ def stub_cases(opts, arch):
     # stack copy stops at the stack's end (test_harm.py)
     cases.append(("costacks", [GuestRun("ht", "costacks", args=["launch"])],
                   lambda c: c.mod("test_harm").test_costacks_launched()))
+    # a SIGPROF handler that frees and mallocs while its thread is inside a traced call, on
+    # the thread's stack and on a sigaltstack: its calls are its own (test_sigframes.py)
+    if sigframes(arch):
+        for where in ("stack", "altstack"):
+            over = GuestRun("ht", "sigover", args=[SIGOVER_PAIRS] + (
+                [where] if where == "altstack" else []))
+            cases.append(("handler_over_calls[%s]" % where, [over],
+                          lambda c, w=where: c.mod("test_sigframes").handler_over_calls(
+                              w, SIGOVER_PAIRS)))
+    # siglongjmp out of a handler that interrupted the stub code, now and then: the records
+    # left unwritten are skipped after a look at the threads (test_stall.py)
+    if probes(arch):
+        jump = GuestRun("ht", "stall", args=["jump", 3000, JUMP_US, "stubs"],
+                        opts=["-v"])
+        cases.append(("stubs_jump_probe", [
+            GuestRun("ht", "stall", args=["jump", 0, JUMP_US, "stubs"]), jump],
+            lambda c, r=jump: check_jump_probe(c, r)))
     # a second thread's stack copied past a 4 KiB frame: its top found in the stubs' table of
     # threads (test_copysize.py)
     deep = load_module(os.path.join(E2E, "test_copysize.py")).THREAD_RUN

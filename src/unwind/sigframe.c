@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "unwind/sigframe.h"
+
+#include "arch/arch.h"
+#include "unwind/fallback.h"
+#include "util/util.h"
+
+bool sigframe_known(void)
+{
+	return arch->sigframe_sp != 0 && arch->sigframe_pc != 0;
+}
+
+void sigframe_look_init(struct sigframe_look *l, struct proc *p)
+{
+	*l = (struct sigframe_look){ .p = p };
+}
+
+/* w is one of the architecture's magic words */
+static bool magic(uint64_t w)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(arch->sigframe_magic) && arch->sigframe_magic[i]; i++)
+		if (w == arch->sigframe_magic[i])
+			return true;
+	return false;
+}
+
+bool sigframe_anchor(struct sigframe_look *l, uint64_t w)
+{
+	struct unwind_hooks h;
+
+	if (arch->sigframe_magic[0])
+		return magic(w);
+	if (!l->hooked) {
+		fallback_hooks(l->p, &h);
+		l->restorer = h.signal;
+		l->ctx = h.ctx;
+		l->hooked = true;
+	}
+	return l->restorer(l->ctx, w);
+}
+
+/* The word at addr + off, cut to the architecture's size; -1 if it cannot be read */
+static int word_at(stack_word_fn word, void *ctx, uint64_t addr, int off, uint64_t *val)
+{
+	if (word(ctx, addr + (uint64_t)(int64_t)off, val))
+		return -1;
+	if (arch->word_size == 4)
+		*val &= 0xffffffffull;
+	return 0;
+}
+
+bool sigframe_regs(stack_word_fn word, void *ctx, uint64_t addr, uint64_t *w, uint64_t *isp,
+		   uint64_t *ipc)
+{
+	if (!sigframe_known())
+		return false;
+	if (arch->sigframe_magic[0]) {
+		/* the magic and the size: 64 bits, also where a word has 32 */
+		if (word(ctx, addr, w) || !magic(*w))
+			return false;
+	} else if (word_at(word, ctx, addr, 0, w) || !*w) {
+		return false;
+	}
+	return !word_at(word, ctx, addr, arch->sigframe_sp, isp) && *isp &&
+	       !word_at(word, ctx, addr, arch->sigframe_pc, ipc);
+}
