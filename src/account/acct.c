@@ -108,14 +108,33 @@ static bool plain_alloc(unsigned hook)
 }
 
 /*
+ * Does t's call in flight f free nothing through a traced entry? A plain allocation never does
+ * (plain_alloc), nor glibc's realloc and reallocarray but for realloc(p, 0), which calls free:
+ * of a NULL pointer or to a size other than 0 they call malloc at most, and move a block with
+ * the allocator's inner functions.
+ */
+static bool frees_nothing(const struct thread *t, const struct frame *f)
+{
+	const uint64_t *a = f->call.args;
+
+	if (plain_alloc(f->call.id))
+		return true;
+	if (f->call.id == HOOK_REALLOC && t->p->glibc_realloc)
+		return !a[0] || a[1];
+	if (f->call.id == HOOK_REALLOCARRAY && t->p->glibc_reallocarray)
+		return !a[0] || (a[1] && a[2]); /* an overflow fails before the realloc */
+	return false;
+}
+
+/*
  * True if t has a call of heap in flight: a call made inside it is part of it (realloc ->
  * malloc). A call of another heap is counted in its own (a pool function's malloc of a new
  * chunk is malloc's), but for CPython's: pymalloc gives malloc the requests over 512 bytes,
  * and PYTHONMALLOC=malloc all of them, so such a block is the Python call's alone. Only the
  * calls made since the innermost signal handler's call count: the calls it interrupted are no
- * callers of its. A free is never part of a plain allocation (plain_alloc): one made while such
- * a call is the innermost in flight is a signal handler's, which a stub's free record, holding
- * no stack, cannot show otherwise.
+ * callers of its. A free made while the innermost call in flight frees nothing
+ * (frees_nothing) is a signal handler's, which a stub's free record, holding no stack, cannot
+ * show otherwise.
  */
 static bool inside(const struct thread *t, const struct hook_desc *d)
 {
@@ -123,7 +142,7 @@ static bool inside(const struct thread *t, const struct hook_desc *d)
 
 	if (heap == HEAP_MMAP)
 		return t->nframes != 0; /* an allocator's own mapping is its blocks' */
-	if (d->kind == HK_FREE && t->nframes && plain_alloc(t->frames[t->nframes - 1].call.id))
+	if (d->kind == HK_FREE && t->nframes && frees_nothing(t, &t->frames[t->nframes - 1]))
 		return false;
 	for (unsigned i = t->nframes; i-- > 0;) {
 		unsigned in = hook_table[t->frames[i].call.id].heap;

@@ -246,6 +246,39 @@ static void learn_arity(struct proc *p, int h, const struct module *m, uint64_t 
 							 strerror(-words));
 }
 
+/* The name of the allocator module m is: a replacement's, the C library's (glibc or musl,
+ * told apart in a static executable by a function only musl has), else the file's. */
+static const char *allocator_name(const struct proc *p, const struct module *m, char *buf,
+				  size_t len)
+{
+	const char *base = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
+	const char *other = inv_other_allocator(base);
+
+	if (other)
+		return other;
+	if (is_libc(m->path)) /* musl's is libc.so under a musl directory, or ld-musl-ARCH */
+		return strstr(m->path, "musl") ? "musl" : "glibc";
+	if (p->interp < 0 && p->exe && !strcmp(m->path, p->exe))
+		return sym_lookup(m->path, "__init_libc") ? "musl" : "glibc";
+	snprintf(buf, len, "malloc of %s", base);
+	return buf;
+}
+
+/* Note whether hook h, traced in module m, is glibc's realloc or reallocarray. */
+static void note_realloc(struct proc *p, int h, const struct module *m)
+{
+	char buf[80];
+	bool glibc;
+
+	if (h != HOOK_REALLOC && h != HOOK_REALLOCARRAY)
+		return;
+	glibc = !strcmp(allocator_name(p, m, buf, sizeof(buf)), "glibc");
+	if (h == HOOK_REALLOC)
+		p->glibc_realloc = glibc;
+	else
+		p->glibc_reallocarray = glibc;
+}
+
 /* Place the breakpoint of hook h at its definition in module i. Return 0 or -errno after
  * printing why. */
 static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
@@ -272,6 +305,7 @@ static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
 	addr = arch->code_addr(addr);
 	if (ret == -EEXIST) {
 		p->hook_addr[h] = addr; /* an alias (memalign = aligned_alloc) */
+		note_realloc(p, h, m);
 		return 0;
 	}
 	if (ret == -ENOSPC) { /* the scratch page is full: the rest of hook_table is not traced */
@@ -299,30 +333,13 @@ static int arm_hook(struct proc *p, pid_t tid, int h, size_t i)
 		return ret;
 	}
 	p->hook_addr[h] = addr;
+	note_realloc(p, h, m);
 	custom_found(h);
 	if (hook_is_python(h))
 		hook_enable_pymalloc();
 	pr_dbg(1, "traced %s at %#llx (%s)", hook_table[h].name, (unsigned long long)addr,
 	       m->path);
 	return 0;
-}
-
-/* The name of the allocator module m is: a replacement's, the C library's (glibc or musl,
- * told apart in a static executable by a function only musl has), else the file's. */
-static const char *allocator_name(const struct proc *p, const struct module *m, char *buf,
-				  size_t len)
-{
-	const char *base = strrchr(m->path, '/') ? strrchr(m->path, '/') + 1 : m->path;
-	const char *other = inv_other_allocator(base);
-
-	if (other)
-		return other;
-	if (is_libc(m->path)) /* musl's is libc.so under a musl directory, or ld-musl-ARCH */
-		return strstr(m->path, "musl") ? "musl" : "glibc";
-	if (p->interp < 0 && p->exe && !strcmp(m->path, p->exe))
-		return sym_lookup(m->path, "__init_libc") ? "musl" : "glibc";
-	snprintf(buf, len, "malloc of %s", base);
-	return buf;
 }
 
 /* Add name to out[*n] unless it is there. */

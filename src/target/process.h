@@ -109,6 +109,9 @@ struct proc {
 	struct perfmap *jit; /* its JIT's perf map (unwind/jitcode.h), NULL until needed */
 	struct pyproc *py; /* its Python interpreter and frames (unwind/python.h), NULL if none */
 	uint64_t hook_addr[HOOK_COUNT]; /* armed entries, 0 if none */
+	/* the traced realloc and reallocarray are glibc's, which call free only for a size of
+	 * 0 (account/acct.c: frees_nothing) */
+	bool glibc_realloc, glibc_reallocarray;
 	/* each custom hook's function (custom.h) takes no argument on the stack, as its debug
 	 * information says (image_regs_only) */
 	bool custom_regs_only[HOOK_CUSTOM_MAX];

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * sigover: a signal handler that allocates while the code it interrupted is inside a traced call.
- * usage: sigover [N [altstack]]   (default 200000; altstack: the handler runs on a sigaltstack
- * of 64 KiB with a guard page above it, SA_ONSTACK)
+ * usage: sigover [N [altstack|realloc]]   (default 200000; altstack: the handler runs on a
+ * sigaltstack of 64 KiB with a guard page above it, SA_ONSTACK; realloc: each of main's blocks
+ * is made by malloc and grown by realloc before its free, so that signals land in realloc's
+ * stubs too, with a realloc in flight)
  * main makes N malloc/free pairs (churn <- main) while a CPU-time timer sends SIGPROF every
  * 100 us. The handler on_prof frees the block it made last and mallocs one of HANDLER_SIZE
  * bytes, but only when the signal did not land in the C library (whose malloc is not
@@ -117,9 +119,23 @@ __attribute__((noipa)) static void churn(unsigned long i)
 	free(p);
 }
 
+__attribute__((noipa)) static void churn_realloc(unsigned long i)
+{
+	char *p = malloc(16), *q;
+
+	if (!p)
+		exit(2);
+	q = realloc(p, 32 + i % 64);
+	if (!q)
+		exit(2);
+	q[0] = (char)i;
+	free(q);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 200000;
+	unsigned long grow = argc > 2 && !strcmp(argv[2], "realloc");
 	struct itimerval every = { { 0, 100 }, { 0, 100 } }, off = { { 0, 0 }, { 0, 0 } };
 	struct sigaction sa;
 	sigset_t prof;
@@ -144,14 +160,15 @@ int main(int argc, char **argv)
 	if (sigaction(SIGPROF, &sa, NULL) || setitimer(ITIMER_PROF, &every, NULL))
 		return 2;
 	for (unsigned long i = 0; i < n; i++)
-		churn(i);
+		grow ? churn_realloc(i) : churn(i);
 	sigemptyset(&prof);
 	sigaddset(&prof, SIGPROF);
 	sigprocmask(SIG_BLOCK, &prof, NULL);
 	setitimer(ITIMER_PROF, &off, NULL);
 	expect_site("malloc", 1, HANDLER_SIZE, "on_prof,*");
-	expect_summary(&(struct expect_sum){ .alloc_calls = n + handler_allocs,
-					     .free_calls = n + handler_frees,
+	/* a realloc counts a free and an allocation, moved or not */
+	expect_summary(&(struct expect_sum){ .alloc_calls = (grow + 1) * n + handler_allocs,
+					     .free_calls = (grow + 1) * n + handler_frees,
 					     .live_blocks = 1, .live_bytes = HANDLER_SIZE });
 	snprintf(line, sizeof(line), "handler %lu over_other %lu\n", handler_allocs, over_other);
 	if (write(1, line, strlen(line)) < 0)
