@@ -41,8 +41,7 @@ struct arch_emul {
 #define ARCH_CALL_WINDOW 8 /* bytes before a return address that hold its call */
 #define ARCH_SLOT_SIZE 64 /* bytes of scratch page per displaced instruction */
 #define ARCH_LOGTRAMP_MAX 192 /* bytes of the logging trampoline, at most */
-#define ARCH_STUB_SIZE 216 /* bytes of a restoring syscall stub (arch_ops.stub_code) */
-#define ARCH_STUB_DATA_OFF 120 /* its data: the registers and mask to go back to */
+#define ARCH_STUB_MAX 320 /* bytes of a restoring syscall stub, at most (arch_ops.stub_size) */
 
 struct arch_ops {
 	const char *name;
@@ -187,14 +186,15 @@ struct arch_ops {
 	void (*syscall_setup)(struct arch_regs *r, uint64_t insn_addr, long nr,
 			      const uint64_t args[6]);
 	/*
-	 * A restoring syscall stub (NULL where the arch has none): ARCH_STUB_SIZE bytes of code
-	 * and data, position independent. Its first instruction is the system call instruction;
+	 * A restoring syscall stub (NULL where the arch has none): stub_size bytes of code and
+	 * data, position independent. Its first instruction is the system call instruction;
 	 * after it, the code puts back the signal mask and every register the injection changed
-	 * from the data at ARCH_STUB_DATA_OFF, and jumps to where the thread was. A thread left
-	 * there by a tracer that died mid-injection so goes on as if nothing had happened.
-	 * stub_data fills that data from the registers to go back to and the mask.
+	 * from the data at stub_data_off, and jumps to where the thread was. A thread left there
+	 * by a tracer that died mid-injection so goes on as if nothing had happened. stub_data
+	 * fills that data from the registers to go back to and the mask.
 	 */
 	const uint8_t *stub_code;
+	unsigned stub_size, stub_data_off;
 	void (*stub_data)(uint8_t *data, const struct arch_regs *back, uint64_t mask);
 	/* Result of the injected call: a value, or -errno. */
 	int64_t (*syscall_result)(const struct arch_regs *r);

@@ -520,6 +520,97 @@ static bool a64_syscall_restart(struct arch_regs *r)
 	return false;
 }
 
+/*
+ * The restoring syscall stub (arch.h): the injected svc, then an rt_sigreturn through a frame
+ * it builds below sp, which puts back every register, sp, pc, pstate, the FP/SIMD registers and
+ * the signal mask at once (aarch64 has no jump that leaves every register alone). The frame is
+ * the kernel's rt_sigframe: a 128-byte siginfo (not read), then the ucontext: uc_stack at 144,
+ * uc_sigmask at 168, uc_mcontext at 304 (regs at 312, sp 560, pc 568, pstate 576) and its
+ * __reserved at 592, which rt_sigreturn requires to hold an fpsimd_context, then a record of
+ * magic 0. The registers the injection did not change are stored as they are; x0-x5, x8, pc,
+ * pstate and the mask come from the data (a64_stub_data). uc_stack's ss_flags is 3, which
+ * sigaltstack refuses: rt_sigreturn then leaves the thread's alternate stack as it is.
+ */
+#define A64_STUB_DATA_OFF 240
+#define A64_STUB_FRAME 1136 /* bytes of the frame (the sub and the add encode it) */
+#define W(x) (x) & 0xff, ((x) >> 8) & 0xff, ((x) >> 16) & 0xff, (uint8_t)((x) >> 24)
+static const uint8_t a64_stub_code[A64_STUB_DATA_OFF] = {
+	W(0xd4000001), /* svc #0: the injected call */
+	W(0xd111c3ff), /* sub sp, sp, #1136: the frame */
+	W(0x9104e3e0), /* add x0, sp, #312: uc_mcontext.regs */
+	W(0xa9031c06), /* stp x6, x7, [x0, #48]: the registers as the call left them */
+	W(0xa904a809), /* stp x9, x10, [x0, #72] */
+	W(0xa905b00b), /* stp x11, x12, [x0, #88] */
+	W(0xa906b80d), /* stp x13, x14, [x0, #104] */
+	W(0xa907c00f), /* stp x15, x16, [x0, #120] */
+	W(0xa908c811), /* stp x17, x18, [x0, #136] */
+	W(0xa909d013), /* stp x19, x20, [x0, #152] */
+	W(0xa90ad815), /* stp x21, x22, [x0, #168] */
+	W(0xa90be017), /* stp x23, x24, [x0, #184] */
+	W(0xa90ce819), /* stp x25, x26, [x0, #200] */
+	W(0xa90df01b), /* stp x27, x28, [x0, #216] */
+	W(0xa90ef81d), /* stp x29, x30, [x0, #232] */
+	W(0x100005a4), /* adr x4, data */
+	W(0xa9400881), /* ldp x1, x2, [x4]: x0 and x1 from the data */
+	W(0xa9000801), /* stp x1, x2, [x0] */
+	W(0xa9410881), /* ldp x1, x2, [x4, #16]: x2, x3 */
+	W(0xa9010801), /* stp x1, x2, [x0, #16] */
+	W(0xa9420881), /* ldp x1, x2, [x4, #32]: x4, x5 */
+	W(0xa9020801), /* stp x1, x2, [x0, #32] */
+	W(0xf9401881), /* ldr x1, [x4, #48]: x8 */
+	W(0xf9002001), /* str x1, [x0, #64] */
+	W(0x9111c3e1), /* add x1, sp, #1136: sp as it was */
+	W(0xa9438c82), /* ldp x2, x3, [x4, #56]: pc, pstate */
+	W(0xa90f8801), /* stp x1, x2, [x0, #248] */
+	W(0xf9008403), /* str x3, [x0, #264] */
+	W(0xf9402481), /* ldr x1, [x4, #72]: the mask */
+	W(0xf90057e1), /* str x1, [sp, #168] */
+	W(0x52800061), /* mov w1, #3 */
+	W(0xb9009be1), /* str w1, [sp, #152]: ss_flags */
+	W(0x910943e0), /* add x0, sp, #592: __reserved */
+	W(0xd2900021), /* mov x1, #0x8001 */
+	W(0xf2a8ca01), /* movk x1, #0x4650, lsl #16 */
+	W(0xf2c04201), /* movk x1, #0x210, lsl #32: FPSIMD_MAGIC, 0x210 bytes */
+	W(0xd53b4422), /* mrs x2, fpsr */
+	W(0xd53b4403), /* mrs x3, fpcr */
+	W(0xf9000001), /* str x1, [x0] */
+	W(0x29010c02), /* stp w2, w3, [x0, #8] */
+	W(0xad008400), /* stp q0, q1, [x0, #16] */
+	W(0xad018c02), /* stp q2, q3, [x0, #48] */
+	W(0xad029404), /* stp q4, q5, [x0, #80] */
+	W(0xad039c06), /* stp q6, q7, [x0, #112] */
+	W(0xad04a408), /* stp q8, q9, [x0, #144] */
+	W(0xad05ac0a), /* stp q10, q11, [x0, #176] */
+	W(0xad06b40c), /* stp q12, q13, [x0, #208] */
+	W(0xad07bc0e), /* stp q14, q15, [x0, #240] */
+	W(0xad08c410), /* stp q16, q17, [x0, #272] */
+	W(0xad09cc12), /* stp q18, q19, [x0, #304] */
+	W(0xad0ad414), /* stp q20, q21, [x0, #336] */
+	W(0xad0bdc16), /* stp q22, q23, [x0, #368] */
+	W(0xad0ce418), /* stp q24, q25, [x0, #400] */
+	W(0xad0dec1a), /* stp q26, q27, [x0, #432] */
+	W(0xad0ef41c), /* stp q28, q29, [x0, #464] */
+	W(0xad0ffc1e), /* stp q30, q31, [x0, #496] */
+	W(0xf901081f), /* str xzr, [x0, #528]: the end record */
+	W(0xd2801168), /* mov x8, #139: rt_sigreturn */
+	W(0xd4000001), /* svc #0 */
+	W(0xd503201f), /* nop: the data 16-aligned */
+};
+#undef W
+_Static_assert(A64_STUB_FRAME >= 592 + 528 + 8 && A64_STUB_FRAME % 16 == 0 &&
+		       A64_STUB_DATA_OFF + 10 * 8 <= ARCH_STUB_MAX,
+	       "the frame holds the end record; the stub fits");
+
+/* The stub's data: x0-x5, x8, pc, pstate, the mask. */
+static void a64_stub_data(uint8_t *data, const struct arch_regs *r, uint64_t mask)
+{
+	memcpy(data, &r->w64[A_X0], 6 * 8);
+	memcpy(data + 48, &r->w64[A_X8], 8);
+	memcpy(data + 56, &r->w64[A_PC], 8);
+	memcpy(data + 64, &r->w64[A_PSTATE], 8);
+	memcpy(data + 72, &mask, 8);
+}
+
 /* bl imm26; blr xn. */
 static bool a64_after_call(const uint8_t *code, uint64_t ret, uint64_t *target)
 {
@@ -736,6 +827,10 @@ const struct arch_ops arch_aarch64_ops = {
 	.syscall_setup = a64_syscall_setup,
 	.syscall_result = a64_syscall_result,
 	.syscall_restart = a64_syscall_restart,
+	.stub_code = a64_stub_code,
+	.stub_size = A64_STUB_DATA_OFF + 10 * 8, /* the data: a64_stub_data's 10 words */
+	.stub_data_off = A64_STUB_DATA_OFF,
+	.stub_data = a64_stub_data,
 	.entry_relocate = a64_entry_relocate,
 	.entry_branch = a64_entry_branch,
 	.entry_thunk = a64_entry_thunk,

@@ -556,9 +556,10 @@ static void x86_syscall_setup(struct arch_regs *r, uint64_t insn_addr, long nr,
 /*
  * The restoring syscall stub: syscall; rt_sigprocmask(SIG_SETMASK, &mask, NULL, 8); the flags
  * through the stack below the red zone; rax, rcx, rdx, rsi, rdi, r8-r11 from the data; jmp to
- * the saved rip. The data follows at ARCH_STUB_DATA_OFF (every displacement is relative).
+ * the saved rip. The data follows at X86_STUB_DATA_OFF (every displacement is relative).
  */
-static const uint8_t x86_stub_code[ARCH_STUB_DATA_OFF] = {
+#define X86_STUB_DATA_OFF 120
+static const uint8_t x86_stub_code[X86_STUB_DATA_OFF] = {
 	0x0f, 0x05, /* syscall: the injected call */
 	0xb8, 0x0e, 0x00, 0x00, 0x00, /* mov $14,%eax: rt_sigprocmask */
 	0xbf, 0x02, 0x00, 0x00, 0x00, /* mov $2,%edi: SIG_SETMASK */
@@ -710,6 +711,8 @@ const struct arch_ops arch_x86_64_ops = {
 	.syscall_setup = x86_syscall_setup,
 	.syscall_result = x86_syscall_result,
 	.stub_code = x86_stub_code,
+	.stub_size = X86_STUB_DATA_OFF + 12 * 8, /* the data: stub_data's 12 words */
+	.stub_data_off = X86_STUB_DATA_OFF,
 	.stub_data = x86_stub_data,
 	.syscall_restart = x86_syscall_restart,
 	.entry_relocate = x86_entry_relocate,

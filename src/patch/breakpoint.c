@@ -67,9 +67,9 @@ static int stub_place(struct bpset *s, pid_t tid, uint64_t addr, uint8_t *saved)
 {
 	int ret;
 
-	if (saved && remote_read(tid, addr, saved, ARCH_STUB_SIZE) != ARCH_STUB_SIZE)
+	if (saved && remote_read(tid, addr, saved, arch->stub_size) != (ssize_t)arch->stub_size)
 		return -EFAULT;
-	ret = remote_write(tid, addr, arch->stub_code, ARCH_STUB_DATA_OFF);
+	ret = remote_write(tid, addr, arch->stub_code, arch->stub_data_off);
 	if (!ret)
 		s->stub = addr;
 	return ret;
@@ -115,7 +115,7 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 {
 	struct arch_regs regs;
 	uint64_t args[6];
-	uint8_t tramp[ARCH_SLOT_SIZE], cave_saved[ARCH_STUB_SIZE];
+	uint8_t tramp[ARCH_SLOT_SIZE], cave_saved[ARCH_STUB_MAX];
 	size_t tlen;
 	int64_t ret = 0;
 	int err = 0;
@@ -143,7 +143,7 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 	if (!refused)
 		ret = bp_syscall(s, tid, arch->nr_mmap, args, pending_sig, &err);
 	if (s->stub) /* the cave is the program's: only for this first call */
-		remote_write(tid, cave, cave_saved, ARCH_STUB_SIZE);
+		remote_write(tid, cave, cave_saved, arch->stub_size);
 	s->stub = 0;
 	if (refused)
 		return -ECANCELED;
@@ -163,7 +163,7 @@ int bp_page_inject(struct bpset *s, pid_t tid, const struct mapping *maps, size_
 	err = remote_write(tid, s->tramp, tramp, tlen);
 	/* later calls go through a stub at the end of the last page */
 	if (!err && arch->stub_code && args[1] >= s->code_size + 2 * s->page_size)
-		stub_place(s, tid, s->page + args[1] - ARCH_STUB_SIZE, NULL);
+		stub_place(s, tid, s->page + args[1] - arch->stub_size, NULL);
 	if (!err && arch->logtramp_encode && !getenv("HEAPTRACE_NO_LOGTRAMP"))
 		logtramp_setup(s, tid, pending_sig, ok, ok_ctx);
 	return err;

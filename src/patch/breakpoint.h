@@ -72,7 +72,7 @@ typedef bool (*bp_syscall_ok_fn)(void *ctx, long nr, const uint64_t args[6], uin
  * trampolines in it; where the arch has a logging trampoline, a writable page after it
  * holds the ring (made writable by an injected mprotect, left out if ok refuses it: returns
  * then stop). maps are the process's mappings, searched for a syscall instruction. cave (0:
- * none): ARCH_STUB_SIZE bytes of executable memory no code uses, where the mmap goes through
+ * none): arch->stub_size bytes of executable memory no code uses, where the mmap goes through
  * a restoring stub (arch.h) and whose bytes are put back after it; later calls go through one
  * in the mapping itself.
  * Return 0, -ENOENT if there is no syscall instruction, -ECANCELED if ok refused the mmap,

@@ -121,7 +121,7 @@ int guard_install(struct proc *p, pid_t tid, uint64_t page, uint64_t ring, bool 
 
 	memset(g, 0, sizeof(*g));
 	g->stat_fd = -1;
-	if (!code || len > 4096 - ARCH_STUB_SIZE) /* the page ends with the stub */
+	if (!code || len > 4096 - arch->stub_size) /* the page ends with the stub */
 		return -ENOTSUP;
 	g->data = page - GUARD_PAGE;
 	g->scratch = ring + GUARD_SCRATCH_OFF;

@@ -511,7 +511,7 @@ static uint64_t stub_cave(const struct proc *p)
 	for (size_t i = 0; i < p->mods.n; i++) {
 		const struct module *m = &p->mods.v[i];
 
-		if (m->exec && m->bias_known && !sym_exec_cave(m->path, ARCH_STUB_SIZE, &vaddr))
+		if (m->exec && m->bias_known && !sym_exec_cave(m->path, arch->stub_size, &vaddr))
 			return vaddr + m->bias;
 	}
 	return 0;

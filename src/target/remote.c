@@ -214,12 +214,13 @@ static int64_t inject(pid_t tid, uint64_t insn_addr, bool stub, long nr, const u
 	 */
 	masked = !ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(mask), &mask);
 	if (stub) {
-		uint8_t data[ARCH_STUB_SIZE - ARCH_STUB_DATA_OFF];
+		uint8_t data[ARCH_STUB_MAX];
 
 		if (!masked)
 			return *err = -EIO, -1;
 		arch->stub_data(data, &back, mask);
-		*err = remote_write(tid, insn_addr + ARCH_STUB_DATA_OFF, data, sizeof(data));
+		*err = remote_write(tid, insn_addr + arch->stub_data_off, data,
+				    arch->stub_size - arch->stub_data_off);
 		if (*err)
 			return -1;
 	}

@@ -260,6 +260,12 @@ def sigframes(arch):
         return re.search(r"^\s*\.sigframe_sp = ", f.read(), re.M) is not None
 
 
+def restores(arch):
+    """The arch has a restoring syscall stub (arch/<arch>/arch.c: stub_code)."""
+    with open(os.path.join(ROOT, "arch", arch, "arch.c")) as f:
+        return re.search(r"^\s*\.stub_code = ", f.read(), re.M) is not None
+
+
 def probes(arch):
     """The arch's stub code marks its critical sections (stub_arch.h: STUB_CRITICAL): a reader
     stuck at a record never written looks at the threads, and skips it."""
@@ -385,6 +391,15 @@ def stub_cases(opts, arch):
                     opts=["--mode=breakpoint", "-v"] + quick)
     cases.append(("survive_sigkill_breakpoints", [held],
                   lambda c, r=held: check_survive(c, r)))
+    # heaptrace kills itself in each system call it makes the program run (test_survive.py's
+    # INJECTIONS), where the arch has a restoring stub (arch.c: stub_code): the thread goes on
+    # where it was, and the program with it
+    if restores(arch):
+        for call, n in (("mmap", 1), ("mprotect", 2), ("sigaction", 3)):
+            die = GuestRun("survive", "steady", args=(2, SURVIVE_ROUNDS[1]), opts=quick,
+                           env=(("HEAPTRACE_TEST_DIE_INJECTING", str(n)),))
+            cases.append(("survive_injecting[%s]" % call, [die],
+                          lambda c, r=die: check_survive(c, r)))
     # allocations on coroutine stacks and a sigaltstack, a guard page above each: the stubs'
     # stack copy stops at the stack's end (test_harm.py)
     cases.append(("costacks", [GuestRun("ht", "costacks", args=["launch"])],
@@ -1019,17 +1034,22 @@ for i in $(seq 1 $rounds); do
 	read -t 60 line <&3 || { echo "round $i: steady never ready"; exit 1; }
 	@HT@ -p $tpid "$@" --format=json --outfile=report$i >ht$i.out 2>ht$i.err &
 	hpid=$!
-	w=0
-	until ready $tpid; do
-		sleep 0.05; w=$((w + 1))
-		[ $w -gt 1200 ] && { echo "round $i: not traced after 60 s"; cat ht$i.err; exit 1; }
-	done
-	for k in 1 2 3; do
-		[ -n "$(pong)" ] || { echo "round $i: no pong while traced"; exit 1; }
-	done
-	kill -9 $hpid
-	wait $hpid
-	echo "round $i: heaptrace status $?"
+	if [ -n "$HEAPTRACE_TEST_DIE_INJECTING" ]; then # it kills itself in the call it injects
+		wait $hpid
+		echo "round $i: heaptrace status $?"
+	else
+		w=0
+		until ready $tpid; do
+			sleep 0.05; w=$((w + 1))
+			[ $w -gt 1200 ] && { echo "round $i: not traced after 60 s"; cat ht$i.err; exit 1; }
+		done
+		for k in 1 2 3; do
+			[ -n "$(pong)" ] || { echo "round $i: no pong while traced"; exit 1; }
+		done
+		kill -9 $hpid
+		wait $hpid
+		echo "round $i: heaptrace status $?"
+	fi
 	n1=$(pong)
 	[ -n "$n1" ] || { echo "round $i: no pong after SIGKILL"; why; exit 1; }
 	w=0
@@ -1068,7 +1088,8 @@ def init_script(arch, runs):
                                  r.prog] + r.args)
             lines.append("run %s %s\n" % (r.id, " ".join(map(shlex.quote, argv))))
         elif r.kind == "survive":
-            lines.append("run %s /bin/sh %s %s\n" % (r.id, SURVIVE, " ".join(
+            env = ["env"] + ["%s=%s" % e for e in r.env] if r.env else []
+            lines.append("run %s %s /bin/sh %s %s\n" % (r.id, " ".join(env), SURVIVE, " ".join(
                 list(map(str, r.args)) + [shlex.quote(o) for o in r.ht_opts])))
         elif r.kind == "plain":
             argv = (["env"] + ["%s=%s" % e for e in r.env] if r.env else []) + [r.prog] + r.args
