@@ -43,23 +43,7 @@ _Static_assert(STUB_RE_X29 == STUB_RE_SP + 8 && STUB_RE_X30 == STUB_RE_X29 + 8 &
 
 #include "arch/arch.h"
 
-/*
- * The stub code's critical sections (stubcode.c's CS_BEGIN, CS_END), [first, second) each: a
- * thread whose pc lies in one, or that was interrupted there (a signal frame on its stack holds
- * that pc), may hold a record reserved and not yet written (stubprobe.c).
- */
-extern const uint8_t ht_stub_cs_entry_res[], ht_stub_cs_entry_res_end[], ht_stub_cs_entry[],
-	ht_stub_cs_entry_end[], ht_stub_cs_free_res[], ht_stub_cs_free_res_end[],
-	ht_stub_cs_free[], ht_stub_cs_free_end[], ht_stub_cs_ret_res[], ht_stub_cs_ret_res_end[],
-	ht_stub_cs_ret[], ht_stub_cs_ret_end[];
-#define STUB_CRITICAL                                                                             \
-	{                                                                                         \
-		{ ht_stub_cs_entry_res, ht_stub_cs_entry_res_end },                               \
-		{ ht_stub_cs_entry, ht_stub_cs_entry_end },                                       \
-		{ ht_stub_cs_free_res, ht_stub_cs_free_res_end },                                 \
-		{ ht_stub_cs_free, ht_stub_cs_free_end },                                         \
-		{ ht_stub_cs_ret_res, ht_stub_cs_ret_res_end }, { ht_stub_cs_ret, ht_stub_cs_ret_end } \
-	}
+#include "arch/stub_critical.h"
 
 /* The stub code's spin wait (STUB_D_PAUSES), timed on heaptrace's side. */
 static inline void stub_pause(void)

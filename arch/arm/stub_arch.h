@@ -40,6 +40,8 @@ _Static_assert(STUB_RE_R4 == STUB_RE_SP + 8 && STUB_RE_LR == STUB_RE_R4 + 8 * 4 
 
 #include "arch/arch.h"
 
+#include "arch/stub_critical.h"
+
 /* The stub code's spin wait (STUB_D_PAUSES), timed on heaptrace's side. */
 static inline void stub_pause(void)
 {

@@ -39,30 +39,40 @@
 	"	ldr r10, [r11, #" S(STUB_C_OWNER) "]\n"                                               \
 	"	tst r10, #" S(STUB_OWNER_DIED) "\n	bne " skip "\n"
 /*
+ * The critical sections (stub_arch.h: STUB_CRITICAL): from a record's reservation to the
+ * store of its tag, a record reserved and not yet written. heaptrace's probe of a stuck reader
+ * looks for threads there. The check of strexd's status counts as inside: a thread there whose
+ * strexd failed has reserved nothing, and the probe then errs on the safe side.
+ */
+#define CS_BEGIN(x) ".globl ht_stub_cs_" #x "\nht_stub_cs_" #x ":\n"
+#define CS_END(x) ".globl ht_stub_cs_" #x "_end\nht_stub_cs_" #x "_end:\n"
+
+/*
  * Reserve r5 bytes of ring at r2:r3 (the 64-bit position) where they fit, as stub_layout.h
  * says (ldrexd/strexd; ip: the tail's low word plus the ring's size, compared by difference:
  * the ring is far smaller than 4 GiB), r0 = the record, its length written; else a slice of
  * .Lroom (r4: the slices left) and again, or on to fail (lost: the counter's offset). r0-r4,
- * r10, ip, lr clobbered. Labels l, l0 and l9.
+ * r10, ip, lr clobbered. Labels l, l0 and l9. Opens critical sections cs_res (closed here)
+ * and cs (closed by PUBLISH).
  */
-#define RESERVE(l, lost, fail)                                                                    \
+#define RESERVE(l, lost, fail, cs)                                                                \
 	"	add r10, r11, #" S(STUB_C_HEAD) "\n"                                                  \
 	"	ldr r4, [r9, #" S(STUB_D_STALL) "]\n"                                                 \
 	l ":	ldr ip, [r11, #" S(STUB_C_TAIL) "]\n"                                                \
 	"	ldr lr, [r9, #" S(STUB_D_SIZE) "]\n	add ip, ip, lr\n"                               \
 	"	ldrexd r2, r3, [r10]\n	adds r0, r2, r5\n	adc r1, r3, #0\n"                        \
 	"	sub lr, r0, ip\n	cmp lr, #0\n	bgt " l "0f\n"                                     \
-	"	strexd lr, r0, r1, [r10]\n	cmp lr, #0\n	bne " l "b\n"                            \
-	"	b " l "9f\n"                                                                          \
+	"	strexd lr, r0, r1, [r10]\n" CS_BEGIN(cs##_res) "	cmp lr, #0\n	bne " l "b\n"      \
+	"	b " l "9f\n" CS_END(cs##_res)                                                        \
 	l "0:	clrex\n	movw r0, #" S(lost) "\n	bl .Lroom\n"                                   \
 	"	cmp r0, #0\n	beq " l "b\n	b " fail "\n"                                          \
-	l "9:	ldr r0, [r9, #" S(STUB_D_MASK) "]\n	and r0, r2, r0\n"                           \
+	l "9:" CS_BEGIN(cs) "	ldr r0, [r9, #" S(STUB_D_MASK) "]\n	and r0, r2, r0\n"             \
 	"	ldr r1, [r9, #" S(STUB_D_RING) "]\n	add r0, r0, r1\n"                               \
 	"	str r5, [r0, #" S(STUB_R_LEN) "]\n"
-/* Publish the record at r0 with the tag r2:r3 | kind. */
-#define PUBLISH(kind)                                                                             \
+/* Publish the record at r0 with the tag r2:r3 | kind, closing critical section cs. */
+#define PUBLISH(kind, cs)                                                                         \
 	"	dmb ish\n	orr r2, r2, #" S(kind) "\n"                                             \
-	"	strd r2, r3, [r0, #" S(STUB_R_TAG) "]\n"
+	"	strd r2, r3, [r0, #" S(STUB_R_TAG) "]\n" CS_END(cs)
 #define TPIDRURO(r) "	mrc p15, 0, " r ", c13, c0, 3\n"
 
 __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
@@ -132,7 +142,7 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	cmp r7, r10\n"
 	"	it hi\n	movhi r7, r10\n"
 	"	bic r7, r7, #15\n"
-	"	add r5, r7, #" S(STUB_REC_ENTRY) "\n" RESERVE("6", STUB_C_LOST_ENTRIES, "9f")
+	"	add r5, r7, #" S(STUB_REC_ENTRY) "\n" RESERVE("6", STUB_C_LOST_ENTRIES, "9f", entry)
 	"	str r8, [r0, #" S(STUB_R_HOOK) "]\n"
 	"	mov ip, #0\n"
 	"	ldr r1, [sp]\n	strd r1, ip, [r0, #" S(STUB_RE_ARG0) "]\n"
@@ -170,16 +180,16 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	ldrd r5, ip, [r4], #8\n	strd r5, ip, [r1], #8\n"
 	"	subs r7, r7, #16\n"
 	"	bne 10b\n"
-	"8:" PUBLISH(STUB_KIND_ENTRY)
+	"8:" PUBLISH(STUB_KIND_ENTRY, entry)
 	"	b 12f\n"
 	/* free: { tag, length, hook, pointer, thread, time stamp } */
-	"5:	mov r5, #" S(STUB_REC_FREE) "\n" RESERVE("11", STUB_C_LOST_FREES, "9f")
+	"5:	mov r5, #" S(STUB_REC_FREE) "\n" RESERVE("11", STUB_C_LOST_FREES, "9f", free)
 	"	str r8, [r0, #" S(STUB_R_HOOK) "]\n"
 	"	mov ip, #0\n"
 	"	ldr r1, [sp]\n	strd r1, ip, [r0, #" S(STUB_RF_PTR) "]\n"
 	TPIDRURO("r1") "	strd r1, ip, [r0, #" S(STUB_RF_THREAD) "]\n"
 	"	mrrc p15, 1, r1, r4, c14\n"
-	"	strd r1, r4, [r0, #" S(STUB_RF_TIME) "]\n" PUBLISH(STUB_KIND_FREE)
+	"	strd r1, r4, [r0, #" S(STUB_RF_TIME) "]\n" PUBLISH(STUB_KIND_FREE, free)
 	"9:	mov r10, #0\n"
 	/* to the continuation: at E, or at E-16 returning into the trampoline (r10 set) */
 	"12:	and r8, r8, #0xff\n"
@@ -211,13 +221,13 @@ __asm__(".pushsection ht_stub,\"ax\",%progbits\n"
 	"	stmia sp, {r0-r11}\n"
 	"	mrs r4, apsr\n"
 	"	str r4, [sp, #48]\n" DATA_PAGE RECORDING("1f")
-	"	mov r5, #" S(STUB_REC_RETURN) "\n" RESERVE("2", STUB_C_LOST_RETURNS, "81f")
+	"	mov r5, #" S(STUB_REC_RETURN) "\n" RESERVE("2", STUB_C_LOST_RETURNS, "81f", ret)
 	"	mov ip, #0\n"
 	"	str ip, [r0, #" S(STUB_R_HOOK) "]\n"
 	"	ldrd r1, r4, [sp, #56]\n	strd r1, r4, [r0, #" S(STUB_RR_COOKIE) "]\n"
 	"	ldr r1, [sp]\n	strd r1, ip, [r0, #" S(STUB_RR_RESULT) "]\n"
 	TPIDRURO("r1") "	strd r1, ip, [r0, #" S(STUB_RR_THREAD) "]\n"
-	PUBLISH(STUB_KIND_RETURN)
+	PUBLISH(STUB_KIND_RETURN, ret)
 	"1:	ldr r4, [sp, #48]\n"
 	"	ldr ip, [sp, #68]\n"
 	"	msr APSR_nzcvqg, r4\n"

@@ -129,13 +129,15 @@ static void find_libc(void)
 		_exit(97);
 }
 
-/* The interrupted pc (0: not known, on arm and mips64). */
+/* The interrupted pc (0: not known, on mips64). */
 static uintptr_t uc_pc(void *uc)
 {
 #if defined(__x86_64__)
 	return (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
 #elif defined(__aarch64__)
 	return (uintptr_t)((ucontext_t *)uc)->uc_mcontext.pc;
+#elif defined(__arm__)
+	return (uintptr_t)((ucontext_t *)uc)->uc_mcontext.arm_pc;
 #else
 	(void)uc;
 	return 0;
@@ -180,6 +182,8 @@ static bool after_syscall(uintptr_t pc, uintptr_t lo)
 	return pc - 2 >= lo && ((const uint8_t *)pc)[-2] == 0x0f && ((const uint8_t *)pc)[-1] == 0x05;
 #elif defined(__aarch64__)
 	return pc - 4 >= lo && ((const uint32_t *)pc)[-1] == 0xd4000001; /* svc #0 */
+#elif defined(__arm__)
+	return pc - 2 >= lo && ((const uint16_t *)pc)[-1] == 0xdf00; /* Thumb's svc #0 */
 #else
 	(void)pc;
 	(void)lo;

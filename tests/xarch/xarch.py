@@ -267,10 +267,12 @@ def restores(arch):
 
 
 def probes(arch):
-    """The arch's stub code marks its critical sections (stub_arch.h: STUB_CRITICAL): a reader
-    stuck at a record never written looks at the threads, and skips it."""
+    """The arch's stub code marks its critical sections (stub_arch.h: STUB_CRITICAL, or
+    arch/stub_critical.h's): a reader stuck at a record never written looks at the threads,
+    and skips it."""
     with open(os.path.join(ROOT, "arch", arch, "stub_arch.h")) as f:
-        return re.search(r"^#define STUB_CRITICAL\b", f.read(), re.M) is not None
+        return re.search(r'^(#define STUB_CRITICAL\b|#include "arch/stub_critical.h")',
+                         f.read(), re.M) is not None
 
 
 def check_jump_probe(ctx, r):
@@ -417,7 +419,7 @@ def stub_cases(opts, arch):
     # left unwritten are skipped after a look at the threads (test_stall.py)
     if probes(arch):
         jump = GuestRun("ht", "stall", args=["jump", 3000, JUMP_US, "stubs"],
-                        opts=["-v"])
+                        opts=["-v"] + quick)
         cases.append(("stubs_jump_probe", [
             GuestRun("ht", "stall", args=["jump", 0, JUMP_US, "stubs"]), jump],
             lambda c, r=jump: check_jump_probe(c, r)))
