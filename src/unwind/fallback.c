@@ -11,6 +11,7 @@
 #include "unwind/cfi.h"
 #include "unwind/fallback.h"
 #include "unwind/frames.h"
+#include "unwind/quickmemo.h"
 #include "util/log.h"
 #include "symbols/perfmap.h"
 #include "symbols/symbols.h"
@@ -60,6 +61,7 @@ enum place { PLACE_OTHER, PLACE_MAIN, PLACE_OUTERMOST };
 struct fallback {
 	struct symbolizer *sym;
 	bool no_quick; /* HEAPTRACE_NO_QUICK: every backtrace by libunwind's steps */
+	struct qmemo *memo; /* quick backtraces, by what they read (quickmemo.h) */
 	/* the executable file mappings, read when code in no module was met (jit_alias) */
 	struct mapping *xmaps;
 	size_t nxmaps;
@@ -110,6 +112,7 @@ static struct fallback *fallback_of(struct proc *p)
 		fb = p->fallback = xcalloc(1, sizeof(*fb));
 		fb->sym = sym_open(&p->mods);
 		fb->no_quick = getenv("HEAPTRACE_NO_QUICK") != NULL;
+		fb->memo = qmemo_new();
 	}
 	return fb;
 }
@@ -542,9 +545,11 @@ static struct entry *quick_entry(struct proc *p, uint64_t pc, bool first)
 
 /* One quick step from the frame at pc (first or not) by rule ru, with stack pointer *sp and
  * frame pointer *fp (if *fp_known): 0 with the caller's three and *ret its pc, 1 if there is
- * no caller, or -EINVAL where the step is not the simple kind libunwind would take as it is. */
+ * no caller, or -EINVAL where the step is not the simple kind libunwind would take as it is.
+ * The words read go into log. */
 static int quick_step(struct proc *p, const struct cfi_rule *ru, uint64_t pc, bool first,
-		      uint64_t *sp, uint64_t *fp, bool *fp_known, uint64_t *ret)
+		      uint64_t *sp, uint64_t *fp, bool *fp_known, uint64_t *ret,
+		      struct qmemo_log *log)
 {
 	const uint64_t mask = arch->word_size == 4 ? 0xffffffffull : ~0ull;
 	uint64_t cfa, nfp = *fp;
@@ -559,9 +564,9 @@ static int quick_step(struct proc *p, const struct cfi_rule *ru, uint64_t pc, bo
 		cfa = (*fp + (uint64_t)ru->cfa_off) & mask;
 	else
 		return -EINVAL;
-	if (unwind_read_current((cfa + (uint64_t)ru->ra_off) & mask, ret))
+	if (qmemo_read(log, (cfa + (uint64_t)ru->ra_off) & mask, ret))
 		return -EINVAL;
-	if (ru->fp == CFI_AT_CFA && unwind_read_current((cfa + (uint64_t)ru->fp_off) & mask, &nfp))
+	if (ru->fp == CFI_AT_CFA && qmemo_read(log, (cfa + (uint64_t)ru->fp_off) & mask, &nfp))
 		return -EINVAL;
 	*ret &= mask;
 	/* step_ok()'s tests (unwind.c): up the stack (ret_ok: below) */
@@ -582,22 +587,17 @@ static int quick_step(struct proc *p, const struct cfi_rule *ru, uint64_t pc, bo
  * step: 0, and unwind_capture goes libunwind's way from the start, so that every backtrace is
  * the same.
  */
-static unsigned quick(void *ctx, uint64_t pc, const struct frames_regs *r, uint64_t *pcs,
-		      unsigned max)
+static unsigned quick_walk(struct proc *p, struct qmemo_key k, uint64_t *pcs,
+			   struct qmemo_log *log)
 {
-	struct proc *p = ctx;
-	uint64_t sp, fp = 0;
-	bool fp_known = arch->fp_reg >= 0 && frames_reg(r, (unsigned)arch->fp_reg, &fp);
-	struct entry *e;
+	uint64_t pc = k.pc;
+	struct entry *e = quick_entry(p, pc, true);
 	unsigned n = 0;
 
-	/* arm: libunwind reads .ARM.exidx */
-	if (!frames_reg(r, arch->dwarf_sp, &sp) || arch->exidx || fallback_of(p)->no_quick)
-		return 0;
-	e = quick_entry(p, pc, true);
-	for (pcs[n++] = pc; n < max; pcs[n++] = pc) {
+	for (pcs[n++] = pc; n < k.max; pcs[n++] = pc) {
 		struct cfi_rule ru = e->rule;
-		int err = e->quick ? quick_step(p, &ru, pc, n == 1, &sp, &fp, &fp_known, &pc) :
+		int err = e->quick ? quick_step(p, &ru, pc, n == 1, &k.sp, &k.fp, &k.fp_known,
+						&pc, log) :
 				     -EINVAL;
 
 		if (err)
@@ -606,6 +606,30 @@ static unsigned quick(void *ctx, uint64_t pc, const struct frames_regs *r, uint6
 			return 0;
 		e = quick_entry(p, pc, false);
 	}
+	return n;
+}
+
+/* quick_walk, or the same backtrace remembered (quickmemo.h). */
+static unsigned quick(void *ctx, uint64_t pc, const struct frames_regs *r, uint64_t *pcs,
+		      unsigned max)
+{
+	struct proc *p = ctx;
+	struct qmemo_key k = { .pc = pc, .max = max };
+	struct qmemo_log log;
+	unsigned n;
+
+	k.fp_known = arch->fp_reg >= 0 && frames_reg(r, (unsigned)arch->fp_reg, &k.fp);
+	/* arm: libunwind reads .ARM.exidx */
+	if (!frames_reg(r, arch->dwarf_sp, &k.sp) || arch->exidx || fallback_of(p)->no_quick)
+		return 0;
+	n = qmemo_find(p->fallback->memo, &k, pcs);
+	if (n)
+		return n;
+	log.n = 0;
+	log.over = false;
+	n = quick_walk(p, k, pcs, &log);
+	if (n)
+		qmemo_keep(p->fallback->memo, &k, &log, pcs, n);
 	return n;
 }
 
@@ -618,6 +642,7 @@ void fallback_flush(struct proc *p)
 {
 	if (p->fallback) {
 		sym_close(p->fallback->sym);
+		qmemo_free(p->fallback->memo);
 		free(p->fallback->xmaps);
 		free(p->fallback);
 		p->fallback = NULL;

@@ -136,7 +136,8 @@ def stepped(r):
     return int(m.group(1)), int(m.group(2))
 
 
-@variants("leaks", "leaks-O2", "cxxunwind", "cxxops-O2", "family-O2", "inlined-O2", "demo-O2")
+@variants("leaks", "leaks-O2", "cxxunwind", "cxxops-O2", "family-O2", "inlined-O2", "demo-O2",
+          "twins", "twins-O2")
 def test_quick_steps_as_libunwind(name):
     """The steps by cached CFI rules make every backtrace libunwind's steps make (with
     HEAPTRACE_NO_QUICK=1): the same frames, found the same way, the same counts; and where
@@ -157,3 +158,12 @@ def test_quick_steps_as_libunwind(name):
         quick.fail("only %d of %d backtraces stepped by cached CFI rules" % (q, q + s))
     if host_arch() not in QUICK_ARCHES and q:
         quick.fail("%d backtraces stepped by cached CFI rules on %s" % (q, host_arch()))
+
+
+@variants("O0", "O2")
+def test_remembered_backtrace_not_a_twins(opt):
+    """twins: alloc_one mallocs under left and under right, at the same sp and frame pointer
+    either way, alternately: a backtrace remembered by its start (unwind/quickmemo.h) must be
+    checked against the words its steps read, else every block would be left's or right's.
+    Every site exact, each with its own chain."""
+    full_check("twins", opt, args=[2000])

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include "unwind/quickmemo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind/unwind.h"
+#include "util/util.h"
+
+#define QMEMO_SLOTS 64 /* a power of two: backtraces kept, by their pc and sp */
+
+struct qmemo_entry {
+	struct qmemo_key key; /* max 0: empty */
+	unsigned nwords, n;
+	uint64_t addr[QMEMO_WORDS], val[QMEMO_WORDS];
+	uint64_t pcs[QMEMO_FRAMES];
+};
+
+struct qmemo {
+	struct qmemo_entry slot[QMEMO_SLOTS];
+};
+
+struct qmemo *qmemo_new(void)
+{
+	return xcalloc(1, sizeof(struct qmemo));
+}
+
+void qmemo_free(struct qmemo *m)
+{
+	free(m);
+}
+
+static struct qmemo_entry *slot_of(struct qmemo *m, const struct qmemo_key *k)
+{
+	return &m->slot[hash64(k->pc ^ hash64(k->sp)) & (QMEMO_SLOTS - 1)];
+}
+
+static bool same_key(const struct qmemo_key *a, const struct qmemo_key *b)
+{
+	return a->pc == b->pc && a->sp == b->sp && a->fp_known == b->fp_known &&
+	       (!a->fp_known || a->fp == b->fp) && a->max == b->max;
+}
+
+unsigned qmemo_find(struct qmemo *m, const struct qmemo_key *k, uint64_t *pcs)
+{
+	const struct qmemo_entry *e = slot_of(m, k);
+	uint64_t v;
+
+	if (!e->key.max || !same_key(&e->key, k))
+		return 0;
+	/* in the order the steps read them, as a walk would: the same reads, whatever follows */
+	for (unsigned i = 0; i < e->nwords; i++)
+		if (unwind_read_current(e->addr[i], &v) || v != e->val[i])
+			return 0;
+	memcpy(pcs, e->pcs, e->n * sizeof(*pcs));
+	return e->n;
+}
+
+int qmemo_read(struct qmemo_log *log, uint64_t addr, uint64_t *val)
+{
+	int err = unwind_read_current(addr, val);
+
+	if (err)
+		return err;
+	if (log->n == QMEMO_WORDS) {
+		log->over = true;
+	} else {
+		log->addr[log->n] = addr;
+		log->val[log->n++] = *val;
+	}
+	return 0;
+}
+
+void qmemo_keep(struct qmemo *m, const struct qmemo_key *k, const struct qmemo_log *log,
+		const uint64_t *pcs, unsigned n)
+{
+	struct qmemo_entry *e = slot_of(m, k);
+
+	if (log->over || !n || n > QMEMO_FRAMES || !k->max)
+		return;
+	e->key = *k;
+	e->nwords = log->n;
+	e->n = n;
+	memcpy(e->addr, log->addr, log->n * sizeof(*log->addr));
+	memcpy(e->val, log->val, log->n * sizeof(*log->val));
+	memcpy(e->pcs, pcs, n * sizeof(*pcs));
+}
