@@ -69,10 +69,11 @@ static inline uint64_t stub_ticks(void)
  * The registers of an entry record's caller frame, for the unwinder (user_pt_regs order: x0-x30,
  * sp 31, pc 32): pc = the return address x30 held at the entry, sp as it was there, the frame
  * pointer and the callee-saved registers.
+ *
+ * r's other words must be 0 (cleared once: this sets the same words every time).
  */
 static inline void stub_regs(struct arch_regs *r, const uint8_t *rec)
 {
-	memset(r, 0, sizeof(*r));
 	r->size = 34 * 8;
 	memcpy(&r->w64[29], rec + STUB_RE_X29, 16); /* x29, x30 */
 	memcpy(&r->w64[19], rec + STUB_RE_X19, 32);

@@ -70,12 +70,13 @@ static inline uint64_t stub_ticks(void)
  * cpsr): pc = the return address lr held at the entry (without its Thumb bit, the T flag set
  * instead, as arm_set_pc does), sp as it was there, and the callee-saved r4-r11 (r11: the
  * frame pointer of ARM code, r7 of Thumb code).
+ *
+ * r's other words must be 0 (cleared once: this sets the same words every time).
  */
 static inline void stub_regs(struct arch_regs *r, const uint8_t *rec)
 {
 	uint32_t lr, sp;
 
-	memset(r, 0, sizeof(*r));
 	r->size = 18 * 4;
 	memcpy(&r->w32[4], rec + STUB_RE_R4, 32);
 	memcpy(&sp, rec + STUB_RE_SP, 4);

@@ -86,6 +86,8 @@ static inline uint64_t stub_ticks(void)
  * The registers of an entry record's caller frame, for the unwinder: pc = the return address
  * (the first word of the stack copy), sp above it, and the callee-saved registers as they were
  * at the entry (user_regs_struct order: r15 r14 r13 r12 rbp rbx ... rip 16, rsp 19).
+ *
+ * r's other words must be 0 (cleared once: this sets the same words every time).
  */
 static inline void stub_regs(struct arch_regs *r, const uint8_t *rec)
 {
@@ -94,7 +96,6 @@ static inline void stub_regs(struct arch_regs *r, const uint8_t *rec)
 				       { 1, STUB_RE_R14 }, { 0, STUB_RE_R15 } };
 	uint64_t sp;
 
-	memset(r, 0, sizeof(*r));
 	r->size = 27 * 8;
 	for (unsigned i = 0; i < sizeof(from) / sizeof(from[0]); i++)
 		memcpy(&r->w64[from[i][0]], rec + from[i][1], 8);
