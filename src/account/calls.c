@@ -281,16 +281,6 @@ static void drop_unreturned(struct thread *t, const struct calls_rec *r)
 	}
 }
 
-static int copy_word(void *ctx, uint64_t addr, uint64_t *val)
-{
-	const struct calls_rec *r = ctx;
-
-	if (addr < r->sp || addr - r->sp + sizeof(*val) > r->copy_len)
-		return -1;
-	memcpy(val, r->copy + (addr - r->sp), sizeof(*val));
-	return 0;
-}
-
 /* A breakpoint stop at a hooked function's entry: acct_entry's ctx. */
 struct stop {
 	struct thread *t;
@@ -450,7 +440,8 @@ void calls_rec_entry(struct thread *t, const struct calls_rec *r, calls_unwind_f
 		     void *ctx)
 {
 	struct rec_unwind u = { t, unwind, ctx };
-	uint64_t interrupted = r->copy_len ? handler_sp(t, r->sp, copy_word, (void *)r) : 0;
+	struct stack_copy copy = { r->copy, r->sp, r->copy_len };
+	uint64_t interrupted = r->copy_len ? handler_sp(t, r->sp, stack_copy_word, &copy) : 0;
 	struct calls_rec rh;
 
 	drop_left(t, r->sp, interrupted);

@@ -8,7 +8,6 @@
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
-#include <string.h>
 
 #define PR_DOMAIN "probe"
 #include "patch/stubs.h"
@@ -47,22 +46,6 @@ bool stubs_probe_supported(void)
 	return sigframe_known();
 }
 
-/* The stack read for the look: len bytes from base. */
-struct stack_copy {
-	const uint8_t *bytes;
-	uint64_t base, len;
-};
-
-static int copy_word(void *ctx, uint64_t addr, uint64_t *val)
-{
-	const struct stack_copy *c = ctx;
-
-	if (addr < c->base || addr - c->base + sizeof(*val) > c->len)
-		return -1;
-	memcpy(val, c->bytes + (addr - c->base), sizeof(*val));
-	return 0;
-}
-
 /*
  * A signal frame in stack c whose interrupted pc lies in a critical section (sigframe.h). Only
  * whole frames count: a stray word of an old frame, left in stack a later frame does not write
@@ -77,7 +60,7 @@ static bool critical_frame(struct proc *p, const struct stack_copy *c, pid_t tid
 
 	sigframe_look_init(&look, p);
 	for (uint64_t a = c->base; a - c->base < c->len; a += arch->word_size) {
-		if (!sigframe_regs(copy_word, (void *)c, a, &w, &sp, &pc) ||
+		if (!sigframe_regs(stack_copy_word, (void *)c, a, &w, &sp, &pc) ||
 		    !critical(s, arch->code_addr(pc)) || !sigframe_anchor(&look, w))
 			continue;
 		pr_dbg(2, "thread %d: a signal frame at sp+%#llx interrupted it at %#llx, inside a "

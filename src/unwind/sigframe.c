@@ -1,9 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include "unwind/sigframe.h"
 
+#include <string.h>
+
 #include "arch/arch.h"
 #include "unwind/fallback.h"
 #include "util/util.h"
+
+int stack_copy_word(void *ctx, uint64_t addr, uint64_t *val)
+{
+	const struct stack_copy *c = ctx;
+
+	if (addr < c->base || addr - c->base + sizeof(*val) > c->len)
+		return -1;
+	memcpy(val, c->bytes + (addr - c->base), sizeof(*val));
+	return 0;
+}
 
 bool sigframe_known(void)
 {

@@ -16,6 +16,15 @@
  * where it cannot be read. */
 typedef int (*stack_word_fn)(void *ctx, uint64_t addr, uint64_t *val);
 
+/* A copy of stack memory: len bytes from base. */
+struct stack_copy {
+	const uint8_t *bytes;
+	uint64_t base, len;
+};
+
+/* stack_word_fn over a struct stack_copy (ctx). */
+int stack_copy_word(void *ctx, uint64_t addr, uint64_t *val);
+
 /* Signal frames can be found on this architecture. */
 bool sigframe_known(void);
 
