@@ -397,9 +397,9 @@ def stub_cases(opts, arch):
     # INJECTIONS), where the arch has a restoring stub (arch.c: stub_code): the thread goes on
     # where it was, and the program with it
     if restores(arch):
-        for call, n in (("mmap", 1), ("mprotect", 2), ("sigaction", 3)):
+        for call, nth in (("mmap", 1), ("mprotect", 2), ("sigaction", 3)):
             die = GuestRun("survive", "steady", args=(2, SURVIVE_ROUNDS[1]), opts=quick,
-                           env=(("HEAPTRACE_TEST_DIE_INJECTING", str(n)),))
+                           env=(("HEAPTRACE_TEST_DIE_INJECTING", str(nth)),))
             cases.append(("survive_injecting[%s]" % call, [die],
                           lambda c, r=die: check_survive(c, r)))
     # allocations on coroutine stacks and a sigaltstack, a guard page above each: the stubs'
