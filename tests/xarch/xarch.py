@@ -416,8 +416,10 @@ def stub_cases(opts, arch):
                           lambda c, w=where: c.mod("test_sigframes").handler_over_calls(
                               w, SIGOVER_PAIRS)))
     # siglongjmp out of a handler that interrupted the stub code, now and then: the records
-    # left unwritten are skipped after a look at the threads (test_stall.py)
-    if probes(arch):
+    # left unwritten are skipped after a look at the threads (test_stall.py). The look comes
+    # once the ring is full behind such a record: arm's guest, its reader keeping up (3,125 KiB
+    # waiting at most, 5,943 records in 3 s), filled it in 2 of 3 runs, so it is left out there
+    if probes(arch) and arch != "arm":
         jump = GuestRun("ht", "stall", args=["jump", 3000, JUMP_US, "stubs"],
                         opts=["-v"] + quick)
         cases.append(("stubs_jump_probe", [
