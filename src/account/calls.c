@@ -232,7 +232,7 @@ static void sent_returns(struct unwind_reader *rd, const struct thread *t, bool 
 static uint64_t handler_sp(const struct thread *t, uint64_t sp, stack_word_fn word, void *ctx)
 {
 	unsigned ws = arch->word_size;
-	struct sigframe_look look;
+	struct unwind_hooks h;
 	uint64_t top, w, isp, ipc;
 	bool same;
 
@@ -240,14 +240,14 @@ static uint64_t handler_sp(const struct thread *t, uint64_t sp, stack_word_fn wo
 		return 0;
 	top = t->frames[t->nframes - 1].sp + HANDLER_SP_SLACK;
 	same = sp < top; /* else: on another stack, or the calls in flight were left by longjmp */
-	sigframe_look_init(&look, t->p);
+	fallback_hooks(t->p, &h);
 	for (uint64_t a = sp; a - sp < HANDLER_SCAN_BYTES && (!same || a < top); a += ws) {
 		if (word(ctx, a, &w))
 			break;
 		if (!sigframe_regs(word, ctx, a, &w, &isp, &ipc) || isp > top ||
 		    (a >= isp && a <= top))
 			continue;
-		if (sigframe_anchor(&look, w))
+		if (sigframe_anchor(&h, w))
 			return isp;
 	}
 	return 0;

@@ -14,6 +14,7 @@
 #include "stub_arch.h"
 #include "target/process.h"
 #include "target/remote.h"
+#include "unwind/fallback.h"
 #include "unwind/sigframe.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -55,13 +56,13 @@ bool stubs_probe_supported(void)
 static bool critical_frame(struct proc *p, const struct stack_copy *c, pid_t tid)
 {
 	const struct stubs *s = p->stubs;
-	struct sigframe_look look;
+	struct unwind_hooks h;
 	uint64_t w, sp, pc;
 
-	sigframe_look_init(&look, p);
+	fallback_hooks(p, &h);
 	for (uint64_t a = c->base; a - c->base < c->len; a += arch->word_size) {
 		if (!sigframe_regs(stack_copy_word, (void *)c, a, &w, &sp, &pc) ||
-		    !critical(s, arch->code_addr(pc)) || !sigframe_anchor(&look, w))
+		    !critical(s, arch->code_addr(pc)) || !sigframe_anchor(&h, w))
 			continue;
 		pr_dbg(2, "thread %d: a signal frame at sp+%#llx interrupted it at %#llx, inside a "
 		       "stub's record", tid, (unsigned long long)(a - c->base),

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "arch/arch.h"
-#include "unwind/fallback.h"
 #include "util/util.h"
 
 int stack_copy_word(void *ctx, uint64_t addr, uint64_t *val)
@@ -22,11 +21,6 @@ bool sigframe_known(void)
 	return arch->sigframe_sp != 0 && arch->sigframe_pc != 0;
 }
 
-void sigframe_look_init(struct sigframe_look *l, struct proc *p)
-{
-	*l = (struct sigframe_look){ .p = p };
-}
-
 /* w is one of the architecture's magic words */
 static bool magic(uint64_t w)
 {
@@ -36,19 +30,9 @@ static bool magic(uint64_t w)
 	return false;
 }
 
-bool sigframe_anchor(struct sigframe_look *l, uint64_t w)
+bool sigframe_anchor(const struct unwind_hooks *h, uint64_t w)
 {
-	struct unwind_hooks h;
-
-	if (arch->sigframe_magic[0])
-		return magic(w);
-	if (!l->hooked) {
-		fallback_hooks(l->p, &h);
-		l->restorer = h.signal;
-		l->ctx = h.ctx;
-		l->hooked = true;
-	}
-	return l->restorer(l->ctx, w);
+	return arch->sigframe_magic[0] ? magic(w) : h->signal(h->ctx, w);
 }
 
 /* The word at addr + off, cut to the architecture's size; -1 if it cannot be read */

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "target/process.h"
+#include "unwind/unwind.h"
 
 /* A word of a stack at addr (the 8 bytes there; a 32-bit word is the low half): 0, or -1
  * where it cannot be read. */
@@ -28,16 +28,6 @@ int stack_copy_word(void *ctx, uint64_t addr, uint64_t *val);
 /* Signal frames can be found on this architecture. */
 bool sigframe_known(void);
 
-/* The lookup of anchors in p's stacks: the C library's restorer, once looked up. */
-struct sigframe_look {
-	struct proc *p;
-	bool hooked;
-	bool (*restorer)(void *ctx, uint64_t pc);
-	void *ctx;
-};
-
-void sigframe_look_init(struct sigframe_look *l, struct proc *p);
-
 /* May a signal frame's anchor be at addr, in the stack word reads? Then *w: the anchor's word,
  * *isp and *ipc: the sp and pc the signal interrupted (sp not 0). The cheap half of the test:
  * sigframe_anchor makes the other. */
@@ -45,7 +35,7 @@ bool sigframe_regs(stack_word_fn word, void *ctx, uint64_t addr, uint64_t *w, ui
 		   uint64_t *ipc);
 
 /* Is w (sigframe_regs') an anchor: the magic, or the C library's restorer, as its unwind
- * tables say? */
-bool sigframe_anchor(struct sigframe_look *l, uint64_t w);
+ * tables say (h: p's fallback_hooks)? */
+bool sigframe_anchor(const struct unwind_hooks *h, uint64_t w);
 
 #endif
