@@ -12,6 +12,7 @@
 struct qmemo_entry {
 	struct qmemo_key key; /* max 0: empty */
 	unsigned nwords, n;
+	uint64_t lo, end; /* the lowest word's address, the end of the highest */
 	uint64_t addr[QMEMO_WORDS], val[QMEMO_WORDS];
 	uint64_t pcs[QMEMO_FRAMES];
 };
@@ -44,14 +45,10 @@ static bool same_key(const struct qmemo_key *a, const struct qmemo_key *b)
 unsigned qmemo_find(struct qmemo *m, const struct qmemo_key *k, uint64_t *pcs)
 {
 	const struct qmemo_entry *e = slot_of(m, k);
-	uint64_t v;
 
-	if (!e->key.max || !same_key(&e->key, k))
+	if (!e->key.max || !same_key(&e->key, k) ||
+	    !unwind_current_same(e->addr, e->val, e->nwords, e->lo, e->end))
 		return 0;
-	/* in the order the steps read them, as a walk would: the same reads, whatever follows */
-	for (unsigned i = 0; i < e->nwords; i++)
-		if (unwind_read_current(e->addr[i], &v) || v != e->val[i])
-			return 0;
 	memcpy(pcs, e->pcs, e->n * sizeof(*pcs));
 	return e->n;
 }
@@ -80,6 +77,14 @@ void qmemo_keep(struct qmemo *m, const struct qmemo_key *k, const struct qmemo_l
 		return;
 	e->key = *k;
 	e->nwords = log->n;
+	e->lo = UINT64_MAX;
+	e->end = 0;
+	for (unsigned i = 0; i < log->n; i++) {
+		if (log->addr[i] < e->lo)
+			e->lo = log->addr[i];
+		if (log->addr[i] + sizeof(uint64_t) > e->end)
+			e->end = log->addr[i] + sizeof(uint64_t);
+	}
 	e->n = n;
 	memcpy(e->addr, log->addr, log->n * sizeof(*log->addr));
 	memcpy(e->val, log->val, log->n * sizeof(*log->val));

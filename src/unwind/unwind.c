@@ -263,6 +263,31 @@ int unwind_read_current(uint64_t addr, uint64_t *val)
 	return active ? unwind_read_word(active, addr, val) : -EFAULT;
 }
 
+bool unwind_current_same(const uint64_t *addr, const uint64_t *val, unsigned n, uint64_t lo,
+			 uint64_t end)
+{
+	struct unwind_reader *rd = active;
+	uint64_t v;
+
+	/* read_word's own result, without a call per word: nothing sent to take, every word in
+	 * the copy, and the highest one counted as read */
+	if (rd && rd->copy && !rd->sent.n && lo >= rd->copy_lo && end >= lo &&
+	    end - rd->copy_lo <= rd->copy_len) {
+		for (unsigned i = 0; i < n; i++) {
+			memcpy(&v, rd->copy + (addr[i] - rd->copy_lo), sizeof(v));
+			if (v != val[i])
+				return false;
+		}
+		if (end - rd->copy_lo > rd->copy_used)
+			rd->copy_used = end - rd->copy_lo;
+		return true;
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (unwind_read_current(addr[i], &v) || v != val[i])
+			return false;
+	return true;
+}
+
 bool unwind_current_ran_off(void)
 {
 	return active && active->copy && active->copy_over;
