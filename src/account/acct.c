@@ -496,6 +496,14 @@ static int caller_of(const struct acct_entry *e, uint64_t *ret, bool *tail, int 
 	return *got;
 }
 
+/* Argument i of e's call, from its record or asked of its stop. */
+static uint64_t entry_arg(const struct acct_entry *e, unsigned i)
+{
+	if (e->args)
+		return i < e->nargs ? e->args[i] : 0;
+	return e->arg(e->ctx, i);
+}
+
 /* A free (e, of d) is accounted at its entry. Return true if its return is to be caught too:
  * operator delete calls free, which is nested in it then. A free() of a block not live, by a
  * thread heaptrace knows (not a stand-in for the records of an unknown one, which never ends;
@@ -504,7 +512,7 @@ static int caller_of(const struct acct_entry *e, uint64_t *ret, bool *tail, int 
 static bool enter_free(struct thread *t, const struct acct_entry *e, const struct hook_desc *d,
 		       uint64_t *ret, bool *tail, int *got)
 {
-	uint64_t ptr = e->arg(e->ctx, (unsigned)d->ptr), key = table_key(d->heap, ptr);
+	uint64_t ptr = entry_arg(e, (unsigned)d->ptr), key = table_key(d->heap, ptr);
 	const struct block *b = key ? table_find(&t->p->table, key) : NULL;
 	uint64_t size;
 
@@ -617,7 +625,7 @@ struct frame *acct_enter(struct acct *a, struct thread *t, const struct acct_ent
 	f->call.id = e->hook;
 	f->weigh = TABLE_EXACT;
 	for (unsigned i = 0; i < HOOK_MAX_ARGS; i++)
-		f->call.args[i] = e->arg(e->ctx, i);
+		f->call.args[i] = entry_arg(e, i);
 	take_old(t, f, e->ns);
 	backtrace(a, t, f, e);
 	return f;
@@ -629,13 +637,6 @@ struct rec_ctx {
 	calls_unwind_fn unwind;
 	void *ctx;
 };
-
-static uint64_t rec_arg(void *ctx, unsigned i)
-{
-	const struct calls_rec *r = ((struct rec_ctx *)ctx)->r;
-
-	return i < ARRAY_SIZE(r->args) ? r->args[i] : 0;
-}
 
 static int rec_caller(void *ctx, uint64_t *ret, bool *tail)
 {
@@ -667,7 +668,8 @@ void acct_rec_entry(struct acct *a, struct thread *t, const struct calls_rec *r,
 		.awaits_inner = r->awaits_inner,
 		.handler = r->handler,
 		.stub_sample = r->stub_sample,
-		.arg = rec_arg,
+		.args = r->args,
+		.nargs = ARRAY_SIZE(r->args),
 		.caller = rec_caller,
 		.unwind = unwind ? rec_unwind : NULL,
 		.ctx = &c,

@@ -62,6 +62,9 @@ struct acct_entry {
 	enum acct_stub_sample stub_sample;
 	/* Argument i (a read of memory where it lies on the stack: asked only when needed). */
 	uint64_t (*arg)(void *ctx, unsigned i);
+	/* or, where they are known at once (a record's), the first nargs of them (the rest 0) */
+	const uint64_t *args;
+	unsigned nargs;
 	/* The caller's return address (asked only when needed, at most once): 0 or -errno;
 	 * *tail: a tail call from a traced call, whose return is caught already. */
 	int (*caller)(void *ctx, uint64_t *ret, bool *tail);

@@ -35,6 +35,7 @@ static unsigned key_hash(uint64_t key, unsigned mask)
 /* Put { key, t } in rd's table (a key may be there for several threads), grown at half full. */
 static void keys_add(struct stubs_reader *rd, uint64_t key, struct thread *t)
 {
+	rd->keys_last.t = NULL;
 	if (2 * (rd->nkeys + 1) > rd->keys_mask + 1) {
 		struct stubs_key *old = rd->keys;
 		unsigned n = old ? rd->keys_mask + 1 : 0;
@@ -77,6 +78,7 @@ static void keys_update(struct proc *p, struct stubs *s)
 	if (rd->keys)
 		memset(rd->keys, 0, (rd->keys_mask + 1) * sizeof(*rd->keys));
 	rd->nkeys = rd->npending = 0;
+	rd->keys_last.t = NULL;
 	rd->unknown = NULL;
 	proc_for_each_thread(p, key_thread_cb, rd);
 	for (unsigned i = 0; i < rd->nphantom; i++)
@@ -86,20 +88,32 @@ static void keys_update(struct proc *p, struct stubs *s)
 
 /* The thread that had key at position pos; the newest such thread wins (the C library reuses a
  * gone thread's memory, and so its key, for a new one). NULL if none. */
-static struct thread *keys_find(const struct stubs_reader *rd, uint64_t key, uint64_t pos)
+static bool had_key(const struct thread *t, uint64_t key, uint64_t pos)
+{
+	return t->tls == key && t->key_from <= pos && pos < t->key_until;
+}
+
+static struct thread *keys_find(struct stubs_reader *rd, uint64_t key, uint64_t pos)
 {
 	struct thread *found = NULL;
+	unsigned entries = 0;
 
+	if (rd->keys_last.t && rd->keys_last.key == key && had_key(rd->keys_last.t, key, pos))
+		return rd->keys_last.t;
 	if (!rd->keys)
 		return NULL;
 	for (unsigned i = key_hash(key, rd->keys_mask); rd->keys[i].t;
 	     i = (i + 1) & rd->keys_mask) {
 		struct thread *t = rd->keys[i].t;
 
-		if (rd->keys[i].key == key && t->tls == key && t->key_from <= pos &&
-		    pos < t->key_until && (!found || t->key_from >= found->key_from))
+		if (rd->keys[i].key != key)
+			continue;
+		entries++;
+		if (had_key(t, key, pos) && (!found || t->key_from >= found->key_from))
 			found = t;
 	}
+	if (found && entries == 1)
+		rd->keys_last = (struct stubs_key){ key, found };
 	return found;
 }
 

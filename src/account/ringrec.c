@@ -62,10 +62,11 @@ enum ringrec_state ringrec_parse(const uint8_t *r, uint64_t pos, uint64_t size,
 {
 	uint64_t tag = __atomic_load_n((const uint64_t *)(r + STUB_R_TAG), __ATOMIC_ACQUIRE);
 
-	memset(o, 0, sizeof(*o));
-	o->kind = tag & 15;
-	o->len = get32(r + STUB_R_LEN);
-	o->word = get32(r + STUB_R_HOOK);
+	/* every field named, the rest zeroed by the stores that set them, not a string clear */
+	*o = (struct ringrec){ .kind = tag & 15, .len = get32(r + STUB_R_LEN),
+			       .word = get32(r + STUB_R_HOOK), .key = 0, .tsc = 0,
+			       .args = { 0, 0, 0 }, .sp = 0, .copy = 0, .returns = false,
+			       .py_off = 0, .py_count = 0, .cookie = 0, .result = 0 };
 	if ((tag & ~(uint64_t)15) != pos || o->kind < STUB_KIND_ENTRY ||
 	    o->kind > STUB_KIND_RETURN)
 		return RINGREC_NOT_YET;

@@ -88,6 +88,9 @@ struct stubs_reader {
 	 */
 	struct stubs_key *keys;
 	unsigned keys_mask, nkeys, keys_gen;
+	/* the last key found, while it is the only entry of its key: a program's threads make
+	 * runs of records, and most programs have one thread */
+	struct stubs_key keys_last;
 	struct thread *unknown; /* the one thread with no key yet, if only one (npending) */
 	unsigned npending;
 	struct copysize copy; /* the stubs' stack copy size, learned (STUB_D_COPY) */
