@@ -6,8 +6,10 @@
  * checks that the section has no relocation.
  *
  * ht_stub_entry is reached from a per-function thunk (`push $hook|flags; jmp ht_stub_entry`)
- * with the function's return address above that word. It saves every register it touches and
- * the flags, reserves a record in the shared ring where it fits (ht_stub_reserve), writes it
+ * with the function's return address above that word. It saves every register it touches
+ * (not the flags: the status flags are not kept across a call, and none of its instructions
+ * touches DF or the system flags, and popfq is a slow, microcoded instruction),
+ * reserves a record in the shared ring where it fits (ht_stub_reserve), writes it
  * (free: the pointer and a time stamp; others: arguments, the registers an unwinder needs, a
  * time stamp, a copy of the stack from the return address up, and in a Python process the
  * thread's Python frames when it holds the GIL), and publishes it by writing its tag last.
@@ -17,7 +19,7 @@
  * robust futex heaptrace owns in the ring's control page), nothing is recorded.
  *
  * Stack at ht_stub_entry after the pushes (E: the entry sp, at the return address):
- * r11 r10 r9 r8 rdi rsi rdx rcx rax (0..64), flags 72, continuation 80 (E-24), the
+ * r11 r10 r9 r8 rdi rsi rdx rcx rax (0..64), unused 72, continuation 80 (E-24), the
  * trampoline 88 (E-16), hook|flags then the cookie 96 (E-8), the return address 104 (E).
  * The function so starts at E with its own return address, or at E-16 returning into the
  * trampoline with the cookie above; the continuation is jumped to through a word just below
@@ -181,8 +183,7 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	"ht_stub_blob:\n"
 	".globl ht_stub_entry\n"
 	"ht_stub_entry:\n"
-	"	lea -16(%rsp),%rsp\n"
-	"	pushfq\n"
+	"	lea -24(%rsp),%rsp\n"
 	"	push %rax\n	push %rcx\n	push %rdx\n	push %rsi\n	push %rdi\n"
 	"	push %r8\n	push %r9\n	push %r10\n	push %r11\n"
 	"	lea ht_stub_data(%rip),%r10\n"
@@ -332,13 +333,11 @@ __asm__(".pushsection ht_stub,\"ax\",@progbits\n"
 	CS_END(free)
 	/* the function starts at E with its own return address */
 	"9:\n" POP_ALL
-	"	popfq\n"
-	"	lea 24(%rsp),%rsp\n"
+	"	lea 32(%rsp),%rsp\n"
 	"	jmp *-24(%rsp)\n"
 	/* the function starts at E-16, returning into the trampoline */
 	"8:\n" POP_ALL
-	"	popfq\n"
-	"	lea 8(%rsp),%rsp\n"
+	"	lea 16(%rsp),%rsp\n"
 	"	jmp *-8(%rsp)\n"
 
 	/* The trampoline: the function returned with [rsp] = the cookie, then its caller's
