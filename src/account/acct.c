@@ -496,6 +496,20 @@ static int caller_of(const struct acct_entry *e, uint64_t *ret, bool *tail, int 
 	return *got;
 }
 
+/* Every argument of e's call into f: a record's at once, a stop's asked one by one. */
+static void copy_args(struct frame *f, const struct acct_entry *e)
+{
+	unsigned n = e->nargs < HOOK_MAX_ARGS ? e->nargs : HOOK_MAX_ARGS;
+
+	if (!e->args) {
+		for (unsigned i = 0; i < HOOK_MAX_ARGS; i++)
+			f->call.args[i] = e->arg(e->ctx, i);
+		return;
+	}
+	memcpy(f->call.args, e->args, n * sizeof(f->call.args[0]));
+	memset(f->call.args + n, 0, (HOOK_MAX_ARGS - n) * sizeof(f->call.args[0]));
+}
+
 /* Argument i of e's call, from its record or asked of its stop. */
 static uint64_t entry_arg(const struct acct_entry *e, unsigned i)
 {
@@ -624,8 +638,7 @@ struct frame *acct_enter(struct acct *a, struct thread *t, const struct acct_ent
 	f->inner_cookie = UINT64_MAX; /* never a ring position */
 	f->call.id = e->hook;
 	f->weigh = TABLE_EXACT;
-	for (unsigned i = 0; i < HOOK_MAX_ARGS; i++)
-		f->call.args[i] = entry_arg(e, i);
+	copy_args(f, e);
 	take_old(t, f, e->ns);
 	backtrace(a, t, f, e);
 	return f;

@@ -121,7 +121,8 @@ static struct thread *keys_find(struct stubs_reader *rd, uint64_t key, uint64_t 
  * heaptrace looked (a launched program's main thread, before its C library set its thread
  * pointer; threads made later have theirs from their start), else a stand-in's, which keeps
  * its calls apart. */
-static struct thread *thread_of(struct proc *p, uint64_t key, uint64_t pos)
+static __attribute__((noinline)) struct thread *thread_look(struct proc *p, uint64_t key,
+							      uint64_t pos)
 {
 	struct stubs *s = p->stubs;
 	struct stubs_reader *rd = &s->rd;
@@ -148,6 +149,18 @@ static struct thread *thread_of(struct proc *p, uint64_t key, uint64_t pos)
 	t->key_until = UINT64_MAX;
 	keys_add(rd, key, stubs_standin(s, t));
 	return t;
+}
+
+/* thread_look, without a call for a run of records of the thread found last */
+static inline struct thread *thread_of(struct proc *p, uint64_t key, uint64_t pos)
+{
+	const struct stubs_reader *rd = &p->stubs->rd;
+	struct thread *t = rd->keys_last.t;
+
+	if (t && rd->keys_last.key == key && rd->keys_gen == p->stubs->threads_gen &&
+	    had_key(t, key, pos))
+		return t;
+	return thread_look(p, key, pos);
 }
 
 /* ---- the clock ---- */

@@ -33,7 +33,7 @@ void qmemo_free(struct qmemo *m)
 
 static struct qmemo_entry *slot_of(struct qmemo *m, const struct qmemo_key *k)
 {
-	return &m->slot[hash64(k->pc ^ hash64(k->sp)) & (QMEMO_SLOTS - 1)];
+	return &m->slot[hash64(k->pc ^ (k->sp * 0x9e3779b97f4a7c15ULL)) & (QMEMO_SLOTS - 1)];
 }
 
 static bool same_key(const struct qmemo_key *a, const struct qmemo_key *b)
