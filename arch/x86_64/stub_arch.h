@@ -91,14 +91,15 @@ static inline uint64_t stub_ticks(void)
  */
 static inline void stub_regs(struct arch_regs *r, const uint8_t *rec)
 {
-	static const int from[][2] = { { 4, STUB_RE_RBP }, { 5, STUB_RE_RBX },
-				       { 3, STUB_RE_R12 }, { 2, STUB_RE_R13 },
-				       { 1, STUB_RE_R14 }, { 0, STUB_RE_R15 } };
 	uint64_t sp;
 
 	r->size = 27 * 8;
-	for (unsigned i = 0; i < sizeof(from) / sizeof(from[0]); i++)
-		memcpy(&r->w64[from[i][0]], rec + from[i][1], 8);
+	memcpy(&r->w64[4], rec + STUB_RE_RBP, 8);
+	memcpy(&r->w64[5], rec + STUB_RE_RBX, 8);
+	memcpy(&r->w64[3], rec + STUB_RE_R12, 8);
+	memcpy(&r->w64[2], rec + STUB_RE_R13, 8);
+	memcpy(&r->w64[1], rec + STUB_RE_R14, 8);
+	memcpy(&r->w64[0], rec + STUB_RE_R15, 8);
 	memcpy(&sp, rec + STUB_RE_SP, 8);
 	memcpy(&r->w64[16], rec + STUB_REC_ENTRY, 8);
 	r->w64[19] = sp + 8;

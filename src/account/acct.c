@@ -506,8 +506,9 @@ static void copy_args(struct frame *f, const struct acct_entry *e)
 			f->call.args[i] = e->arg(e->ctx, i);
 		return;
 	}
-	memcpy(f->call.args, e->args, n * sizeof(f->call.args[0]));
-	memset(f->call.args + n, 0, (HOOK_MAX_ARGS - n) * sizeof(f->call.args[0]));
+	memset(f->call.args, 0, sizeof(f->call.args));
+	for (unsigned i = 0; i < n; i++)
+		f->call.args[i] = e->args[i];
 }
 
 /* Argument i of e's call, from its record or asked of its stop. */
