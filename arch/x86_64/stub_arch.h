@@ -61,13 +61,15 @@ extern const uint8_t ht_stub_tsc_a[], ht_stub_tsc_a_end[], ht_stub_tsc_b[], ht_s
  */
 extern const uint8_t ht_stub_cs_entry[], ht_stub_cs_entry_end[], ht_stub_cs_free[],
 	ht_stub_cs_free_end[], ht_stub_cs_ret[], ht_stub_cs_ret_end[], ht_stub_cs_reserve[],
-	ht_stub_cs_reserve_end[], ht_stub_cs_reserve_exit[], ht_stub_cs_reserve_exit_end[];
+	ht_stub_cs_reserve_end[], ht_stub_cs_reserve_exit[], ht_stub_cs_reserve_exit_end[],
+	ht_stub_cs_reserve_fast[], ht_stub_cs_reserve_fast_end[];
 #define STUB_CRITICAL                                                                             \
 	{                                                                                         \
 		{ ht_stub_cs_entry, ht_stub_cs_entry_end }, { ht_stub_cs_free, ht_stub_cs_free_end }, \
 		{ ht_stub_cs_ret, ht_stub_cs_ret_end },                                           \
 		{ ht_stub_cs_reserve, ht_stub_cs_reserve_end },                                   \
-		{ ht_stub_cs_reserve_exit, ht_stub_cs_reserve_exit_end }                          \
+		{ ht_stub_cs_reserve_exit, ht_stub_cs_reserve_exit_end },                        \
+		{ ht_stub_cs_reserve_fast, ht_stub_cs_reserve_fast_end }                          \
 	}
 
 /* The stub code's spin wait (STUB_D_PAUSES), timed on heaptrace's side. */
