@@ -136,9 +136,13 @@ uint32_t table_intern_scaled(struct table *t, const uint64_t *pcs, uint32_t dept
 uint32_t table_unsampled(struct table *t)
 {
 	uint64_t pc = TABLE_PC_NOT_SAMPLED;
-	uint32_t bt = table_intern(t, &pc, 1);
+	uint32_t bt;
 
+	if (t->unsampled) /* one backtrace, asked for by every call not taken */
+		return t->unsampled - 1;
+	bt = table_intern(t, &pc, 1);
 	t->bts[bt].weigh = TABLE_UNSEEN;
+	t->unsampled = bt + 1;
 	return bt;
 }
 

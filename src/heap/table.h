@@ -111,6 +111,7 @@ struct table {
 	uint32_t last_bt;
 	uint64_t last_size;
 	uint64_t sample_bytes; /* --sample-bytes (TABLE_SCALED), 0: none; set with the table */
+	uint32_t unsampled; /* table_unsampled's backtrace + 1, 0: not made yet */
 };
 
 #define TABLE_NO_LAST UINT32_MAX
