@@ -563,10 +563,11 @@ static void lost_returns(struct proc *p, struct stubs *s)
  * lost, the process's threads are looked at, all stopped (trace/probe.c): if none is in a
  * stub's critical section, nor interrupted there, the records not written are dead and the
  * reader goes past them (ring_probe_done); else it looks again PROBE_NS later. Where the stub
- * code marks no critical section (stubs_probe_supported), or a thread is still there after
- * STUCK_NS, the process's stubs are turned off (no thread reserves ring space any more), and
- * after as long again (every record reserved before is written by then) the reader goes on at
- * the first complete record after it.
+ * code marks no critical section (stubs_probe_supported), or a thread is still there STUCK_NS
+ * after calls first waited (and the reader has been stuck as long), the process's stubs are
+ * turned off (no thread reserves ring space any more), and after as long again (every record
+ * reserved before is written by then) the reader goes on at the first complete record after
+ * it.
  */
 #define PROBE_NS 10000000ull
 #define STUCK_NS 1000000000ull
@@ -589,8 +590,11 @@ static bool stuck_check(struct proc *p, struct stubs *s, uint64_t head)
 		rd->stuck_ns = now;
 		rd->stuck_lost = rd->lost;
 		rd->probe_ns = now;
+		rd->waits_ns = 0;
 		return false;
 	}
+	if (!rd->waits_ns && stuck_waits(s))
+		rd->waits_ns = now;
 	if (stubs_probe_supported() && !s->stuck_off && now - rd->probe_ns >= PROBE_NS &&
 	    stuck_waits(s))
 		rd->probe_wanted = true;
@@ -599,6 +603,10 @@ static bool stuck_check(struct proc *p, struct stubs *s, uint64_t head)
 	if (!s->stuck_off) {
 		if (!stuck_waits(s))
 			return false; /* nothing waits for it */
+		/* looks come only once calls wait: a ring that took longer than STUCK_NS to fill
+		 * behind the record (a slow program, an emulated CPU) would be turned off unlooked */
+		if (stubs_probe_supported() && now - rd->waits_ns < STUCK_NS)
+			return false;
 		stubs_data_off(p);
 		s->stuck_off = true;
 		p->stubs_stuck = true;

@@ -69,6 +69,7 @@ struct stubs_reader {
 	bool lost_told;
 	uint64_t stuck_at, stuck_ns, stuck_lost; /* a record at stuck_at unread since stuck_ns,
 						   * lost calls then */
+	uint64_t waits_ns; /* stuck: when calls were first seen waiting for it, 0: not yet */
 	bool probe_wanted; /* stuck: the threads are to be looked at (trace/probe.c) */
 	uint64_t probe_ns; /* when they last were, for this record */
 	uint64_t dead_before; /* a record before it not written yet never will be (a look) */
