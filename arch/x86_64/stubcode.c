@@ -7,16 +7,16 @@
  *
  * ht_stub_entry is reached from a per-function thunk (`push $hook|flags; jmp ht_stub_entry`)
  * with the function's return address above that word. It saves every register it touches
- * (not the flags: the status flags are not kept across a call, and none of its instructions
- * touches DF or the system flags, and popfq is a slow, microcoded instruction),
- * reserves a record in the shared ring where it fits (ht_stub_reserve), writes it
- * (free: the pointer and a time stamp; others: arguments, the registers an unwinder needs, a
- * time stamp, a copy of the stack from the return address up, and in a Python process the
- * thread's Python frames when it holds the GIL), and publishes it by writing its tag last.
- * An allocation's return goes through ht_stub_ret, which records the result. Then the
- * function goes on at its continuation: its displaced first instructions, relocated, and a
- * jump back. With the data page's off word set, or heaptrace gone (the kernel marks the
- * robust futex heaptrace owns in the ring's control page), nothing is recorded.
+ * but the flags (no status flag is live across a call, none of its instructions touches DF or
+ * the system flags, and popfq is slow, microcoded), reserves a record in the shared ring
+ * where it fits (ht_stub_reserve), writes it (free: the pointer and a time stamp; others:
+ * arguments, the registers an unwinder needs, a time stamp, a copy of the stack from the
+ * return address up, and in a Python process the thread's Python frames when it holds the
+ * GIL), and publishes it by writing its tag last. An allocation's return goes through
+ * ht_stub_ret, which records the result. Then the function goes on at its continuation: its
+ * displaced first instructions, relocated, and a jump back. With the data page's off word
+ * set, or heaptrace gone (the kernel marks the robust futex heaptrace owns in the ring's
+ * control page), nothing is recorded.
  *
  * Stack at ht_stub_entry after the pushes (E: the entry sp, at the return address):
  * r11 r10 r9 r8 rdi rsi rdx rcx rax (0..64), unused 72, continuation 80 (E-24), the

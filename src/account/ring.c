@@ -86,13 +86,14 @@ static void keys_update(struct proc *p, struct stubs *s)
 	rd->keys_gen = s->threads_gen;
 }
 
-/* The thread that had key at position pos; the newest such thread wins (the C library reuses a
- * gone thread's memory, and so its key, for a new one). NULL if none. */
+/* Did t have key at position pos? */
 static bool had_key(const struct thread *t, uint64_t key, uint64_t pos)
 {
 	return t->tls == key && t->key_from <= pos && pos < t->key_until;
 }
 
+/* The thread that had key at position pos; the newest such thread wins (the C library reuses a
+ * gone thread's memory, and so its key, for a new one). NULL if none. */
 static struct thread *keys_find(struct stubs_reader *rd, uint64_t key, uint64_t pos)
 {
 	struct thread *found = NULL;

@@ -62,7 +62,7 @@ enum ringrec_state ringrec_parse(const uint8_t *r, uint64_t pos, uint64_t size,
 {
 	uint64_t tag = __atomic_load_n((const uint64_t *)(r + STUB_R_TAG), __ATOMIC_ACQUIRE);
 
-	/* every field named, the rest zeroed by the stores that set them, not a string clear */
+	/* every field named: gcc zeroes the struct with plain stores, not a rep stos per record */
 	*o = (struct ringrec){ .kind = tag & 15, .len = get32(r + STUB_R_LEN),
 			       .word = get32(r + STUB_R_HOOK), .key = 0, .tsc = 0,
 			       .args = { 0, 0, 0 }, .sp = 0, .copy = 0, .returns = false,
