@@ -99,8 +99,6 @@ static struct thread *keys_find(struct stubs_reader *rd, uint64_t key, uint64_t 
 	struct thread *found = NULL;
 	unsigned entries = 0;
 
-	if (rd->keys_last.t && rd->keys_last.key == key && had_key(rd->keys_last.t, key, pos))
-		return rd->keys_last.t;
 	if (!rd->keys)
 		return NULL;
 	for (unsigned i = key_hash(key, rd->keys_mask); rd->keys[i].t;
@@ -585,6 +583,7 @@ static bool stuck_check(struct proc *p, struct stubs *s, uint64_t head)
 {
 	struct stubs_reader *rd = &s->rd;
 	uint64_t now = now_ns();
+	bool waits;
 
 	if (head == rd->tail || rd->stuck_at != rd->tail || !rd->stuck_ns) {
 		rd->stuck_at = rd->tail;
@@ -594,15 +593,15 @@ static bool stuck_check(struct proc *p, struct stubs *s, uint64_t head)
 		rd->waits_ns = 0;
 		return false;
 	}
-	if (!rd->waits_ns && stuck_waits(s))
+	waits = stuck_waits(s);
+	if (!rd->waits_ns && waits)
 		rd->waits_ns = now;
-	if (stubs_probe_supported() && !s->stuck_off && now - rd->probe_ns >= PROBE_NS &&
-	    stuck_waits(s))
+	if (stubs_probe_supported() && !s->stuck_off && now - rd->probe_ns >= PROBE_NS && waits)
 		rd->probe_wanted = true;
 	if (now - rd->stuck_ns < STUCK_NS)
 		return false;
 	if (!s->stuck_off) {
-		if (!stuck_waits(s))
+		if (!waits)
 			return false; /* nothing waits for it */
 		/* looks come only once calls wait: a ring that took longer than STUCK_NS to fill
 		 * behind the record (a slow program, an emulated CPU) would be turned off unlooked */

@@ -141,17 +141,29 @@ static bool is_ro(const struct ro_cache *ro, uint64_t addr)
  * (further up are other stacks, or data a scan tries as words). */
 #define COPY_OVER 4096u
 
+/* Do the bytes [lo, end) lie in rd's copy of the stack? */
+static bool copy_holds(const struct unwind_reader *rd, uint64_t lo, uint64_t end)
+{
+	return rd->copy && lo >= rd->copy_lo && end >= lo && end - rd->copy_lo <= rd->copy_len;
+}
+
+/* The copy was read up to end (unwind_copy_use). */
+static void copy_read_to(struct unwind_reader *rd, uint64_t end)
+{
+	if (end - rd->copy_lo > rd->copy_used)
+		rd->copy_used = end - rd->copy_lo;
+}
+
 static int read_cached(struct unwind_reader *rd, uint64_t addr, unw_word_t *val)
 {
+	if (copy_holds(rd, addr, addr + sizeof(*val))) {
+		memcpy(val, rd->copy + (addr - rd->copy_lo), sizeof(*val));
+		copy_read_to(rd, addr + sizeof(*val));
+		return 0;
+	}
 	if (rd->copy) {
 		uint64_t end = addr - rd->copy_lo + sizeof(*val);
 
-		if (addr >= rd->copy_lo && end <= rd->copy_len) {
-			memcpy(val, rd->copy + (addr - rd->copy_lo), sizeof(*val));
-			if (end > rd->copy_used)
-				rd->copy_used = end;
-			return 0;
-		}
 		if (!is_ro(rd->ro, addr)) {
 			rd->copy_over |= addr >= rd->copy_lo && end <= rd->copy_len + COPY_OVER;
 			return -1;
@@ -271,15 +283,13 @@ bool unwind_current_same(const uint64_t *addr, const uint64_t *val, unsigned n, 
 
 	/* read_word's own result, without a call per word: nothing sent to take, every word in
 	 * the copy, and the highest one counted as read */
-	if (rd && rd->copy && !rd->sent.n && lo >= rd->copy_lo && end >= lo &&
-	    end - rd->copy_lo <= rd->copy_len) {
+	if (rd && !rd->sent.n && copy_holds(rd, lo, end)) {
 		for (unsigned i = 0; i < n; i++) {
 			memcpy(&v, rd->copy + (addr[i] - rd->copy_lo), sizeof(v));
 			if (v != val[i])
 				return false;
 		}
-		if (end - rd->copy_lo > rd->copy_used)
-			rd->copy_used = end - rd->copy_lo;
+		copy_read_to(rd, end);
 		return true;
 	}
 	for (unsigned i = 0; i < n; i++)
