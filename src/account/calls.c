@@ -64,9 +64,10 @@ void calls_sample_stats(const struct acct *a, uint64_t *taken, uint64_t *not_tak
 	*in_stubs = a->stub_decided;
 }
 
-void calls_unwind_stats(const struct acct *a, uint64_t *quick, uint64_t *slow)
+void calls_unwind_stats(const struct acct *a, uint64_t *quick, uint64_t *remembered,
+			uint64_t *slow)
 {
-	unwind_reader_stats(a->uw, quick, slow);
+	unwind_reader_stats(a->uw, quick, remembered, slow);
 }
 
 static void unwinding(struct thread *t, struct arch_regs *regs);

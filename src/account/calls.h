@@ -31,8 +31,10 @@ void calls_restore_cb(struct thread *t, void *ctx);
 
 /* a's breakpoint stops handled (entries and returns), backtraces unwound, returns logged. */
 void calls_stats(const struct acct *a, uint64_t *stops, uint64_t *unwinds, uint64_t *logged);
-/* Of its backtraces, how many were stepped by cached CFI rules and how many by libunwind. */
-void calls_unwind_stats(const struct acct *a, uint64_t *quick, uint64_t *slow);
+/* Of its backtraces, how many were stepped by cached CFI rules (of these, how many were
+ * remembered from an earlier one) and how many by libunwind. */
+void calls_unwind_stats(const struct acct *a, uint64_t *quick, uint64_t *remembered,
+			uint64_t *slow);
 /* --sample-bytes: allocations taken and not, and how many of them an entry stub decided. */
 void calls_sample_stats(const struct acct *a, uint64_t *taken, uint64_t *not_taken,
 			uint64_t *in_stubs);

@@ -68,6 +68,7 @@ static void print_cost(void)
 {
 	struct rusage ru;
 	uint64_t nstops, nunwinds, nlogged, nrecords, nwaits, backlog, nquick, nslow, ncut, skipped;
+	uint64_t nremembered;
 	unsigned least;
 
 	/* what tracing cost heaptrace itself, for the benchmark */
@@ -89,9 +90,10 @@ static void print_cost(void)
 		(unsigned long long)nstops, (unsigned long long)nunwinds,
 		ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
 		ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
-	calls_unwind_stats(session.acct, &nquick, &nslow);
-	pr_info("%llu backtraces stepped by cached CFI rules, %llu by libunwind",
-		(unsigned long long)nquick, (unsigned long long)nslow);
+	calls_unwind_stats(session.acct, &nquick, &nremembered, &nslow);
+	pr_info("%llu backtraces stepped by cached CFI rules (%llu of them remembered), %llu by "
+		"libunwind", (unsigned long long)nquick, (unsigned long long)nremembered,
+		(unsigned long long)nslow);
 	print_sampled();
 }
 

@@ -546,7 +546,7 @@ static struct entry *quick_entry(struct proc *p, uint64_t pc, bool first)
 /* One quick step from the frame at pc (first or not) by rule ru, with stack pointer *sp and
  * frame pointer *fp (if *fp_known): 0 with the caller's three and *ret its pc, 1 if there is
  * no caller, or -EINVAL where the step is not the simple kind libunwind would take as it is.
- * The words read go into log. */
+ * The words read, and whether it used the frame pointer, go into log. */
 static int quick_step(struct proc *p, const struct cfi_rule *ru, uint64_t pc, bool first,
 		      uint64_t *sp, uint64_t *fp, bool *fp_known, uint64_t *ret,
 		      struct qmemo_log *log)
@@ -560,9 +560,10 @@ static int quick_step(struct proc *p, const struct cfi_rule *ru, uint64_t pc, bo
 		return !first || place_of(p, pc) == PLACE_OUTERMOST ? 1 : -EINVAL;
 	if (ru->cfa_reg == arch->dwarf_sp)
 		cfa = (*sp + (uint64_t)ru->cfa_off) & mask;
-	else if (*fp_known)
+	else if (*fp_known) {
 		cfa = (*fp + (uint64_t)ru->cfa_off) & mask;
-	else
+		log->fp_used |= !log->fp_restored;
+	} else
 		return -EINVAL;
 	if (qmemo_read(log, (cfa + (uint64_t)ru->ra_off) & mask, ret))
 		return -EINVAL;
@@ -575,6 +576,7 @@ static int quick_step(struct proc *p, const struct cfi_rule *ru, uint64_t pc, bo
 	*sp = cfa;
 	*fp = nfp & mask;
 	*fp_known = ru->fp != CFI_LOST && (ru->fp == CFI_AT_CFA || *fp_known);
+	log->fp_restored |= ru->fp == CFI_AT_CFA;
 	return 0;
 }
 
@@ -626,7 +628,7 @@ static unsigned quick(void *ctx, uint64_t pc, const struct frames_regs *r, uint6
 	if (n)
 		return n;
 	log.n = 0;
-	log.over = false;
+	log.over = log.fp_used = log.fp_restored = false;
 	n = quick_walk(p, k, pcs, &log);
 	if (n)
 		qmemo_keep(p->fallback->memo, &k, &log, pcs, n);

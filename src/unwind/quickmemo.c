@@ -11,6 +11,7 @@
 
 struct qmemo_entry {
 	struct qmemo_key key; /* max 0: empty */
+	bool fp_used; /* the backtrace depends on key.fp and key.fp_known (qmemo_log) */
 	unsigned nwords, n;
 	uint64_t lo, end; /* the lowest word's address, the end of the highest */
 	uint64_t addr[QMEMO_WORDS], val[QMEMO_WORDS];
@@ -36,20 +37,25 @@ static struct qmemo_entry *slot_of(struct qmemo *m, const struct qmemo_key *k)
 	return &m->slot[hash64(k->pc ^ (k->sp * 0x9e3779b97f4a7c15ULL)) & (QMEMO_SLOTS - 1)];
 }
 
-static bool same_key(const struct qmemo_key *a, const struct qmemo_key *b)
+/* Is k the key of e's backtrace? Its frame pointer counts only where the backtrace used it. */
+static bool same_key(const struct qmemo_entry *e, const struct qmemo_key *k)
 {
-	return a->pc == b->pc && a->sp == b->sp && a->fp_known == b->fp_known &&
-	       (!a->fp_known || a->fp == b->fp) && a->max == b->max;
+	const struct qmemo_key *a = &e->key;
+
+	return a->pc == k->pc && a->sp == k->sp && a->max == k->max &&
+	       (!e->fp_used ||
+		(a->fp_known == k->fp_known && (!a->fp_known || a->fp == k->fp)));
 }
 
 unsigned qmemo_find(struct qmemo *m, const struct qmemo_key *k, uint64_t *pcs)
 {
 	const struct qmemo_entry *e = slot_of(m, k);
 
-	if (!e->key.max || !same_key(&e->key, k) ||
+	if (!e->key.max || !same_key(e, k) ||
 	    !unwind_current_same(e->addr, e->val, e->nwords, e->lo, e->end))
 		return 0;
 	memcpy(pcs, e->pcs, e->n * sizeof(*pcs));
+	unwind_current_remembered();
 	return e->n;
 }
 
@@ -76,6 +82,7 @@ void qmemo_keep(struct qmemo *m, const struct qmemo_key *k, const struct qmemo_l
 	if (log->over || !n || n > QMEMO_FRAMES || !k->max)
 		return;
 	e->key = *k;
+	e->fp_used = log->fp_used;
 	e->nwords = log->n;
 	e->lo = UINT64_MAX;
 	e->end = 0;

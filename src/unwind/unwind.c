@@ -52,7 +52,7 @@ struct unwind_reader {
 	uint64_t copy_lo, copy_len;
 	uint64_t copy_used; /* bytes from copy_lo to the end of the highest word read */
 	bool copy_over; /* a word just past the copy's end was wanted (COPY_OVER) */
-	uint64_t nquick, nslow; /* unwind_reader_stats */
+	uint64_t nquick, nremembered, nslow; /* unwind_reader_stats */
 	struct { /* unwind_sent_begin, unwind_sent_add */
 		uint64_t lo, hi;
 		struct unwind_sent *v;
@@ -85,9 +85,11 @@ void unwind_copy_use(const struct unwind_reader *rd, unsigned *used, bool *over)
 	*over = rd->copy_over;
 }
 
-void unwind_reader_stats(const struct unwind_reader *rd, uint64_t *quick, uint64_t *slow)
+void unwind_reader_stats(const struct unwind_reader *rd, uint64_t *quick, uint64_t *remembered,
+			 uint64_t *slow)
 {
 	*quick = rd->nquick;
+	*remembered = rd->nremembered;
 	*slow = rd->nslow;
 }
 
@@ -296,6 +298,12 @@ bool unwind_current_same(const uint64_t *addr, const uint64_t *val, unsigned n, 
 		if (unwind_read_current(addr[i], &v) || v != val[i])
 			return false;
 	return true;
+}
+
+void unwind_current_remembered(void)
+{
+	if (active)
+		active->nremembered++;
 }
 
 bool unwind_current_ran_off(void)

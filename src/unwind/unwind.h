@@ -25,9 +25,10 @@ struct unwind_reader;
 
 struct unwind_reader *unwind_reader_new(void);
 void unwind_reader_free(struct unwind_reader *rd);
-/* Of rd's backtraces, how many the hooks' quick steps made (unwind_hooks.quick), and how many
- * libunwind's steps began. */
-void unwind_reader_stats(const struct unwind_reader *rd, uint64_t *quick, uint64_t *slow);
+/* Of rd's backtraces, how many the hooks' quick steps made (unwind_hooks.quick), of these how
+ * many were remembered (unwind_current_remembered), and how many libunwind's steps began. */
+void unwind_reader_stats(const struct unwind_reader *rd, uint64_t *quick, uint64_t *remembered,
+			 uint64_t *slow);
 
 struct unwinder *unwind_new(pid_t pid);
 void unwind_destroy(struct unwinder *u);
@@ -51,6 +52,10 @@ int unwind_read_current(uint64_t addr, uint64_t *val);
 /* Do the n words at addr read val now, each as unwind_read_current would read it? lo and end:
  * the lowest of the addresses and the end of the highest word (a span that lies in the
  * capture's copy of the stack, the usual case, is compared there in place). */
+/* The hooks' quick steps gave the capture running on the calling thread a backtrace they had
+ * remembered (unwind/quickmemo.h): counted for unwind_reader_stats. */
+void unwind_current_remembered(void);
+
 bool unwind_current_same(const uint64_t *addr, const uint64_t *val, unsigned n, uint64_t lo,
 			 uint64_t end);
 
