@@ -543,40 +543,67 @@ static struct entry *quick_entry(struct proc *p, uint64_t pc, bool first)
 	return e;
 }
 
-/* One quick step from the frame at pc (first or not) by rule ru, with stack pointer *sp and
- * frame pointer *fp (if *fp_known): 0 with the caller's three and *ret its pc, 1 if there is
- * no caller, or -EINVAL where the step is not the simple kind libunwind would take as it is.
- * The words read, and whether it used the frame pointer, go into log. */
+/*
+ * The registers a quick walk steps by: sp, and the frame pointer if fp_known. A step that
+ * restores the frame pointer from the stack leaves its slot in fp_at (0: none), read only when
+ * a later step finds its frame by it: every word read is one a remembered backtrace depends on
+ * (quickmemo.h), and code without frame pointers saves a variable there.
+ */
+struct quick_regs {
+	uint64_t sp, fp, fp_at;
+	bool fp_known;
+};
+
+/* The frame pointer of r into *fp, read from its slot if a step left it there: 0 or -errno. */
+static int quick_fp(struct quick_regs *r, uint64_t mask, uint64_t *fp, struct qmemo_log *log)
+{
+	if (r->fp_at) {
+		if (qmemo_read(log, r->fp_at, &r->fp))
+			return -EINVAL;
+		r->fp &= mask;
+		r->fp_at = 0;
+	} else {
+		log->fp_used |= !log->fp_restored;
+	}
+	*fp = r->fp;
+	return 0;
+}
+
+/* One quick step from the frame at pc (first or not) by rule ru, with registers r: 0 with the
+ * caller's in r and *ret its pc, 1 if there is no caller, or -EINVAL where the step is not the
+ * simple kind libunwind would take as it is. The words read, and whether it used the frame
+ * pointer r started with, go into log. */
 static int quick_step(struct proc *p, const struct cfi_rule *ru, uint64_t pc, bool first,
-		      uint64_t *sp, uint64_t *fp, bool *fp_known, uint64_t *ret,
-		      struct qmemo_log *log)
+		      struct quick_regs *r, uint64_t *ret, struct qmemo_log *log)
 {
 	const uint64_t mask = arch->word_size == 4 ? 0xffffffffull : ~0ull;
-	uint64_t cfa, nfp = *fp;
+	uint64_t cfa, fp;
 
 	/* no caller: libunwind stops, and so does extend() (its CFI step, at a return address,
 	 * finds no caller either; at an outermost function it takes no step) */
 	if (ru->ra == CFI_LOST)
 		return !first || place_of(p, pc) == PLACE_OUTERMOST ? 1 : -EINVAL;
 	if (ru->cfa_reg == arch->dwarf_sp)
-		cfa = (*sp + (uint64_t)ru->cfa_off) & mask;
-	else if (*fp_known) {
-		cfa = (*fp + (uint64_t)ru->cfa_off) & mask;
-		log->fp_used |= !log->fp_restored;
-	} else
+		cfa = (r->sp + (uint64_t)ru->cfa_off) & mask;
+	else if (r->fp_known && !quick_fp(r, mask, &fp, log))
+		cfa = (fp + (uint64_t)ru->cfa_off) & mask;
+	else
 		return -EINVAL;
 	if (qmemo_read(log, (cfa + (uint64_t)ru->ra_off) & mask, ret))
 		return -EINVAL;
-	if (ru->fp == CFI_AT_CFA && qmemo_read(log, (cfa + (uint64_t)ru->fp_off) & mask, &nfp))
-		return -EINVAL;
 	*ret &= mask;
 	/* step_ok()'s tests (unwind.c): up the stack (ret_ok: below) */
-	if (cfa < *sp || (cfa == *sp && *ret == pc) || !*ret)
+	if (cfa < r->sp || (cfa == r->sp && *ret == pc) || !*ret)
 		return -EINVAL;
-	*sp = cfa;
-	*fp = nfp & mask;
-	*fp_known = ru->fp != CFI_LOST && (ru->fp == CFI_AT_CFA || *fp_known);
-	log->fp_restored |= ru->fp == CFI_AT_CFA;
+	r->sp = cfa;
+	if (ru->fp == CFI_AT_CFA) {
+		r->fp_at = (cfa + (uint64_t)ru->fp_off) & mask;
+		r->fp_known = true;
+		log->fp_restored = true;
+	} else if (ru->fp == CFI_LOST) {
+		r->fp_at = 0;
+		r->fp_known = false;
+	}
 	return 0;
 }
 
@@ -594,13 +621,12 @@ static unsigned quick_walk(struct proc *p, struct qmemo_key k, uint64_t *pcs,
 {
 	uint64_t pc = k.pc;
 	struct entry *e = quick_entry(p, pc, true);
+	struct quick_regs r = { .sp = k.sp, .fp = k.fp, .fp_at = 0, .fp_known = k.fp_known };
 	unsigned n = 0;
 
 	for (pcs[n++] = pc; n < k.max; pcs[n++] = pc) {
 		struct cfi_rule ru = e->rule;
-		int err = e->quick ? quick_step(p, &ru, pc, n == 1, &k.sp, &k.fp, &k.fp_known,
-						&pc, log) :
-				     -EINVAL;
+		int err = e->quick ? quick_step(p, &ru, pc, n == 1, &r, &pc, log) : -EINVAL;
 
 		if (err)
 			return err == 1 ? n : 0;
