@@ -73,7 +73,8 @@ int main(int argc, char **argv)
 	}
 	expect_site("malloc", n, SIZE * n, "alloc_one,left,main");
 	expect_site("malloc", n, SIZE * n, "alloc_one,right,main");
-	expect_summary(&(struct expect_sum){ .alloc_calls = 2 * n, .live_blocks = 2 * n,
+	expect_summary(&(struct expect_sum){ .alloc_calls = 2 * n,
+					     .live_blocks = 2 * n,
 					     .live_bytes = 2 * SIZE * n });
 	return 0;
 }
