@@ -134,7 +134,7 @@ $(OBJS): $(FLAGS_FILE)
 # Pure modules the unit tests link (no ptrace, no libunwind/libdw).
 PURE        := src/util/util.c src/util/log.c src/util/maps.c src/heap/table.c src/heap/blockset.c src/heap/hooks.c \
 	       src/heap/timeline.c src/heap/custom.c src/target/retlog.c src/target/wakers.c \
-	       src/unwind/frames.c src/unwind/pylayout.c src/unwind/pytss.c \
+	       src/unwind/frames.c src/unwind/pylayout.c src/unwind/pytss.c src/unwind/pymemo.c \
 	       src/inventory/inventory.c src/inventory/invglibc.c src/inventory/invmusl.c \
 	       src/patch/seccomp.c src/patch/copysize.c src/output/report.c src/output/reportjson.c src/output/blockview.c \
 	       src/output/labels.c src/symbols/wrappers.c src/symbols/perfmap.c src/serve/http.c \

@@ -14,6 +14,7 @@
 #include "target/remote.h"
 #include "unwind/frames.h"
 #include "unwind/pylayout.h"
+#include "unwind/pymemo.h"
 #include "unwind/python.h"
 #include "unwind/pytss.h"
 #include "util/log.h"
@@ -84,6 +85,8 @@ struct pyproc {
 	struct pairmap frame_ids;
 	struct pyframe *frames;
 	uint32_t nframes, frames_cap;
+	/* merges of records whose code objects were all watched (pymemo.h), NULL until one */
+	struct pymemo *memo;
 };
 
 static struct pyproc *pyproc_of(struct proc *p)
@@ -258,6 +261,7 @@ static void forget_codes(struct pyproc *py)
 	free(py->watched_ids.v);
 	py->watched_ids = (struct pairmap){ 0 };
 	py->ncodes = 0;
+	pymemo_forget(py->memo);
 }
 
 /* Read the code object whose head is head (at addr) into a new cache entry, or NULL. */
@@ -425,8 +429,10 @@ void python_release(struct proc *p, uint64_t key)
 	if (!py || !py->watched_ids.n)
 		return;
 	slot = pairmap_slot(&py->watched_ids, table_key_addr(key), 0);
-	if (*slot)
+	if (*slot && py->codes[*slot - 1].watched) {
 		py->codes[*slot - 1].watched = false;
+		pymemo_forget(py->memo); /* merges of its frames may name another's now */
+	}
 }
 
 /* ---- the frame chain ---- */
@@ -483,44 +489,43 @@ static bool in_eval(void *ctx, uint64_t pc)
 static unsigned merge(struct pyproc *py, const uint64_t *frames, const bool *entry, unsigned m,
 		      uint64_t *pcs, unsigned n, unsigned max)
 {
-	uint64_t *out;
+	uint64_t own[PYMEMO_PCS], *out;
 
 	if (!m)
 		return n;
-	out = xmalloc(max * sizeof(*out));
+	out = max <= PYMEMO_PCS ? own : xmalloc(max * sizeof(*out));
 	n = pylayout_merge(pcs, n, frames, entry, m, in_eval, py, out, max);
 	memcpy(pcs, out, n * sizeof(*out));
-	free(out);
+	if (out != own)
+		free(out);
 	return n;
 }
 
-unsigned python_merge_recorded(struct proc *p, const uint8_t *sec, unsigned count, uint64_t *pcs,
-			       unsigned n, unsigned max, python_released_fn *released, void *ctx)
+/* The Python frames of the record's section sec (want of them) merged into pcs[0..n): the
+ * code objects are looked up, or read, with the release of their blocks watched. Return the
+ * new number of pcs, and *pure: every code object was watched before (the merge depends on
+ * the record's words alone). */
+static unsigned merge_recorded(struct proc *p, struct pyproc *py, const uint64_t *codes,
+			       const uint64_t *instrs, unsigned want, uint64_t *pcs, unsigned n,
+			       unsigned max, python_released_fn *released, void *ctx, bool *pure)
 {
-	struct pyproc *py = pyproc_of(p);
-	uint64_t frames[STUB_PY_MAX_FRAMES], codes[STUB_PY_MAX_FRAMES], unread[STUB_PY_MAX_FRAMES];
+	uint64_t frames[STUB_PY_MAX_FRAMES], unread[STUB_PY_MAX_FRAMES];
 	unsigned at[STUB_PY_MAX_FRAMES]; /* index in unread, or STUB_PY_MAX_FRAMES */
 	bool entry[STUB_PY_MAX_FRAMES];
 	uint8_t heads[STUB_PY_MAX_FRAMES * PY_HEAD_MAX];
-	unsigned m = 0, want, nunread = 0, got = 0;
+	unsigned m = 0, nunread = 0, got = 0;
 
-	probe(p, py);
-	if (py->state != PY_READY || !max)
-		return n;
-	want = count < STUB_PY_MAX_FRAMES ? count : STUB_PY_MAX_FRAMES;
-	want = want < max ? want : max;
 	for (unsigned i = 0; i < want; i++) {
-		codes[i] = word_at(sec + STUB_PY_FRAMES + i * STUB_PY_FRAME, STUB_PY_CODE);
 		at[i] = watched_code(p, py, codes[i]) ? STUB_PY_MAX_FRAMES : nunread;
 		if (at[i] == nunread)
 			unread[nunread++] = codes[i];
 	}
+	*pure = !nunread;
 	/* the other frames' code object heads in one read: a system call per frame cost more
 	 * than the rest of the record */
 	if (nunread && py->l->co_head <= PY_HEAD_MAX)
 		got = remote_readv(proc_mem_pid(p), unread, nunread, heads, py->l->co_head);
 	for (unsigned i = 0; i < want; i++) {
-		uint64_t instr = word_at(sec + STUB_PY_FRAMES + i * STUB_PY_FRAME, STUB_PY_INSTR);
 		/* looked up again: an earlier frame of the same code may have been read and
 		 * watched since, and py->codes may have grown */
 		struct pycode *c = watched_code(p, py, codes[i]);
@@ -529,12 +534,46 @@ unsigned python_merge_recorded(struct proc *p, const uint8_t *sec, unsigned coun
 			c = code_for_record(p, py, codes[i],
 					    at[i] < got ? heads + at[i] * py->l->co_head : NULL,
 					    released, ctx);
-		frames[m] = c ? frame_in(py, c, instr & ~(uint64_t)STUB_PY_ENTRY_BIT) : 0;
+		frames[m] = c ? frame_in(py, c, instrs[i] & ~(uint64_t)STUB_PY_ENTRY_BIT) : 0;
 		if (!frames[m])
 			break;
-		entry[m++] = instr & STUB_PY_ENTRY_BIT;
+		entry[m++] = instrs[i] & STUB_PY_ENTRY_BIT;
 	}
 	return merge(py, frames, entry, m, pcs, n, max);
+}
+
+unsigned python_merge_recorded(struct proc *p, const uint8_t *sec, unsigned count, uint64_t *pcs,
+			       unsigned n, unsigned max, python_released_fn *released, void *ctx)
+{
+	struct pyproc *py = pyproc_of(p);
+	uint64_t codes[STUB_PY_MAX_FRAMES], instrs[STUB_PY_MAX_FRAMES], native[PYMEMO_PCS];
+	struct pymemo_key k = { codes, instrs, native, 0, n, max };
+	unsigned want, got;
+	bool pure;
+
+	probe(p, py);
+	if (py->state != PY_READY || !max)
+		return n;
+	want = count < STUB_PY_MAX_FRAMES ? count : STUB_PY_MAX_FRAMES;
+	want = want < max ? want : max;
+	k.nframes = want;
+	for (unsigned i = 0; i < want; i++) {
+		codes[i] = word_at(sec + STUB_PY_FRAMES + i * STUB_PY_FRAME, STUB_PY_CODE);
+		instrs[i] = word_at(sec + STUB_PY_FRAMES + i * STUB_PY_FRAME, STUB_PY_INSTR);
+	}
+	if (n > PYMEMO_PCS)
+		k.pcs = pcs; /* too many to remember (pymemo_find and _keep take none) */
+	else
+		memcpy(native, pcs, n * sizeof(*pcs));
+	if (watchable(p) && (got = pymemo_find(py->memo, &k, pcs)))
+		return got;
+	got = merge_recorded(p, py, codes, instrs, want, pcs, n, max, released, ctx, &pure);
+	if (pure && watchable(p) && k.pcs == native) {
+		if (!py->memo)
+			py->memo = pymemo_new();
+		pymemo_keep(py->memo, &k, pcs, got);
+	}
+	return got;
 }
 
 bool python_recorded_asks(struct proc *p, const uint8_t *sec, unsigned count)
@@ -746,6 +785,7 @@ void python_free(struct proc *p)
 	free(py->str_ids.v);
 	free(py->frames);
 	free(py->frame_ids.v);
+	pymemo_free(py->memo);
 	free(py);
 	p->py = NULL;
 }
