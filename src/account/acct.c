@@ -244,6 +244,24 @@ static bool freed_take(struct proc *p, uint64_t key)
 	return true;
 }
 
+void acct_prefetch(struct proc *p, uint64_t ptr)
+{
+	uint64_t key = table_key(HEAP_MALLOC, ptr);
+
+	blockset_prefetch(&p->table.live, key);
+	if (p->nfreed)
+		__builtin_prefetch(&p->freed[freed_home(p, key)]);
+}
+
+/* Bytes of the two tables past which most of their slots are out of a CPU's nearer caches */
+#define PREFETCH_BYTES (256u << 10)
+
+bool acct_prefetch_pays(const struct proc *p)
+{
+	return p->table.live.cap * sizeof(struct block) + p->freed_cap * sizeof(*p->freed) >
+	       PREFETCH_BYTES;
+}
+
 void acct_freed_before(struct proc *p, uint64_t key, uint64_t size)
 {
 	freed_put(p, key, size);
