@@ -544,15 +544,14 @@ static struct entry *quick_entry(struct proc *p, uint64_t pc, bool first)
 }
 
 /*
- * The registers a quick walk steps by: sp, and the frame pointer if fp_known, still the one
- * the walk started with if fp_first. A step that restores the frame pointer from the stack
- * leaves its slot in fp_at (0: none), read only when a later step finds its frame by it: every
- * word read is one a remembered backtrace depends on (quickmemo.h), and code without frame
- * pointers saves a variable there.
+ * The registers a quick walk steps by: sp, and the frame pointer if fp_known. A step that
+ * restores the frame pointer from the stack leaves its slot in fp_at (0: none), read only when
+ * a later step finds its frame by it: every word read is one a remembered backtrace depends on
+ * (quickmemo.h), and code without frame pointers saves a variable there.
  */
 struct quick_regs {
 	uint64_t sp, fp, fp_at;
-	bool fp_known, fp_first;
+	bool fp_known;
 };
 
 /* The frame pointer of r into *fp, read from its slot if a step left it there: 0 or -errno. */
@@ -564,7 +563,7 @@ static int quick_fp(struct quick_regs *r, uint64_t mask, uint64_t *fp, struct qm
 		r->fp &= mask;
 		r->fp_at = 0;
 	} else {
-		log->fp_used |= r->fp_first;
+		log->fp_used |= !log->fp_restored;
 	}
 	*fp = r->fp;
 	return 0;
@@ -600,7 +599,7 @@ static int quick_step(struct proc *p, const struct cfi_rule *ru, uint64_t pc, bo
 	if (ru->fp == CFI_AT_CFA) {
 		r->fp_at = (cfa + (uint64_t)ru->fp_off) & mask;
 		r->fp_known = true;
-		r->fp_first = false;
+		log->fp_restored = true;
 	} else if (ru->fp == CFI_LOST) {
 		r->fp_at = 0;
 		r->fp_known = false;
@@ -622,8 +621,7 @@ static unsigned quick_walk(struct proc *p, struct qmemo_key k, uint64_t *pcs,
 {
 	uint64_t pc = k.pc;
 	struct entry *e = quick_entry(p, pc, true);
-	struct quick_regs r = { .sp = k.sp, .fp = k.fp, .fp_at = 0, .fp_known = k.fp_known,
-				.fp_first = true };
+	struct quick_regs r = { .sp = k.sp, .fp = k.fp, .fp_at = 0, .fp_known = k.fp_known };
 	unsigned n = 0;
 
 	for (pcs[n++] = pc; n < k.max; pcs[n++] = pc) {
@@ -656,7 +654,7 @@ static unsigned quick(void *ctx, uint64_t pc, const struct frames_regs *r, uint6
 	if (n)
 		return n;
 	log.n = 0;
-	log.over = log.fp_used = false;
+	log.over = log.fp_used = log.fp_restored = false;
 	n = quick_walk(p, k, pcs, &log);
 	if (n)
 		qmemo_keep(p->fallback->memo, &k, &log, pcs, n);

@@ -501,10 +501,10 @@ static unsigned merge(struct pyproc *py, const uint64_t *frames, const bool *ent
 	return n;
 }
 
-/* A record's want Python frames (code objects codes[i] at instructions instrs[i]) merged into
- * pcs[0..n): the code objects are looked up, or read, with the release of their blocks
- * watched. Return the new number of pcs, and *pure: every code object was watched before (the
- * merge depends on the record's words alone). */
+/* The Python frames of the record's section sec (want of them) merged into pcs[0..n): the
+ * code objects are looked up, or read, with the release of their blocks watched. Return the
+ * new number of pcs, and *pure: every code object was watched before (the merge depends on
+ * the record's words alone). */
 static unsigned merge_recorded(struct proc *p, struct pyproc *py, const uint64_t *codes,
 			       const uint64_t *instrs, unsigned want, uint64_t *pcs, unsigned n,
 			       unsigned max, python_released_fn *released, void *ctx, bool *pure)

@@ -25,14 +25,14 @@ struct qmemo_key {
 
 /*
  * The words one backtrace read (qmemo_read); over: more than QMEMO_WORDS, not kept. fp_used:
- * a step found a frame by the frame pointer the backtrace started with (not one a step
- * restored from the stack). A backtrace that never did is the same whatever that register
- * held: code built without frame pointers keeps a variable there, which differs from one call
- * to the next.
+ * a step found a frame by the frame pointer the backtrace started with, before any step
+ * restored it from the stack (fp_restored). A backtrace that never did is the same whatever
+ * that register held: code built without frame pointers keeps a variable there, which differs
+ * from one call to the next.
  */
 struct qmemo_log {
 	unsigned n;
-	bool over, fp_used;
+	bool over, fp_used, fp_restored;
 	uint64_t addr[QMEMO_WORDS], val[QMEMO_WORDS];
 };
 

@@ -52,12 +52,12 @@ int unwind_read_current(uint64_t addr, uint64_t *val);
 /* Do the n words at addr read val now, each as unwind_read_current would read it? lo and end:
  * the lowest of the addresses and the end of the highest word (a span that lies in the
  * capture's copy of the stack, the usual case, is compared there in place). */
-bool unwind_current_same(const uint64_t *addr, const uint64_t *val, unsigned n, uint64_t lo,
-			 uint64_t end);
-
 /* The hooks' quick steps gave the capture running on the calling thread a backtrace they had
  * remembered (unwind/quickmemo.h): counted for unwind_reader_stats. */
 void unwind_current_remembered(void);
+
+bool unwind_current_same(const uint64_t *addr, const uint64_t *val, unsigned n, uint64_t lo,
+			 uint64_t end);
 
 /* Has the capture running on the calling thread wanted a word just past the end of its copy of
  * the stack (unwind_copy_use)? */
